@@ -1,0 +1,150 @@
+// Package abi defines the mcphost plugin ABI: the exports a plugin may
+// provide, the host functions it may import, the JSON envelopes that cross
+// the boundary and the manifest a plugin embeds to declare what it needs.
+//
+// The package has no dependencies outside the standard library so that the
+// Go PDK can import it when compiled to WebAssembly. ABI.md beside this file
+// is the normative description; this file mirrors it in Go.
+package abi
+
+import "encoding/json"
+
+// Version is the mcphost ABI version this package describes. A plugin
+// declares the version it was built for in its manifest.
+const Version = 1
+
+// ManifestSection is the name of the wasm custom section that carries a
+// plugin's Manifest as JSON. The host reads it before running any plugin code.
+const ManifestSection = "mcphost.manifest"
+
+// Exports a plugin may provide. Every one is optional; the host derives the
+// plugin's capabilities from which of them exist.
+const (
+	ExportListTools             = "list_tools"
+	ExportCallTool              = "call_tool"
+	ExportListPrompts           = "list_prompts"
+	ExportGetPrompt             = "get_prompt"
+	ExportListResources         = "list_resources"
+	ExportListResourceTemplates = "list_resource_templates"
+	ExportReadResource          = "read_resource"
+	ExportComplete              = "complete"
+	ExportOnRootsListChanged    = "on_roots_list_changed"
+
+	// ExportV1Describe and ExportV1Call form the legacy "v1" (mcp.run
+	// servlet) interface: tools only.
+	ExportV1Describe = "describe"
+	ExportV1Call     = "call"
+)
+
+// HostModule is the wasm import module of the mcphost host functions.
+const HostModule = "extism:host/user"
+
+// Host functions a plugin may import from HostModule. Each takes and returns
+// Extism memory handles (i64) holding JSON; see ABI.md for signatures.
+const (
+	HostCreateMessage             = "create_message"
+	HostCreateElicitation         = "create_elicitation"
+	HostListRoots                 = "list_roots"
+	HostNotifyLoggingMessage      = "notify_logging_message"
+	HostNotifyProgress            = "notify_progress"
+	HostNotifyToolListChanged     = "notify_tool_list_changed"
+	HostNotifyPromptListChanged   = "notify_prompt_list_changed"
+	HostNotifyResourceListChanged = "notify_resource_list_changed"
+	HostNotifyResourceUpdated     = "notify_resource_updated"
+)
+
+// HostFunctions lists every host function name in HostModule.
+var HostFunctions = []string{
+	HostCreateMessage, HostCreateElicitation, HostListRoots,
+	HostNotifyLoggingMessage, HostNotifyProgress,
+	HostNotifyToolListChanged, HostNotifyPromptListChanged,
+	HostNotifyResourceListChanged, HostNotifyResourceUpdated,
+}
+
+// Manifest is what a plugin declares about itself in the ManifestSection
+// custom section. The host never trusts it for anything but a request: what
+// the plugin actually gets is what the operator granted.
+type Manifest struct {
+	// ABI is the ABI version the plugin was built for (Version).
+	ABI int `json:"abi"`
+	// Name is the plugin's preferred name; the file name wins when absent.
+	Name string `json:"name,omitempty"`
+	// Version is the plugin's own version string.
+	Version string `json:"version,omitempty"`
+	// Description says what the plugin is for.
+	Description string `json:"description,omitempty"`
+	// Needs lists the capabilities the plugin asks the operator for.
+	Needs Needs `json:"needs,omitempty"`
+}
+
+// Needs is the set of capabilities a plugin requests.
+type Needs struct {
+	// HostFunctions names functions of HostModule the plugin calls.
+	HostFunctions []string `json:"host_functions,omitempty"`
+	// Hosts are network hosts the plugin wants to reach ("api.example.com",
+	// "*.example.com", "example.com:8443").
+	Hosts []string `json:"hosts,omitempty"`
+	// Paths are guest paths the plugin expects to be mounted ("/data").
+	Paths []string `json:"paths,omitempty"`
+	// Config are configuration keys the plugin reads with config_get.
+	Config []string `json:"config,omitempty"`
+}
+
+// Input is the JSON document the host passes to every request export
+// (call_tool, get_prompt, read_resource, complete): the MCP request params
+// plus the request context. The list exports receive only Context.
+type Input struct {
+	Request json.RawMessage `json:"request,omitempty"`
+	Context Context         `json:"context"`
+}
+
+// Context describes the MCP request a plugin call serves.
+type Context struct {
+	// ID is the JSON-RPC id of the client request (string or integer).
+	ID json.RawMessage `json:"id,omitempty"`
+	// Meta is the request's _meta, including progressToken when the client
+	// asked for progress.
+	Meta map[string]any `json:"_meta,omitempty"`
+}
+
+// ListInput is the input of the list exports.
+type ListInput struct {
+	Context Context `json:"context"`
+}
+
+// V1CallInput is the input of the v1 "call" export.
+type V1CallInput struct {
+	Params CallToolParams `json:"params"`
+}
+
+// V1DescribeResult is the output of the v1 "describe" export.
+type V1DescribeResult struct {
+	Tools []Tool `json:"tools"`
+}
+
+// Error is the error convention of the ABI. An export fails by setting the
+// Extism error (error_set) and returning a non-zero status. When the error
+// text is a JSON Error with a Code the host accepts (CodeInvalidParams,
+// CodeResourceNotFound, CodeInternalError), that code is sent to the client;
+// any other text becomes an internal error. Host functions fail by returning
+// {"error": Error} instead of their normal result.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return e.Message }
+
+// JSON-RPC error codes a plugin may return through Error.
+const (
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeResourceNotFound = -32002
+)
+
+// HostFunctionError is the envelope a host function returns on failure.
+type HostFunctionError struct {
+	Error *Error `json:"error"`
+}
