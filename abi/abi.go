@@ -107,9 +107,17 @@ type Context struct {
 	Meta map[string]any `json:"_meta,omitempty"`
 }
 
-// ListInput is the input of the list exports.
+// ListInput is the input of the list exports. Request is an mcphost
+// extension: when a list export returns a nextCursor, the host asks for the
+// next page with Request.Cursor set (hyper-mcp plugins never see it).
 type ListInput struct {
-	Context Context `json:"context"`
+	Request *PaginatedRequest `json:"request,omitempty"`
+	Context Context           `json:"context"`
+}
+
+// PaginatedRequest asks a list export for the page after Cursor.
+type PaginatedRequest struct {
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // V1CallInput is the input of the v1 "call" export.

@@ -1,5 +1,10 @@
 package abi
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // AppendCustomSection returns wasm with a custom section named name holding
 // payload appended. Custom sections may appear after any other section, so
 // appending one to a valid module keeps it valid; build tools use this to
@@ -27,4 +32,21 @@ func appendULEB128(b []byte, v uint32) []byte {
 			return b
 		}
 	}
+}
+
+// EmbedManifest checks that manifestJSON is a Manifest for this ABI version
+// and returns wasm with it appended as the ManifestSection custom section.
+func EmbedManifest(wasm, manifestJSON []byte) ([]byte, error) {
+	var m Manifest
+	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if m.ABI != Version {
+		return nil, fmt.Errorf("manifest: \"abi\" is %d, want %d", m.ABI, Version)
+	}
+	compact, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return AppendCustomSection(wasm, ManifestSection, compact), nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -25,20 +24,9 @@ func newManifestCommand() *cobra.Command {
 	return cmd
 }
 
-// embedManifest validates the manifest file and appends it to the plugin.
+// embedManifest appends the manifest file to the plugin, in place.
 func embedManifest(wasmPath, manifestPath string) error {
-	raw, err := os.ReadFile(manifestPath)
-	if err != nil {
-		return err
-	}
-	var m abi.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("%s: %w", manifestPath, err)
-	}
-	if m.ABI != abi.Version {
-		return fmt.Errorf("%s: \"abi\" is %d, want %d", manifestPath, m.ABI, abi.Version)
-	}
-	compact, err := json.Marshal(m)
+	manifest, err := os.ReadFile(manifestPath)
 	if err != nil {
 		return err
 	}
@@ -46,5 +34,9 @@ func embedManifest(wasmPath, manifestPath string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(wasmPath, abi.AppendCustomSection(wasm, abi.ManifestSection, compact), 0o644)
+	out, err := abi.EmbedManifest(wasm, manifest)
+	if err != nil {
+		return fmt.Errorf("%s: %w", manifestPath, err)
+	}
+	return os.WriteFile(wasmPath, out, 0o644)
 }

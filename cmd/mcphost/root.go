@@ -11,7 +11,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newManifestCommand())
+	root.AddCommand(newServeCommand(), newVersionCommand(), newManifestCommand())
 	return root
 }
 

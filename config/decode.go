@@ -1,0 +1,547 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// The file is decoded into plain maps and checked against the schema here
+// rather than decoded into structs: struct decoding matches keys without
+// regard to case and stops at the first type error, while this walk matches
+// keys exactly and reports every problem.
+
+// Key names of the schema.
+var (
+	rootKeys     = []string{"server", "defaults", "plugins"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
+	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue"}
+	pluginKeys   = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "config", "mounts"}, defaultsKeys...)
+	mountKeys    = []string{"host", "guest", "mode"}
+)
+
+// Ranges of the numeric settings.
+const (
+	maxPageSize    = 1000
+	maxMemoryMiB   = 4096
+	maxTimeout     = time.Hour
+	maxOutputBytes = 1 << 30
+	maxInstances   = 64
+	maxQueue       = 10000
+)
+
+// parse decodes and checks src, the content of file, whose directory is the
+// absolute path dir. It returns the configuration or every problem found.
+func parse(file, dir, src string) (*Config, Errors) {
+	var root map[string]any
+	if _, err := toml.Decode(src, &root); err != nil {
+		e := Error{File: file, Msg: err.Error()}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			e.Line, e.Msg = pe.Position.Line, pe.Message
+		}
+		return nil, Errors{e}
+	}
+	d := &decoder{file: file, dir: dir, lines: indexLines(src)}
+	cfg := Default()
+	d.table(root, nil, rootKeys)
+	if v, ok := root["server"]; ok {
+		d.server(v, keyPath{"server"}, &cfg.Server)
+	}
+	if v, ok := root["defaults"]; ok {
+		if t, ok := d.table(v, keyPath{"defaults"}, defaultsKeys); ok {
+			cfg.Defaults = cfg.Defaults.merge(d.limits(t, keyPath{"defaults"}))
+		}
+	}
+	if v, ok := root["plugins"]; ok {
+		d.plugins(v, keyPath{"plugins"}, cfg)
+	}
+	sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
+	return cfg, d.errs
+}
+
+// decoder checks a decoded file against the schema, collecting problems.
+type decoder struct {
+	file  string
+	dir   string
+	lines lineIndex
+	errs  Errors
+}
+
+// errorf reports a problem with the value at p.
+func (d *decoder) errorf(p keyPath, format string, args ...any) {
+	d.errs = append(d.errs, Error{
+		File: d.file,
+		Line: d.lines.line(p),
+		Key:  p.String(),
+		Msg:  p.String() + ": " + fmt.Sprintf(format, args...),
+	})
+}
+
+// typeError reports that the value v at p is not of type want.
+func (d *decoder) typeError(p keyPath, want string, v any) {
+	d.errorf(p, "expected %s, got %s", want, typeName(v))
+}
+
+// table returns v as a table, reporting it when it is not one and every key
+// of it that is not in known.
+func (d *decoder) table(v any, p keyPath, known []string) (map[string]any, bool) {
+	t, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p, "table", v)
+		return nil, false
+	}
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		if slices.Contains(known, k) {
+			continue
+		}
+		kp := p.add(k)
+		msg := fmt.Sprintf("unknown key %q", kp.String())
+		if s := closest(k, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		d.errs = append(d.errs, Error{File: d.file, Line: d.lines.line(kp), Key: kp.String(), Msg: msg})
+	}
+	return t, true
+}
+
+// required reports t missing key, if it is.
+func (d *decoder) required(t map[string]any, p keyPath, key string) {
+	if _, ok := t[key]; !ok {
+		d.errorf(p, "missing %q", key)
+	}
+}
+
+// str returns the string t[key], if t has key and it is a string.
+func (d *decoder) str(t map[string]any, p keyPath, key string) (string, bool) {
+	v, ok := t[key]
+	if !ok {
+		return "", false
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.typeError(p.add(key), "string", v)
+	}
+	return s, ok
+}
+
+// boolean returns the boolean t[key], if t has key and it is a boolean.
+func (d *decoder) boolean(t map[string]any, p keyPath, key string) (bool, bool) {
+	v, ok := t[key]
+	if !ok {
+		return false, false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		d.typeError(p.add(key), "boolean", v)
+	}
+	return b, ok
+}
+
+// integer returns the integer t[key], if t has key and it is an integer in
+// lo..hi.
+func (d *decoder) integer(t map[string]any, p keyPath, key string, lo, hi int64) (int, bool) {
+	v, ok := t[key]
+	if !ok {
+		return 0, false
+	}
+	n, ok := v.(int64)
+	if !ok {
+		d.typeError(p.add(key), "integer", v)
+		return 0, false
+	}
+	if n < lo || n > hi {
+		d.errorf(p.add(key), "%d is out of range (%d..%d)", n, lo, hi)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// duration returns the duration t[key], if t has key and it is a Go
+// duration string in (0, maxTimeout].
+func (d *decoder) duration(t map[string]any, p keyPath, key string) (time.Duration, bool) {
+	v, ok := t[key]
+	if !ok {
+		return 0, false
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.typeError(p.add(key), `duration string such as "30s"`, v)
+		return 0, false
+	}
+	dur, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		d.errorf(p.add(key), `bad duration %q: use a Go duration such as "30s", "1m30s" or "500ms"`, s)
+	case dur <= 0:
+		d.errorf(p.add(key), "%q is not positive", s)
+	case dur > maxTimeout:
+		d.errorf(p.add(key), "%q is longer than %v", s, maxTimeout)
+	default:
+		return dur, true
+	}
+	return 0, false
+}
+
+// strs returns the array of strings t[key], if t has key, reporting
+// elements that are not strings or that check rejects.
+func (d *decoder) strs(t map[string]any, p keyPath, key string, check func(string) error) []string {
+	v, ok := t[key]
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		d.typeError(p.add(key), "array of strings", v)
+		return nil
+	}
+	out := make([]string, 0, len(arr))
+	for i, e := range arr {
+		s, ok := e.(string)
+		if !ok {
+			d.typeError(p.add(key, index(i)), "string", e)
+			continue
+		}
+		if err := check(s); err != nil {
+			d.errorf(p.add(key, index(i)), "%v", err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
+	t, ok := d.table(v, p, serverKeys)
+	if !ok {
+		return
+	}
+	if name, ok := d.str(t, p, "name"); ok {
+		if name == "" {
+			d.errorf(p.add("name"), "must not be empty")
+		} else {
+			s.Name = name
+		}
+	}
+	if title, ok := d.str(t, p, "title"); ok {
+		s.Title = title
+	}
+	if dir, ok := d.str(t, p, "cache_dir"); ok {
+		if dir != "" && dir != "off" {
+			dir = d.abs(dir)
+		}
+		s.CacheDir = dir
+	}
+	if n, ok := d.integer(t, p, "page_size", 1, maxPageSize); ok {
+		s.PageSize = n
+	}
+}
+
+// abs resolves a host path against the configuration file's directory.
+func (d *decoder) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(d.dir, p)
+}
+
+// limits returns the limits table t sets, and which of them it sets.
+func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
+	var (
+		l   Limits
+		set limitKeys
+		ok  bool
+	)
+	if l.MemoryMiB, ok = d.integer(t, p, "memory_mib", 1, maxMemoryMiB); ok {
+		set |= setMemoryMiB
+	}
+	if l.Timeout, ok = d.duration(t, p, "timeout"); ok {
+		set |= setTimeout
+	}
+	if l.MaxOutputBytes, ok = d.integer(t, p, "max_output_bytes", 1, maxOutputBytes); ok {
+		set |= setMaxOutputBytes
+	}
+	if l.MaxInstances, ok = d.integer(t, p, "max_instances", 1, maxInstances); ok {
+		set |= setMaxInstances
+	}
+	if l.MaxQueue, ok = d.integer(t, p, "max_queue", 0, maxQueue); ok {
+		set |= setMaxQueue
+	}
+	return l, set
+}
+
+func (d *decoder) plugins(v any, p keyPath, cfg *Config) {
+	t, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p, "table", v)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		pp := p.add(name)
+		if name == "" || !only(name, isBare) {
+			d.errorf(pp, "invalid plugin name %q: use only letters, digits, '-' and '_'", name)
+		}
+		pc := d.plugin(t[name], pp, cfg.Defaults)
+		pc.Name = name
+		cfg.Plugins[name] = pc
+	}
+}
+
+// only reports whether every byte of s satisfies ok.
+func only(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
+	var pc PluginConfig
+	t, ok := d.table(v, p, pluginKeys)
+	if !ok {
+		return pc
+	}
+	if prefix, ok := d.str(t, p, "prefix"); ok {
+		if !only(prefix, func(c byte) bool { return isBare(c) || c == '.' }) {
+			d.errorf(p.add("prefix"), "%q may contain only letters, digits, '-', '_' and '.'", prefix)
+		}
+		pc.Prefix = prefix
+	}
+	if disabled, ok := d.boolean(t, p, "disabled"); ok {
+		pc.Disabled = disabled
+	}
+	var over Limits
+	over, pc.set = d.limits(t, p)
+	pc.Limits = defaults.merge(over, pc.set)
+	pc.HostFunctions = d.strs(t, p, "host_functions", checkHostFunction)
+	pc.AllowedHosts = d.strs(t, p, "allowed_hosts", checkHost)
+	pc.Config = d.pluginConfig(t, p)
+	pc.Mounts = d.mounts(t, p)
+	return pc
+}
+
+// checkHostFunction returns why name is not a host function.
+func checkHostFunction(name string) error {
+	if slices.Contains(abi.HostFunctions, name) {
+		return nil
+	}
+	return fmt.Errorf("unknown host function %q (valid: %s)", name, strings.Join(abi.HostFunctions, ", "))
+}
+
+// checkHost returns why pattern is not a valid allowed_hosts entry: a host
+// name, "*." and a host name, "*", an IPv4 address or a bracketed IPv6
+// address, each optionally followed by ":port".
+func checkHost(pattern string) error {
+	switch {
+	case pattern == "":
+		return errors.New("empty host pattern")
+	case strings.Contains(pattern, "://"):
+		return fmt.Errorf("%q includes a scheme; write the host alone, e.g. \"api.example.com\"", pattern)
+	case strings.ContainsAny(pattern, "/?#@"):
+		return fmt.Errorf("%q is not a host pattern; write the host alone, e.g. \"api.example.com\"", pattern)
+	}
+	host, port, hasPort := pattern, "", false
+	if strings.HasPrefix(pattern, "[") {
+		end := strings.IndexByte(pattern, ']')
+		if end < 0 || net.ParseIP(pattern[1:end]) == nil {
+			return fmt.Errorf("%q has a bad IPv6 address", pattern)
+		}
+		host, port = "", pattern[end+1:]
+		if port != "" {
+			if port[0] != ':' {
+				return fmt.Errorf("%q has text after the IPv6 address", pattern)
+			}
+			port, hasPort = port[1:], true
+		}
+	} else if strings.Count(pattern, ":") > 1 {
+		return fmt.Errorf("%q: put IPv6 addresses in brackets, e.g. \"[::1]:8080\"", pattern)
+	} else {
+		host, port, hasPort = strings.Cut(pattern, ":")
+	}
+	if hasPort {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '+' {
+			return fmt.Errorf("%q has a bad port %q (want 1..65535)", pattern, port)
+		}
+	}
+	if host == "" || host == "*" {
+		if host == "" && !strings.HasPrefix(pattern, "[") {
+			return fmt.Errorf("%q has no host", pattern)
+		}
+		return nil
+	}
+	for _, label := range strings.Split(strings.TrimPrefix(host, "*."), ".") {
+		if label == "" {
+			return fmt.Errorf("%q has an empty label", pattern)
+		}
+		switch {
+		case strings.Contains(label, "*"):
+			return fmt.Errorf("%q: a wildcard may only be \"*\" or a leading \"*.\"", pattern)
+		case !only(label, isBare):
+			return fmt.Errorf("%q is not a valid host name", pattern)
+		}
+	}
+	return nil
+}
+
+// pluginConfig returns the config table: scalar values, as strings.
+func (d *decoder) pluginConfig(t map[string]any, p keyPath) map[string]string {
+	v, ok := t["config"]
+	if !ok {
+		return nil
+	}
+	ct, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p.add("config"), "table", v)
+		return nil
+	}
+	out := make(map[string]string, len(ct))
+	for k, v := range ct {
+		switch v := v.(type) {
+		case string:
+			out[k] = v
+		case int64:
+			out[k] = strconv.FormatInt(v, 10)
+		case float64:
+			out[k] = strconv.FormatFloat(v, 'g', -1, 64)
+		case bool:
+			out[k] = strconv.FormatBool(v)
+		default:
+			d.typeError(p.add("config", k), "string, number or boolean", v)
+		}
+	}
+	return out
+}
+
+func (d *decoder) mounts(t map[string]any, p keyPath) []Mount {
+	v, ok := t["mounts"]
+	if !ok {
+		return nil
+	}
+	p = p.add("mounts")
+	var items []any
+	switch v := v.(type) {
+	case []map[string]any: // [[...mounts]] tables
+		for _, m := range v {
+			items = append(items, m)
+		}
+	case []any: // mounts = [{...}, ...]
+		items = v
+	default:
+		d.typeError(p, "array of tables", v)
+		return nil
+	}
+	out := make([]Mount, 0, len(items))
+	guests := map[string]bool{}
+	for i, item := range items {
+		ip := p.add(index(i))
+		m := d.mount(item, ip)
+		if m.Guest != "" && guests[m.Guest] {
+			d.errorf(ip.add("guest"), "%q is mounted more than once", m.Guest)
+		}
+		guests[m.Guest] = true
+		out = append(out, m)
+	}
+	return out
+}
+
+// mount returns the mount table v; its Guest is "" unless it is valid.
+func (d *decoder) mount(v any, p keyPath) Mount {
+	m := Mount{ReadOnly: true}
+	t, ok := d.table(v, p, mountKeys)
+	if !ok {
+		return m
+	}
+	d.required(t, p, "host")
+	if host, ok := d.str(t, p, "host"); ok {
+		if host == "" {
+			d.errorf(p.add("host"), "must not be empty")
+		}
+		m.Host = d.abs(host)
+	}
+	d.required(t, p, "guest")
+	if guest, ok := d.str(t, p, "guest"); ok {
+		if strings.HasPrefix(guest, "/") {
+			m.Guest = path.Clean(guest)
+		} else {
+			d.errorf(p.add("guest"), "%q is not absolute; guest paths start with \"/\"", guest)
+		}
+	}
+	if mode, ok := d.str(t, p, "mode"); ok {
+		switch mode {
+		case "ro":
+		case "rw":
+			m.ReadOnly = false
+		default:
+			d.errorf(p.add("mode"), "%q is not \"ro\" or \"rw\"", mode)
+		}
+	}
+	return m
+}
+
+// typeName names the TOML type of a decoded value.
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "table"
+	case []map[string]any:
+		return "array of tables"
+	case []any:
+		return "array"
+	}
+	return "date-time"
+}
+
+// closest returns the name in known nearest to key, if it is close enough
+// to be a likely typo.
+func closest(key string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if dist := editDistance(key, k); dist < bestDist {
+			best, bestDist = k, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,292 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// Catalog is the union of what the loaded plugins offer, as clients see it:
+// names after prefixes and collision handling, with compiled schemas and
+// templates. A Catalog is immutable once built, so a server can replace its
+// catalog atomically.
+//
+// Naming rule: plugins are taken in order of name. A tool or prompt is
+// exposed as its plugin's prefix plus its own name. When that name is taken
+// already by an earlier plugin, it is exposed as "<plugin>.<name>" instead,
+// and a warning names both plugins; if that is taken too, it is not exposed.
+// A resource URI offered twice belongs to the earlier plugin. A URI that is
+// no listed resource goes to the first template, in plugin order, that
+// matches it.
+type Catalog struct {
+	plugins   []*Plugin
+	tools     []*toolEntry
+	toolIndex map[string]*toolEntry
+
+	prompts     []*promptEntry
+	promptIndex map[string]*promptEntry
+
+	resources     []*resourceEntry
+	resourceIndex map[string]*resourceEntry
+
+	templates []*templateEntry
+}
+
+type toolEntry struct {
+	plugin       *Plugin
+	tool         abi.Tool // as exposed: Name is the exposed name
+	original     string   // the plugin's own name
+	inputSchema  *schema
+	outputSchema *schema
+}
+
+type promptEntry struct {
+	plugin   *Plugin
+	prompt   abi.Prompt
+	original string
+}
+
+type resourceEntry struct {
+	plugin   *Plugin
+	resource abi.Resource
+}
+
+type templateEntry struct {
+	plugin   *Plugin
+	template abi.ResourceTemplate
+	compiled *uritemplate.Template
+}
+
+// toolNamePattern is the MCP tool name rule (2025-11-25): 1 to 128 of
+// letters, digits, '_', '-' and '.'.
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// BuildCatalog lists what every plugin offers and checks it. Items that break
+// the rules are left out with a warning; a plugin whose list export fails
+// contributes nothing of that kind.
+func BuildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger) *Catalog {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	sorted := append([]*Plugin(nil), plugins...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	c := &Catalog{
+		plugins:       sorted,
+		toolIndex:     map[string]*toolEntry{},
+		promptIndex:   map[string]*promptEntry{},
+		resourceIndex: map[string]*resourceEntry{},
+	}
+	for _, p := range sorted {
+		log := logger.With("plugin", p.Name)
+		c.addTools(ctx, p, log)
+		c.addPrompts(ctx, p, log)
+		c.addResources(ctx, p, log)
+		c.addTemplates(ctx, p, log)
+	}
+	return c
+}
+
+// Plugins returns the catalog's plugins in order of name.
+func (c *Catalog) Plugins() []*Plugin { return c.plugins }
+
+// exposedName picks the name a tool or prompt is exposed under, following
+// the naming rule. It returns "" when no name is free.
+func exposedName(p *Plugin, name string, taken func(string) (string, bool), kind string, log *slog.Logger) string {
+	exposed := p.Prefix + name
+	owner, clash := taken(exposed)
+	if !clash {
+		return exposed
+	}
+	qualified := p.Name + "." + name
+	if _, again := taken(qualified); again {
+		log.Warn(kind+" left out: its name is taken", "name", exposed, "alsoTried", qualified, "ownedBy", owner)
+		return ""
+	}
+	log.Warn(kind+" renamed to avoid a clash", "name", exposed, "exposedAs", qualified, "ownedBy", owner)
+	return qualified
+}
+
+func (c *Catalog) addTools(ctx context.Context, p *Plugin, log *slog.Logger) {
+	tools, err := p.listTools(ctx)
+	if err != nil {
+		log.Error("listing tools failed", "err", err)
+		return
+	}
+	taken := func(n string) (string, bool) {
+		e, ok := c.toolIndex[n]
+		if !ok {
+			return "", false
+		}
+		return e.plugin.Name, true
+	}
+	for _, t := range tools {
+		if !toolNamePattern.MatchString(t.Name) {
+			log.Warn("tool left out: name must be 1-128 of A-Z a-z 0-9 _ - .", "name", t.Name)
+			continue
+		}
+		in, err := compileSchema(t.InputSchema)
+		if err != nil {
+			log.Warn("tool left out: bad inputSchema", "tool", t.Name, "err", err)
+			continue
+		}
+		var out *schema
+		if len(t.OutputSchema) > 0 {
+			if out, err = compileSchema(t.OutputSchema); err != nil {
+				log.Warn("tool left out: bad outputSchema", "tool", t.Name, "err", err)
+				continue
+			}
+		}
+		name := exposedName(p, t.Name, taken, "tool", log)
+		if name == "" {
+			continue
+		}
+		e := &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out}
+		e.tool.Name = name
+		c.tools = append(c.tools, e)
+		c.toolIndex[name] = e
+	}
+}
+
+func (c *Catalog) addPrompts(ctx context.Context, p *Plugin, log *slog.Logger) {
+	prompts, err := p.listPrompts(ctx)
+	if err != nil {
+		log.Error("listing prompts failed", "err", err)
+		return
+	}
+	taken := func(n string) (string, bool) {
+		e, ok := c.promptIndex[n]
+		if !ok {
+			return "", false
+		}
+		return e.plugin.Name, true
+	}
+	for _, pr := range prompts {
+		if pr.Name == "" || len(pr.Name) > 128 || strings.ContainsFunc(pr.Name, isControl) {
+			log.Warn("prompt left out: name must be 1-128 printable characters", "name", pr.Name)
+			continue
+		}
+		name := exposedName(p, pr.Name, taken, "prompt", log)
+		if name == "" {
+			continue
+		}
+		e := &promptEntry{plugin: p, prompt: pr, original: pr.Name}
+		e.prompt.Name = name
+		c.prompts = append(c.prompts, e)
+		c.promptIndex[name] = e
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// validURI reports whether s is an absolute URI without control characters.
+func validURI(s string) bool {
+	if s == "" || len(s) > 2048 || strings.ContainsFunc(s, isControl) {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != ""
+}
+
+func (c *Catalog) addResources(ctx context.Context, p *Plugin, log *slog.Logger) {
+	resources, err := p.listResources(ctx)
+	if err != nil {
+		log.Error("listing resources failed", "err", err)
+		return
+	}
+	for _, r := range resources {
+		if !validURI(r.URI) {
+			log.Warn("resource left out: uri must be an absolute URI", "uri", r.URI)
+			continue
+		}
+		if r.Name == "" {
+			r.Name = r.URI
+		}
+		if owner, ok := c.resourceIndex[r.URI]; ok {
+			log.Warn("resource left out: uri already offered", "uri", r.URI, "ownedBy", owner.plugin.Name)
+			continue
+		}
+		e := &resourceEntry{plugin: p, resource: r}
+		c.resources = append(c.resources, e)
+		c.resourceIndex[r.URI] = e
+	}
+}
+
+func (c *Catalog) addTemplates(ctx context.Context, p *Plugin, log *slog.Logger) {
+	templates, err := p.listResourceTemplates(ctx)
+	if err != nil {
+		log.Error("listing resource templates failed", "err", err)
+		return
+	}
+	for _, t := range templates {
+		compiled, err := uritemplate.New(t.URITemplate)
+		if err != nil || t.URITemplate == "" || strings.ContainsFunc(t.URITemplate, isControl) {
+			log.Warn("resource template left out: bad uriTemplate", "uriTemplate", t.URITemplate, "err", err)
+			continue
+		}
+		if t.Name == "" {
+			t.Name = t.URITemplate
+		}
+		c.templates = append(c.templates, &templateEntry{plugin: p, template: t, compiled: compiled})
+	}
+}
+
+// resolveResource finds the plugin that serves uri: a listed resource first,
+// then the first matching template.
+func (c *Catalog) resolveResource(uri string) *Plugin {
+	if e, ok := c.resourceIndex[uri]; ok {
+		return e.plugin
+	}
+	for _, t := range c.templates {
+		if t.compiled.Match(uri) != nil {
+			return t.plugin
+		}
+	}
+	return nil
+}
+
+// templateOwner finds the plugin offering the template with this exact
+// uriTemplate.
+func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
+	for _, t := range c.templates {
+		if t.template.URITemplate == uriTemplate {
+			return t.plugin
+		}
+	}
+	return nil
+}
+
+// capabilities derives the server capabilities from what the catalog holds,
+// for the negotiated version.
+func (c *Catalog) capabilities(version string) map[string]any {
+	caps := map[string]any{"logging": map[string]any{}}
+	if len(c.tools) > 0 {
+		caps["tools"] = map[string]any{}
+	}
+	if len(c.prompts) > 0 {
+		caps["prompts"] = map[string]any{}
+	}
+	if len(c.resources) > 0 || len(c.templates) > 0 {
+		caps["resources"] = map[string]any{}
+	}
+	if atLeast(version, Version20250326) && c.completes() {
+		caps["completions"] = map[string]any{}
+	}
+	return caps
+}
+
+// completes reports whether any plugin with prompts or templates completes
+// arguments.
+func (c *Catalog) completes() bool {
+	for _, p := range c.plugins {
+		if p.rt.HasExport(abi.ExportComplete) && !p.legacy {
+			return true
+		}
+	}
+	return false
+}

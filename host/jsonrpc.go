@@ -1,0 +1,137 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// JSON-RPC 2.0 and MCP error codes.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeResourceNotFound = -32002
+)
+
+// RPCError is a JSON-RPC error object. Handlers return it to choose the code
+// the client sees; any other error becomes CodeInternalError.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *RPCError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+
+func rpcErrorf(code int, format string, args ...any) *RPCError {
+	return &RPCError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// message is any JSON-RPC 2.0 message: request, notification or response.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// isNotification reports whether m is a notification (a method, no id).
+func (m *message) isNotification() bool { return m.Method != "" && m.ID == nil }
+
+// isResponse reports whether m answers a request the server sent.
+func (m *message) isResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// nullID is the id of a response to a message whose id could not be read.
+var nullID = json.RawMessage("null")
+
+// decodeMessage parses and checks one JSON-RPC message. On failure it
+// returns the error to send and the id to send it with.
+func decodeMessage(raw []byte) (*message, *RPCError) {
+	var m message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		if _, ok := err.(*json.UnmarshalTypeError); ok || json.Valid(raw) {
+			return nil, rpcErrorf(CodeInvalidRequest, "invalid request: %v", err)
+		}
+		return nil, rpcErrorf(CodeParseError, "parse error: %v", err)
+	}
+	if m.JSONRPC != "2.0" {
+		return &m, rpcErrorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if m.ID != nil && !validID(m.ID) {
+		m.ID = nil
+		return &m, rpcErrorf(CodeInvalidRequest, "invalid request: id must be a string or an integer")
+	}
+	if m.Method == "" && !m.isResponse() {
+		return &m, rpcErrorf(CodeInvalidRequest, `invalid request: "method" is missing`)
+	}
+	if len(m.Params) > 0 && m.Params[0] != '{' && !bytes.Equal(m.Params, nullID) {
+		if m.isNotification() {
+			return &m, nil // notifications with bad params are ignored by their handlers
+		}
+		return &m, rpcErrorf(CodeInvalidParams, "invalid params: params must be an object")
+	}
+	return &m, nil
+}
+
+// validID reports whether id is a JSON string or an integer.
+func validID(id json.RawMessage) bool {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(id))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
+	}
+	return false
+}
+
+// encodeResponse builds a response to the request with the given id.
+func encodeResponse(id json.RawMessage, result any, rpcErr *RPCError) []byte {
+	if id == nil {
+		id = nullID
+	}
+	m := message{JSONRPC: "2.0", ID: id}
+	if rpcErr != nil {
+		m.Error = rpcErr
+	} else {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			m.Error = rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err)
+		} else {
+			m.Result = raw
+		}
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// encodeNotification builds a notification message.
+func encodeNotification(method string, params any) []byte {
+	raw, _ := json.Marshal(params)
+	out, _ := json.Marshal(message{JSONRPC: "2.0", Method: method, Params: raw})
+	return out
+}
+
+// decodeParams decodes request params into v, mapping failures to
+// CodeInvalidParams. Absent params decode as an empty object.
+func decodeParams(params json.RawMessage, v any) *RPCError {
+	if len(params) == 0 || bytes.Equal(params, nullID) {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return rpcErrorf(CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package host
+
+import (
+	"encoding/json"
+)
+
+type implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+type initializeParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      *implementation `json:"clientInfo"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    map[string]any `json:"capabilities"`
+	ServerInfo      implementation `json:"serverInfo"`
+	Instructions    string         `json:"instructions,omitempty"`
+}
+
+// initialize negotiates the protocol version and answers with the server's
+// capabilities, as derived from the catalog.
+func (sess *Session) initialize(params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == "" {
+		return nil, rpcErrorf(CodeInvalidParams, "invalid params: protocolVersion is required")
+	}
+	version := negotiateVersion(p.ProtocolVersion)
+	sess.mu.Lock()
+	if sess.version != "" {
+		sess.mu.Unlock()
+		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: the session is already initialized")
+	}
+	sess.version = version
+	sess.clientCaps = p.Capabilities
+	sess.mu.Unlock()
+
+	srv := sess.srv
+	info := implementation{Name: srv.opts.Name, Title: srv.opts.Title, Version: srv.opts.Version}
+	if !atLeast(version, Version20250618) {
+		info.Title = ""
+	}
+	if p.ClientInfo != nil {
+		srv.logger.Info("client initialized", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocolVersion", version)
+	}
+	return initializeResult{
+		ProtocolVersion: version,
+		Capabilities:    srv.Catalog().capabilities(version),
+		ServerInfo:      info,
+	}, nil
+}
+
+// handleNotification serves the notifications a client may send.
+func (sess *Session) handleNotification(m *message) {
+	switch m.Method {
+	case "notifications/initialized":
+		sess.mu.Lock()
+		if sess.version != "" {
+			sess.ready = true
+		}
+		sess.mu.Unlock()
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+			sess.cancelRequest(p.RequestID)
+		}
+	default:
+		sess.srv.logger.Debug("ignoring notification", "method", m.Method)
+	}
+}

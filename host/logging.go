@@ -1,0 +1,46 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+)
+
+// logLevel is an RFC 5424 severity as MCP names them, by rank.
+type logLevel int
+
+// logLevels are the MCP logging levels, least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// defaultLogLevel is the minimum level sent to a client that never called
+// logging/setLevel.
+const defaultLogLevel logLevel = 1 // info
+
+func parseLogLevel(s string) (logLevel, bool) {
+	i := slices.Index(logLevels, s)
+	return logLevel(i), i >= 0
+}
+
+func handleSetLevel(_ context.Context, req *request, params json.RawMessage) (any, error) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	lvl, ok := parseLogLevel(p.Level)
+	if !ok {
+		return nil, rpcErrorf(CodeInvalidParams, "invalid params: unknown level %q (want one of %v)", p.Level, logLevels)
+	}
+	req.sess.mu.Lock()
+	req.sess.logLevel = lvl
+	req.sess.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// wantsLog reports whether the session takes messages of this level.
+func (sess *Session) wantsLog(lvl logLevel) bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return lvl >= sess.logLevel
+}

@@ -1,0 +1,198 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Runtime runs a plugin's exports; *sandbox.Plugin implements it.
+type Runtime interface {
+	Call(ctx context.Context, export string, input []byte) ([]byte, error)
+	HasExport(name string) bool
+	Close(ctx context.Context) error
+}
+
+// Plugin is a loaded plugin as the protocol engine sees it: a runtime, the
+// interface flavour it speaks and the operator's naming settings.
+type Plugin struct {
+	// Name identifies the plugin (its file name without extension).
+	Name string
+	// Prefix is prepended to the names of its tools and prompts.
+	Prefix string
+	// Manifest is what the plugin declared, or nil.
+	Manifest *abi.Manifest
+
+	rt     Runtime
+	legacy bool // speaks the v1 describe/call interface
+}
+
+// NewPlugin wraps a runtime. A plugin that exports describe and call but
+// none of the v2 exports speaks the legacy v1 interface.
+func NewPlugin(name, prefix string, manifest *abi.Manifest, rt Runtime) *Plugin {
+	legacy := rt.HasExport(abi.ExportV1Describe) && rt.HasExport(abi.ExportV1Call) &&
+		!slices.ContainsFunc(v2Exports, rt.HasExport)
+	return &Plugin{Name: name, Prefix: prefix, Manifest: manifest, rt: rt, legacy: legacy}
+}
+
+var v2Exports = []string{
+	abi.ExportListTools, abi.ExportCallTool, abi.ExportListPrompts, abi.ExportGetPrompt,
+	abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportReadResource, abi.ExportComplete,
+}
+
+// Close releases the plugin's instances.
+func (p *Plugin) Close(ctx context.Context) error { return p.rt.Close(ctx) }
+
+// pluginError is a failed plugin call. explicit is true when the plugin
+// itself chose a protocol error code through the ABI error convention.
+type pluginError struct {
+	rpc      RPCError
+	explicit bool
+	canceled bool
+}
+
+func (e *pluginError) Error() string { return e.rpc.Message }
+func (e *pluginError) Unwrap() error { return &e.rpc }
+
+// allowedPluginCodes are the JSON-RPC codes a plugin may choose.
+var allowedPluginCodes = []int{abi.CodeInvalidParams, abi.CodeInternalError, abi.CodeResourceNotFound}
+
+// call runs export with input encoded as JSON and decodes its output into
+// out. Output that does not decode is the plugin's fault and says so.
+func (p *Plugin) call(ctx context.Context, export string, input, out any) error {
+	in, err := json.Marshal(input)
+	if err != nil {
+		return err
+	}
+	raw, err := p.rt.Call(ctx, export, in)
+	if err != nil {
+		return p.failure(export, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &pluginError{rpc: RPCError{Code: CodeInternalError,
+			Message: fmt.Sprintf("plugin %s returned malformed output from %s: %v", p.Name, export, err)}}
+	}
+	return nil
+}
+
+// failure turns a runtime error into a pluginError.
+func (p *Plugin) failure(export string, err error) error {
+	var ce *sandbox.CallError
+	if !errors.As(err, &ce) {
+		return &pluginError{rpc: RPCError{Code: CodeInternalError, Message: fmt.Sprintf("plugin %s: %s: %v", p.Name, export, err)}}
+	}
+	if ce.Kind == sandbox.KindPlugin {
+		var pe abi.Error
+		if json.Unmarshal([]byte(ce.Message), &pe) == nil && slices.Contains(allowedPluginCodes, pe.Code) && pe.Message != "" {
+			return &pluginError{rpc: RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}, explicit: true}
+		}
+	}
+	return &pluginError{
+		rpc:      RPCError{Code: CodeInternalError, Message: fmt.Sprintf("plugin %s: %s", p.Name, ce.Error())},
+		canceled: ce.Kind == sandbox.KindCanceled,
+	}
+}
+
+// maxListPages bounds how many pages the host reads from one list export.
+const maxListPages = 100
+
+// list reads every page of a list export. page decodes one page's output and
+// returns its nextCursor.
+func (p *Plugin) list(ctx context.Context, export string, page func(raw json.RawMessage) (string, error)) error {
+	if !p.rt.HasExport(export) {
+		return nil
+	}
+	cursor := ""
+	for range maxListPages {
+		in := abi.ListInput{}
+		if cursor != "" {
+			in.Request = &abi.PaginatedRequest{Cursor: cursor}
+		}
+		var raw json.RawMessage
+		if err := p.call(ctx, export, in, &raw); err != nil {
+			return err
+		}
+		next, err := page(raw)
+		if err != nil {
+			return fmt.Errorf("plugin %s returned malformed output from %s: %w", p.Name, export, err)
+		}
+		if next == "" || next == cursor {
+			return nil
+		}
+		cursor = next
+	}
+	return fmt.Errorf("plugin %s: %s returned more than %d pages", p.Name, export, maxListPages)
+}
+
+// listTools returns the plugin's tools, through describe for v1 plugins.
+func (p *Plugin) listTools(ctx context.Context) ([]abi.Tool, error) {
+	if p.legacy {
+		var res abi.V1DescribeResult
+		err := p.call(ctx, abi.ExportV1Describe, struct{}{}, &res)
+		return res.Tools, err
+	}
+	var tools []abi.Tool
+	err := p.list(ctx, abi.ExportListTools, func(raw json.RawMessage) (string, error) {
+		var res abi.ListToolsResult
+		err := json.Unmarshal(raw, &res)
+		tools = append(tools, res.Tools...)
+		return res.NextCursor, err
+	})
+	return tools, err
+}
+
+func (p *Plugin) listPrompts(ctx context.Context) ([]abi.Prompt, error) {
+	var prompts []abi.Prompt
+	err := p.list(ctx, abi.ExportListPrompts, func(raw json.RawMessage) (string, error) {
+		var res abi.ListPromptsResult
+		err := json.Unmarshal(raw, &res)
+		prompts = append(prompts, res.Prompts...)
+		return res.NextCursor, err
+	})
+	return prompts, err
+}
+
+func (p *Plugin) listResources(ctx context.Context) ([]abi.Resource, error) {
+	var resources []abi.Resource
+	err := p.list(ctx, abi.ExportListResources, func(raw json.RawMessage) (string, error) {
+		var res abi.ListResourcesResult
+		err := json.Unmarshal(raw, &res)
+		resources = append(resources, res.Resources...)
+		return res.NextCursor, err
+	})
+	return resources, err
+}
+
+func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTemplate, error) {
+	var templates []abi.ResourceTemplate
+	err := p.list(ctx, abi.ExportListResourceTemplates, func(raw json.RawMessage) (string, error) {
+		var res abi.ListResourceTemplatesResult
+		err := json.Unmarshal(raw, &res)
+		templates = append(templates, res.ResourceTemplates...)
+		return res.NextCursor, err
+	})
+	return templates, err
+}
+
+// callTool runs a tool by its plugin-side name.
+func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallToolParams) (*abi.CallToolResult, error) {
+	var res abi.CallToolResult
+	var err error
+	if p.legacy {
+		err = p.call(ctx, abi.ExportV1Call, abi.V1CallInput{Params: params}, &res)
+	} else {
+		err = p.call(ctx, abi.ExportCallTool, requestInput(req, params), &res)
+	}
+	return &res, err
+}
+
+// requestInput builds the input envelope of a request export.
+func requestInput(req *request, params any) abi.Input {
+	raw, _ := json.Marshal(params)
+	return abi.Input{Request: raw, Context: abi.Context{ID: req.id, Meta: req.meta}}
+}

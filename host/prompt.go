@@ -1,0 +1,66 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+type listPromptsResult struct {
+	Prompts    []abi.Prompt `json:"prompts"`
+	NextCursor string       `json:"nextCursor,omitempty"`
+}
+
+func handleListPrompts(_ context.Context, req *request, params json.RawMessage) (any, error) {
+	var p listParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	c := req.sess.srv.Catalog()
+	start, end, next, err := page("prompts", p.Cursor, len(c.prompts), req.sess.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	version := req.sess.Version()
+	res := listPromptsResult{Prompts: make([]abi.Prompt, 0, end-start), NextCursor: next}
+	for _, e := range c.prompts[start:end] {
+		res.Prompts = append(res.Prompts, downgradePrompt(e.prompt, version))
+	}
+	return res, nil
+}
+
+// handleGetPrompt checks required arguments, then asks the owning plugin.
+func handleGetPrompt(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+	var p abi.GetPromptParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	e, ok := req.sess.srv.Catalog().promptIndex[p.Name]
+	if !ok {
+		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
+	}
+	for _, a := range e.prompt.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			return nil, rpcErrorf(CodeInvalidParams, "prompt %s: missing required argument %q", p.Name, a.Name)
+		}
+	}
+	p.Name = e.original
+	var res abi.GetPromptResult
+	if err := e.plugin.call(ctx, abi.ExportGetPrompt, requestInput(req, p), &res); err != nil {
+		return nil, err
+	}
+	if res.Messages == nil {
+		res.Messages = []abi.PromptMessage{}
+	}
+	for i, m := range res.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, rpcErrorf(CodeInternalError, "plugin %s returned an invalid prompt: messages[%d]: role must be user or assistant", e.plugin.Name, i)
+		}
+		if err := checkContent(m.Content); err != nil {
+			return nil, rpcErrorf(CodeInternalError, "plugin %s returned an invalid prompt: %v", e.plugin.Name, fmt.Errorf("messages[%d]: %w", i, err))
+		}
+	}
+	return downgradePromptResult(&res, req.sess.Version()), nil
+}

@@ -1,0 +1,96 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+)
+
+// request is one client request being served. It travels in the context of
+// the plugin call it causes, so host functions can find the session, the
+// progress token and the stream the request's messages belong on.
+type request struct {
+	sess      *Session
+	id        json.RawMessage
+	method    string
+	meta      map[string]any
+	reply     Outbound
+	ctx       context.Context
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // cancelled by notifications/cancelled
+
+	mu           sync.Mutex
+	done         bool
+	lastProgress *float64
+}
+
+type requestKey struct{}
+
+// requestFrom returns the request a context belongs to, or nil.
+func requestFrom(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	return r
+}
+
+// begin registers a request as in flight. A duplicate id of a request still
+// in flight is an invalid request.
+func (sess *Session) begin(parent context.Context, m *message, reply Outbound) (*request, *RPCError) {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p) // params were checked to be an object or absent
+	req := &request{sess: sess, id: m.ID, method: m.Method, meta: p.Meta, reply: reply}
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(sess.closeCtx, cancel)
+	req.ctx = context.WithValue(ctx, requestKey{}, req)
+	req.cancel = func() { stop(); cancel() }
+
+	key := string(m.ID)
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.closed {
+		req.cancel()
+		return nil, rpcErrorf(CodeInternalError, "session is closed")
+	}
+	if _, dup := sess.inflight[key]; dup {
+		req.cancel()
+		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", key)
+	}
+	sess.inflight[key] = req
+	sess.wg.Add(1)
+	return req, nil
+}
+
+// end marks a request finished: no more progress goes out for it.
+func (sess *Session) end(req *request) {
+	req.mu.Lock()
+	req.done = true
+	req.mu.Unlock()
+	req.cancel()
+	sess.mu.Lock()
+	delete(sess.inflight, string(req.id))
+	sess.mu.Unlock()
+	sess.wg.Done()
+}
+
+// cancelRequest interrupts the in-flight request with the given id, as asked
+// by notifications/cancelled. Its response is suppressed.
+func (sess *Session) cancelRequest(id json.RawMessage) {
+	sess.mu.Lock()
+	req := sess.inflight[string(id)]
+	sess.mu.Unlock()
+	if req == nil {
+		return // finished already, or never existed: ignore, as the spec says
+	}
+	req.cancelled.Store(true)
+	req.cancel()
+}
+
+// progressToken returns the request's _meta.progressToken, or nil.
+func (r *request) progressToken() any {
+	if r.meta == nil {
+		return nil
+	}
+	return r.meta["progressToken"]
+}

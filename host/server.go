@@ -1,0 +1,81 @@
+// Package host implements the Model Context Protocol server side of mcphost:
+// JSON-RPC 2.0, the session lifecycle and version negotiation, and the
+// tools, prompts, resources, completion and logging features, all served
+// from the plugins of a Catalog. Transports (stdio.go) feed it raw messages.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Name, Title and Version are sent to clients as serverInfo.
+	Name, Title, Version string
+	// PageSize is the number of items per page of list results.
+	PageSize int
+	// Logger receives the server's own logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Server answers MCP requests from the plugins of its catalog. It is safe for
+// concurrent use by many sessions.
+type Server struct {
+	opts    Options
+	logger  *slog.Logger
+	catalog atomic.Pointer[Catalog]
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+}
+
+// defaultPageSize applies when Options.PageSize is not positive.
+const defaultPageSize = 100
+
+// NewServer returns a server for catalog.
+func NewServer(opts Options, catalog *Catalog) *Server {
+	if opts.PageSize <= 0 {
+		opts.PageSize = defaultPageSize
+	}
+	if opts.Name == "" {
+		opts.Name = "mcphost"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, logger: opts.Logger, sessions: map[*Session]struct{}{}}
+	if catalog == nil {
+		catalog = &Catalog{}
+	}
+	s.catalog.Store(catalog)
+	return s
+}
+
+// Catalog returns the catalog the server currently serves.
+func (s *Server) Catalog() *Catalog { return s.catalog.Load() }
+
+// handlerFunc serves one request method. It returns the result to encode, or
+// an error (an *RPCError chooses the code).
+type handlerFunc func(ctx context.Context, req *request, params json.RawMessage) (any, error)
+
+// methods maps request methods to handlers, for initialized sessions.
+var methods = map[string]handlerFunc{
+	"ping":                     handlePing,
+	"tools/list":               handleListTools,
+	"tools/call":               handleCallTool,
+	"prompts/list":             handleListPrompts,
+	"prompts/get":              handleGetPrompt,
+	"resources/list":           handleListResources,
+	"resources/templates/list": handleListResourceTemplates,
+	"resources/read":           handleReadResource,
+	"completion/complete":      handleComplete,
+	"logging/setLevel":         handleSetLevel,
+}
+
+func handlePing(context.Context, *request, json.RawMessage) (any, error) {
+	return struct{}{}, nil
+}

@@ -1,0 +1,219 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+)
+
+// Outbound delivers messages from the server to a client.
+type Outbound interface {
+	// Send delivers one encoded JSON-RPC message (or batch).
+	Send(msg []byte) error
+}
+
+// Session is one client connection: its negotiated version, capabilities,
+// log level and in-flight requests.
+type Session struct {
+	srv *Server
+	out Outbound
+
+	mu          sync.Mutex
+	version     string          // negotiated version; "" before initialize
+	ready       bool            // notifications/initialized received
+	clientCaps  json.RawMessage // capabilities the client declared
+	logLevel    logLevel
+	inflight    map[string]*request
+	closed      bool
+	wg          sync.WaitGroup
+	closeCtx    context.Context
+	cancelClose context.CancelFunc
+}
+
+// NewSession starts a session whose server-initiated messages go to out.
+func (s *Server) NewSession(out Outbound) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	sess := &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, closeCtx: ctx, cancelClose: cancel}
+	s.mu.Lock()
+	s.sessions[sess] = struct{}{}
+	s.mu.Unlock()
+	return sess
+}
+
+// Version returns the negotiated protocol version, or "" before initialize.
+func (sess *Session) Version() string {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.version
+}
+
+// Handle processes one incoming payload: a message or, for sessions on
+// 2025-03-26, a batch. Requests run concurrently; their responses, and the
+// notifications they cause, go to reply. Handle returns once the payload is
+// dispatched, not when its requests finish; Wait waits for those.
+func (sess *Session) Handle(ctx context.Context, raw []byte, reply Outbound) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		sess.handleBatch(ctx, raw, reply)
+		return
+	}
+	sess.handleOne(ctx, raw, reply, nil)
+}
+
+// handleOne processes one message. When batch is not nil, it counts the
+// asynchronous requests started, so the batch can wait for them.
+func (sess *Session) handleOne(ctx context.Context, raw []byte, reply Outbound, batch *sync.WaitGroup) {
+	m, rpcErr := decodeMessage(raw)
+	if rpcErr != nil {
+		var id json.RawMessage
+		if m != nil {
+			id = m.ID
+		}
+		if m == nil || !m.isNotification() {
+			_ = reply.Send(encodeResponse(id, nil, rpcErr))
+		}
+		return
+	}
+	if resp := sess.dispatch(ctx, m, reply, batch); resp != nil {
+		_ = reply.Send(resp)
+	}
+}
+
+// handleBatch serves a JSON-RPC batch, which MCP allows in 2025-03-26 only.
+// The responses go out together, as one array.
+func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeParseError, "parse error: %v", err)))
+		return
+	}
+	if v := sess.Version(); v != Version20250326 {
+		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are only accepted on protocol version %s (this session: %q)", Version20250326, v)))
+		return
+	}
+	if len(items) == 0 {
+		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: empty batch")))
+		return
+	}
+	collect := &batchCollector{}
+	var pending sync.WaitGroup
+	for _, item := range items {
+		sess.handleOne(ctx, item, collect, &pending)
+	}
+	go func() {
+		pending.Wait()
+		if msg := collect.encode(); msg != nil {
+			_ = reply.Send(msg)
+		}
+	}()
+}
+
+// batchCollector gathers the responses of a batch.
+type batchCollector struct {
+	mu   sync.Mutex
+	msgs []json.RawMessage
+}
+
+func (b *batchCollector) Send(msg []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.msgs = append(b.msgs, msg)
+	return nil
+}
+
+func (b *batchCollector) encode() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.msgs) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(b.msgs)
+	return out
+}
+
+// dispatch routes one decoded message. It returns a response to send at
+// once, or nil when there is none or the request runs asynchronously.
+func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
+	switch {
+	case m.isResponse():
+		sess.srv.logger.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		return nil
+	case m.isNotification():
+		sess.handleNotification(m)
+		return nil
+	case m.Method == "initialize":
+		res, err := sess.initialize(m.Params)
+		return encodeResponse(m.ID, res, toRPCError(err))
+	}
+	if rpcErr := sess.checkLifecycle(m.Method); rpcErr != nil {
+		return encodeResponse(m.ID, nil, rpcErr)
+	}
+	h, ok := methods[m.Method]
+	if !ok {
+		return encodeResponse(m.ID, nil, rpcErrorf(CodeMethodNotFound, "method not found: %s", m.Method))
+	}
+	req, rpcErr := sess.begin(ctx, m, reply)
+	if rpcErr != nil {
+		return encodeResponse(m.ID, nil, rpcErr)
+	}
+	if batch != nil {
+		batch.Add(1)
+	}
+	go func() {
+		defer sess.end(req)
+		if batch != nil {
+			defer batch.Done()
+		}
+		res, err := h(req.ctx, req, m.Params)
+		if req.ctx.Err() != nil && req.cancelled.Load() {
+			return // cancelled by the client: no response
+		}
+		_ = reply.Send(encodeResponse(m.ID, res, toRPCError(err)))
+	}()
+	return nil
+}
+
+// checkLifecycle enforces the MCP lifecycle: only ping before the session
+// is initialized.
+func (sess *Session) checkLifecycle(method string) *RPCError {
+	if method == "ping" {
+		return nil
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	switch {
+	case sess.version == "":
+		return rpcErrorf(CodeInvalidRequest, "invalid request: %s before initialize (send initialize first)", method)
+	case !sess.ready:
+		return rpcErrorf(CodeInvalidRequest, "invalid request: %s before notifications/initialized", method)
+	}
+	return nil
+}
+
+// toRPCError converts a handler error to the error sent to the client.
+func toRPCError(err error) *RPCError {
+	if err == nil {
+		return nil
+	}
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) {
+		return rpcErr
+	}
+	return rpcErrorf(CodeInternalError, "internal error: %v", err)
+}
+
+// Wait blocks until every request the session started has finished.
+func (sess *Session) Wait() { sess.wg.Wait() }
+
+// Close cancels the session's in-flight requests and forgets the session.
+func (sess *Session) Close() {
+	sess.mu.Lock()
+	sess.closed = true
+	sess.mu.Unlock()
+	sess.cancelClose()
+	sess.srv.mu.Lock()
+	delete(sess.srv.sessions, sess)
+	sess.srv.mu.Unlock()
+}

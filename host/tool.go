@@ -1,0 +1,131 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+type listToolsResult struct {
+	Tools      []abi.Tool `json:"tools"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+func handleListTools(_ context.Context, req *request, params json.RawMessage) (any, error) {
+	var p listParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	c := req.sess.srv.Catalog()
+	start, end, next, err := page("tools", p.Cursor, len(c.tools), req.sess.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	version := req.sess.Version()
+	res := listToolsResult{Tools: make([]abi.Tool, 0, end-start), NextCursor: next}
+	for _, e := range c.tools[start:end] {
+		res.Tools = append(res.Tools, downgradeTool(e.tool, version))
+	}
+	return res, nil
+}
+
+// handleCallTool validates the arguments against the tool's inputSchema,
+// runs the tool and checks what it returns. An unknown tool is a protocol
+// error; everything that goes wrong inside the tool is an isError result the
+// model can read.
+func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+	var p abi.CallToolParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, rpcErrorf(CodeInvalidParams, "invalid params: name is required")
+	}
+	e, ok := req.sess.srv.Catalog().toolIndex[p.Name]
+	if !ok {
+		return nil, rpcErrorf(CodeInvalidParams, "unknown tool: %q", p.Name)
+	}
+	if len(p.Arguments) > 0 && p.Arguments[0] != '{' && string(p.Arguments) != "null" {
+		return nil, rpcErrorf(CodeInvalidParams, "invalid params: arguments must be an object")
+	}
+	if err := e.inputSchema.validate(p.Arguments); err != nil {
+		return toolError(fmt.Sprintf("invalid arguments for tool %s: %v", p.Name, err)), nil
+	}
+	p.Name = e.original
+	res, err := e.plugin.callTool(ctx, req, p)
+	if err != nil {
+		return toolFailure(err)
+	}
+	if err := checkToolResult(e, res); err != nil {
+		return toolError(fmt.Sprintf("tool %s (plugin %s) returned an invalid result: %v", e.tool.Name, e.plugin.Name, err)), nil
+	}
+	return downgradeToolResult(res, req.sess.Version()), nil
+}
+
+// toolFailure reports a failed plugin call: protocol errors the plugin chose
+// stay protocol errors, the rest become isError results.
+func toolFailure(err error) (any, error) {
+	if pe, ok := err.(*pluginError); ok {
+		if pe.explicit || pe.canceled {
+			return nil, pe
+		}
+		return toolError(pe.rpc.Message), nil
+	}
+	return nil, err
+}
+
+func toolError(msg string) *abi.CallToolResult {
+	return &abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: msg}}, IsError: true}
+}
+
+// checkToolResult refuses results that break the protocol, and structured
+// output that does not match the tool's outputSchema.
+func checkToolResult(e *toolEntry, res *abi.CallToolResult) error {
+	if res.Content == nil {
+		res.Content = []abi.Content{}
+	}
+	for i, c := range res.Content {
+		if err := checkContent(c); err != nil {
+			return fmt.Errorf("content[%d]: %w", i, err)
+		}
+	}
+	if e.outputSchema == nil || res.IsError {
+		return nil
+	}
+	if res.StructuredContent == nil {
+		return fmt.Errorf("the tool declares an outputSchema but returned no structuredContent")
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return err
+	}
+	if err := e.outputSchema.validate(raw); err != nil {
+		return fmt.Errorf("structuredContent does not match outputSchema: %w", err)
+	}
+	return nil
+}
+
+// checkContent checks that a content block has the fields its type needs.
+func checkContent(c abi.Content) error {
+	switch c.Type {
+	case abi.ContentText:
+		return nil
+	case abi.ContentImage, abi.ContentAudio:
+		if c.Data == "" || c.MimeType == "" {
+			return fmt.Errorf("%s content needs data and mimeType", c.Type)
+		}
+	case abi.ContentResourceLink:
+		if !validURI(c.URI) || c.Name == "" {
+			return fmt.Errorf("resource_link content needs an absolute uri and a name")
+		}
+	case abi.ContentResource:
+		if c.Resource == nil || !validURI(c.Resource.URI) {
+			return fmt.Errorf("resource content needs a resource with an absolute uri")
+		}
+	default:
+		return fmt.Errorf("unknown content type %q", c.Type)
+	}
+	return nil
+}

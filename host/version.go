@@ -1,0 +1,32 @@
+package host
+
+import "slices"
+
+// Protocol versions mcphost speaks, newest first.
+const (
+	Version20251125 = "2025-11-25"
+	Version20250618 = "2025-06-18"
+	Version20250326 = "2025-03-26"
+	Version20241105 = "2024-11-05"
+)
+
+// SupportedVersions lists the protocol versions mcphost negotiates, newest
+// first.
+var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// LatestVersion is the version offered to clients that ask for one mcphost
+// does not support.
+const LatestVersion = Version20251125
+
+// negotiateVersion answers a client's requested version: the same version
+// when supported, else the latest.
+func negotiateVersion(requested string) string {
+	if slices.Contains(SupportedVersions, requested) {
+		return requested
+	}
+	return LatestVersion
+}
+
+// atLeast reports whether negotiated version v is the same as or newer than
+// min. Versions are dates, so they compare as strings.
+func atLeast(v, min string) bool { return v >= min }
