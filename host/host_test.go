@@ -365,7 +365,7 @@ func TestBatchesOnlyOn20250326(t *testing.T) {
 	h := newHarness(t, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
 	h.init(t, Version20250326)
 	h.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)
-	batch := h.out.next(t)["batch"].([]any)
+	batch := h.out.next(t)["batch"].([]map[string]any)
 	if len(batch) != 2 {
 		t.Fatalf("want 2 responses in the batch, got %v", batch)
 	}

@@ -64,7 +64,7 @@ func decodeMessage(raw []byte) (*message, *RPCError) {
 		return &m, rpcErrorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 	if m.ID != nil && !validID(m.ID) {
-		m.ID = nil
+		m.ID = nullID // answered with "id": null
 		return &m, rpcErrorf(CodeInvalidRequest, "invalid request: id must be a string or an integer")
 	}
 	if m.Method == "" && !m.isResponse() {
