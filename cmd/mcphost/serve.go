@@ -44,7 +44,11 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, f, os.Stdin, os.Stdout, os.Stderr)
+			// stdout carries MCP messages only: keep it for the transport and
+			// send anything else that would print to stdout to stderr.
+			mcpOut := os.Stdout
+			os.Stdout = os.Stderr
+			return serve(ctx, f, os.Stdin, mcpOut, os.Stderr)
 		},
 	}
 	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to load")

@@ -1,0 +1,31 @@
+//go:build wasm
+
+package pdk
+
+// The ABI exports. Every plugin built with the PDK has all of them; each
+// answers from what the plugin registered, so a plugin that registered no
+// prompts answers list_prompts with an empty list.
+
+//go:wasmexport list_tools
+func exportListTools() int32 { return run(handleListTools) }
+
+//go:wasmexport call_tool
+func exportCallTool() int32 { return run(handleCallTool) }
+
+//go:wasmexport list_prompts
+func exportListPrompts() int32 { return run(handleListPrompts) }
+
+//go:wasmexport get_prompt
+func exportGetPrompt() int32 { return run(handleGetPrompt) }
+
+//go:wasmexport list_resources
+func exportListResources() int32 { return run(handleListResources) }
+
+//go:wasmexport list_resource_templates
+func exportListResourceTemplates() int32 { return run(handleListResourceTemplates) }
+
+//go:wasmexport read_resource
+func exportReadResource() int32 { return run(handleReadResource) }
+
+//go:wasmexport complete
+func exportComplete() int32 { return run(handleComplete) }

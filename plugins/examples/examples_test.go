@@ -1,0 +1,735 @@
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/abi"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tetratelabs/wazero"
+)
+
+// The example plugins are built once per test run, with the flags of
+// `make examples`, and run with the Extism Go SDK.
+
+var examples = []string{"prompts", "files", "tools"}
+
+var (
+	buildOnce   sync.Once
+	buildDir    string
+	buildErr    error
+	cache       = wazero.NewCompilationCache()
+	raceEnabled bool // set in race_test.go
+)
+
+func runtimeConfig() wazero.RuntimeConfig {
+	if raceEnabled {
+		return wazero.NewRuntimeConfigInterpreter().WithCompilationCache(cache)
+	}
+	return wazero.NewRuntimeConfig().WithCompilationCache(cache)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// wasmPath builds the examples (once) and returns the path of one, with
+// its manifest embedded as `mcphost manifest embed` does.
+func wasmPath(t *testing.T, name string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds WebAssembly plugins")
+	}
+	buildOnce.Do(func() { buildDir, buildErr = buildExamples() })
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, name+".wasm")
+}
+
+func buildExamples() (string, error) {
+	dir, err := os.MkdirTemp("", "mcphost-examples-")
+	if err != nil {
+		return "", err
+	}
+	errs := make([]error, len(examples))
+	var wg sync.WaitGroup
+	for i, name := range examples {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(dir, name+".wasm")
+			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s", "-o", out, "./"+name)
+			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("building %s: %v\n%s", name, err, b)
+				return
+			}
+			manifest, err := os.ReadFile(filepath.Join(name, "manifest.json"))
+			if err == nil {
+				var m abi.Manifest
+				if err = json.Unmarshal(manifest, &m); err == nil {
+					compact, _ := json.Marshal(m)
+					var wasm []byte
+					if wasm, err = os.ReadFile(out); err == nil {
+						err = os.WriteFile(out, abi.AppendCustomSection(wasm, abi.ManifestSection, compact), 0o644)
+					}
+				}
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	return dir, errors.Join(errs...)
+}
+
+// host records the calls a plugin makes to the mcphost host functions and
+// answers them.
+type host struct {
+	mu      sync.Mutex
+	calls   []hostCall
+	replies map[string]string
+}
+
+type hostCall struct {
+	Name  string
+	Input string
+}
+
+func (h *host) callsTo(name string) []hostCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hostCall
+	for _, c := range h.calls {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (h *host) reset() {
+	h.mu.Lock()
+	h.calls = nil
+	h.mu.Unlock()
+}
+
+// Host function signatures: whether each takes and returns a memory handle.
+var hostSignatures = map[string]struct{ in, out bool }{
+	abi.HostCreateMessage:             {true, true},
+	abi.HostCreateElicitation:         {true, true},
+	abi.HostListRoots:                 {false, true},
+	abi.HostNotifyLoggingMessage:      {true, false},
+	abi.HostNotifyProgress:            {true, false},
+	abi.HostNotifyToolListChanged:     {false, false},
+	abi.HostNotifyPromptListChanged:   {false, false},
+	abi.HostNotifyResourceListChanged: {false, false},
+	abi.HostNotifyResourceUpdated:     {true, false},
+}
+
+func (h *host) functions() []extism.HostFunction {
+	var fns []extism.HostFunction
+	for _, name := range abi.HostFunctions {
+		sig := hostSignatures[name]
+		var params, results []extism.ValueType
+		if sig.in {
+			params = []extism.ValueType{extism.ValueTypeI64}
+		}
+		if sig.out {
+			results = []extism.ValueType{extism.ValueTypeI64}
+		}
+		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+			c := hostCall{Name: name}
+			if sig.in {
+				b, err := p.ReadBytes(stack[0])
+				if err != nil {
+					panic(err)
+				}
+				c.Input = string(b)
+			}
+			h.mu.Lock()
+			h.calls = append(h.calls, c)
+			reply, ok := h.replies[name]
+			h.mu.Unlock()
+			if sig.out {
+				if !ok {
+					reply = `{"error":{"code":-32603,"message":"not available"}}`
+				}
+				off, err := p.WriteBytes([]byte(reply))
+				if err != nil {
+					panic(err)
+				}
+				stack[0] = off
+			}
+		}, params, results))
+	}
+	return fns
+}
+
+type plugin struct {
+	t    *testing.T
+	p    *extism.Plugin
+	host *host
+}
+
+func load(t *testing.T, name string, m extism.Manifest) *plugin {
+	t.Helper()
+	m.Wasm = []extism.Wasm{extism.WasmFile{Path: wasmPath(t, name)}}
+	h := &host{replies: map[string]string{}}
+	ctx := context.Background()
+	p, err := extism.NewPlugin(ctx, m, extism.PluginConfig{
+		EnableWasi:    true,
+		RuntimeConfig: runtimeConfig(),
+	}, h.functions())
+	if err != nil {
+		t.Fatalf("loading %s: %v", name, err)
+	}
+	t.Cleanup(func() { p.Close(ctx) })
+	return &plugin{t: t, p: p, host: h}
+}
+
+// call runs export fn with input (marshalled) and returns its status,
+// output and Extism error text.
+func (p *plugin) call(fn string, input any) (uint32, []byte, string) {
+	p.t.Helper()
+	b, err := json.Marshal(input)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if s, ok := input.(string); ok {
+		b = []byte(s)
+	}
+	rc, out, err := p.p.Call(fn, b)
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	return rc, out, errText
+}
+
+func (p *plugin) ok(fn string, input any, out any) {
+	p.t.Helper()
+	rc, b, errText := p.call(fn, input)
+	if rc != 0 || errText != "" {
+		p.t.Fatalf("%s(%v) failed (%d): %s", fn, input, rc, errText)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		p.t.Fatalf("%s output %s: %v", fn, b, err)
+	}
+}
+
+// fail runs fn, expects the ABI error convention and returns the error.
+func (p *plugin) fail(fn string, input any) abi.Error {
+	p.t.Helper()
+	rc, b, errText := p.call(fn, input)
+	if rc == 0 {
+		p.t.Fatalf("%s(%v) succeeded: %s", fn, input, b)
+	}
+	var e abi.Error
+	if err := json.Unmarshal([]byte(errText), &e); err != nil {
+		p.t.Fatalf("%s error %q is not an abi.Error: %v", fn, errText, err)
+	}
+	return e
+}
+
+func req(params any, meta map[string]any) abi.Input {
+	b, err := json.Marshal(params)
+	if err != nil {
+		panic(err)
+	}
+	return abi.Input{Request: b, Context: abi.Context{ID: json.RawMessage(`1`), Meta: meta}}
+}
+
+// TestImportsMatchManifests checks that each example imports exactly the
+// host functions its manifest declares.
+func TestImportsMatchManifests(t *testing.T) {
+	for _, name := range examples {
+		wasm, err := os.ReadFile(wasmPath(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig())
+		cm, err := rt.CompileModule(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imported []string
+		for _, f := range cm.ImportedFunctions() {
+			if mod, fn, _ := f.Import(); mod == abi.HostModule {
+				imported = append(imported, fn)
+			}
+		}
+		var exports []string
+		for e := range cm.ExportedFunctions() {
+			exports = append(exports, e)
+		}
+		rt.Close(ctx)
+		var m abi.Manifest
+		raw, _ := os.ReadFile(filepath.Join(name, "manifest.json"))
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(imported)
+		declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
+		if !slices.Equal(imported, declared) {
+			t.Errorf("%s imports %v from %s, manifest declares %v", name, imported, abi.HostModule, declared)
+		}
+		for _, e := range []string{"_initialize", abi.ExportListTools, abi.ExportCallTool, abi.ExportListPrompts, abi.ExportGetPrompt,
+			abi.ExportListResources, abi.ExportListResourceTemplates, abi.ExportReadResource, abi.ExportComplete} {
+			if !slices.Contains(exports, e) {
+				t.Errorf("%s does not export %s", name, e)
+			}
+		}
+		if m.ABI != abi.Version || m.Name != name {
+			t.Errorf("%s manifest: abi %d name %q", name, m.ABI, m.Name)
+		}
+	}
+}
+
+func TestPromptsPlugin(t *testing.T) {
+	p := load(t, "prompts", extism.Manifest{})
+
+	var list abi.ListPromptsResult
+	p.ok(abi.ExportListPrompts, abi.ListInput{}, &list)
+	var names []string
+	for _, pr := range list.Prompts {
+		names = append(names, pr.Name)
+	}
+	if !slices.Equal(names, []string{"code_review", "git-commit", "explain-code"}) {
+		t.Errorf("prompts = %v", names)
+	}
+	var tools abi.ListToolsResult
+	p.ok(abi.ExportListTools, abi.ListInput{}, &tools)
+	if tools.Tools == nil || len(tools.Tools) != 0 {
+		t.Errorf("tools = %+v", tools)
+	}
+
+	var r abi.GetPromptResult
+	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{
+		"code": "def f(x):\n    return eval(x)\n", "language": "py", "focus": "security",
+	}}, nil), &r)
+	if len(r.Messages) != 1 || r.Messages[0].Role != "user" {
+		t.Fatalf("code_review = %+v", r)
+	}
+	text := r.Messages[0].Content.Text
+	for _, want := range []string{"the following Python code", "Concentrate on security", "```python\ndef f(x):\n    return eval(x)\n```"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("code_review text lacks %q:\n%s", want, text)
+		}
+	}
+	if r.Description != "Code review of Python code focusing on security" {
+		t.Errorf("description %q", r.Description)
+	}
+
+	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{
+		"diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
+	}}, nil), &r)
+	if !strings.Contains(r.Messages[0].Content.Text, "Conventional Commits") || !strings.Contains(r.Messages[0].Content.Text, "```diff\n--- a/x") {
+		t.Errorf("git-commit text:\n%s", r.Messages[0].Content.Text)
+	}
+	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "explain-code", Arguments: map[string]string{
+		"code": "fn main() {}", "language": "rs", "audience": "beginner",
+	}}, nil), &r)
+	if !strings.Contains(r.Messages[0].Content.Text, "Explain what this Rust code does") || r.Description != "Explanation of this Rust code for a beginner reader" {
+		t.Errorf("explain-code: %q\n%s", r.Description, r.Messages[0].Content.Text)
+	}
+
+	e := p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{"language": "go"}}, nil))
+	if e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, `"code"`) {
+		t.Errorf("missing code: %+v", e)
+	}
+	e = p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{"diff": "x", "style": "haiku"}}, nil))
+	if e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "haiku") {
+		t.Errorf("bad style: %+v", e)
+	}
+	if e := p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams {
+		t.Errorf("unknown prompt: %+v", e)
+	}
+
+	complete := func(prompt, arg, value string) []string {
+		var r abi.CompleteResult
+		p.ok(abi.ExportComplete, req(abi.CompleteParams{
+			Ref:      abi.CompleteRef{Type: abi.RefPrompt, Name: prompt},
+			Argument: abi.CompleteArgument{Name: arg, Value: value},
+		}, nil), &r)
+		return r.Completion.Values
+	}
+	for value, want := range map[string]string{"py": "python", "js": "javascript", "ts": "typescript", "rs": "rust", "gol": "go", "C#": "csharp"} {
+		if got := complete("code_review", "language", value); len(got) == 0 || got[0] != want {
+			t.Errorf("language completion of %q = %v, want %s first", value, got, want)
+		}
+	}
+	if got := complete("explain-code", "language", ""); len(got) < 30 {
+		t.Errorf("all languages: %d values", len(got))
+	}
+	if got := complete("git-commit", "style", "c"); !slices.Equal(got, []string{"conventional"}) {
+		t.Errorf("style completion = %v", got)
+	}
+	if got := complete("explain-code", "audience", "E"); !slices.Equal(got, []string{"expert"}) {
+		t.Errorf("audience completion = %v", got)
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestFilesPlugin(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+	writeFiles(t, tmp, map[string]string{
+		"outside.txt":             "not shared",
+		"data/hello.txt":          "Hello, world\n",
+		"data/docs/guide.md":      "# Guide\n",
+		"data/img.png":            png,
+		"data/.secret":            "hidden",
+		"data/.git/config":        "hidden too",
+		"data/sub dir/x y.json":   `{"ok":true}`,
+		"data/noext":              "plain text without extension",
+		"data/blob":               "\x00\x01\x02",
+		"data/docs/deep/notes.go": "package notes\n",
+	})
+	if err := os.Symlink(filepath.Join(tmp, "outside.txt"), filepath.Join(data, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, "files", extism.Manifest{AllowedPaths: map[string]string{data: "/data"}})
+
+	var list abi.ListResourcesResult
+	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	got := map[string]string{}
+	for _, r := range list.Resources {
+		got[r.URI] = r.Name + "|" + r.MimeType
+	}
+	want := map[string]string{
+		"file:///blob":                 "blob|",
+		"file:///docs/deep/notes.go":   "docs/deep/notes.go|text/x-go",
+		"file:///docs/guide.md":        "docs/guide.md|text/markdown",
+		"file:///hello.txt":            "hello.txt|text/plain",
+		"file:///img.png":              "img.png|image/png",
+		"file:///noext":                "noext|",
+		"file:///sub%20dir/x%20y.json": "sub dir/x y.json|application/json",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("list_resources\n got %v\nwant %v", got, want)
+	}
+	if list.Resources[0].Size == nil {
+		t.Errorf("resource without size: %+v", list.Resources[0])
+	}
+
+	var templates abi.ListResourceTemplatesResult
+	p.ok(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
+	if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "file:///{+path}" {
+		t.Errorf("templates = %+v", templates)
+	}
+
+	read := func(uri string) abi.ResourceContents {
+		t.Helper()
+		var r abi.ReadResourceResult
+		p.ok(abi.ExportReadResource, req(abi.ReadResourceParams{URI: uri}, nil), &r)
+		if len(r.Contents) != 1 {
+			t.Fatalf("%s: %d contents", uri, len(r.Contents))
+		}
+		return r.Contents[0]
+	}
+	p.host.reset()
+	if c := read("file:///hello.txt"); c.Text != "Hello, world\n" || c.MimeType != "text/plain" || c.URI != "file:///hello.txt" {
+		t.Errorf("hello.txt = %+v", c)
+	}
+	logs := p.host.callsTo(abi.HostNotifyLoggingMessage)
+	if len(logs) != 1 || logs[0].Input != `{"level":"debug","data":{"data":{"bytes":13,"mimeType":"text/plain","text":true},"message":"read hello.txt"}}` {
+		t.Errorf("log calls = %v", logs)
+	}
+	if c := read("file:///img.png"); c.Blob != base64.StdEncoding.EncodeToString([]byte(png)) || c.MimeType != "image/png" || c.Text != "" {
+		t.Errorf("img.png = %+v", c)
+	}
+	if c := read("file:///sub%20dir/x%20y.json"); c.Text != `{"ok":true}` || c.MimeType != "application/json" {
+		t.Errorf("x y.json = %+v", c)
+	}
+	if c := read("file:///noext"); c.Text == "" || c.MimeType != "text/plain" {
+		t.Errorf("noext = %+v", c)
+	}
+	if c := read("file:///blob"); c.Blob != "AAEC" || c.MimeType != "application/octet-stream" {
+		t.Errorf("blob = %+v", c)
+	}
+	if c := read("file:///docs"); c.Text != "deep/\nguide.md\n" {
+		t.Errorf("docs listing = %+v", c)
+	}
+	for uri, code := range map[string]int{
+		"file:///../outside.txt":             abi.CodeInvalidParams,
+		"file:///docs/../../outside.txt":     abi.CodeInvalidParams,
+		"file:///docs/%2E%2E/../outside.txt": abi.CodeInvalidParams,
+		"file:///.secret":                    abi.CodeInvalidParams,
+		"file:///.git/config":                abi.CodeInvalidParams,
+		"file:///link.txt":                   abi.CodeInvalidParams,
+		"file:///missing.txt":                abi.CodeResourceNotFound,
+		"http://example.com/hello.txt":       abi.CodeResourceNotFound,
+	} {
+		if e := p.fail(abi.ExportReadResource, req(abi.ReadResourceParams{URI: uri}, nil)); e.Code != code {
+			t.Errorf("%s: error %+v, want code %d", uri, e, code)
+		}
+	}
+
+	complete := func(value string) []string {
+		var r abi.CompleteResult
+		p.ok(abi.ExportComplete, req(abi.CompleteParams{
+			Ref:      abi.CompleteRef{Type: abi.RefResource, URI: "file:///{+path}"},
+			Argument: abi.CompleteArgument{Name: "path", Value: value},
+		}, nil), &r)
+		return r.Completion.Values
+	}
+	for value, want := range map[string][]string{
+		"do":         {"docs/"},
+		"docs/":      {"docs/deep/", "docs/guide.md"},
+		"docs/G":     {"docs/guide.md"},
+		"":           {"blob", "docs/", "hello.txt", "img.png", "noext", "sub dir/"},
+		"../":        {},
+		"nothing/x":  {},
+		"sub dir/x ": {"sub dir/x y.json"},
+	} {
+		if got := complete(value); !slices.Equal(got, want) {
+			t.Errorf("path completion of %q = %q, want %q", value, got, want)
+		}
+	}
+
+	// The operator can lower the size limit through configuration.
+	small := load(t, "files", extism.Manifest{AllowedPaths: map[string]string{data: "/data"}, Config: map[string]string{"max_file_bytes": "5"}})
+	if e := small.fail(abi.ExportReadResource, req(abi.ReadResourceParams{URI: "file:///hello.txt"}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "limit of 5") {
+		t.Errorf("size limit: %+v", e)
+	}
+	// Without a mount the plugin lists nothing and reports why.
+	bare := load(t, "files", extism.Manifest{})
+	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	bare.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	if len(list.Resources) != 0 || len(bare.host.callsTo(abi.HostNotifyLoggingMessage)) != 1 {
+		t.Errorf("unmounted: %+v, logs %v", list, bare.host.calls)
+	}
+}
+
+// schemaFor compiles a JSON Schema the plugin declared (2020-12).
+func compileSchema(t *testing.T, raw json.RawMessage) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatalf("schema %s: %v", raw, err)
+	}
+	return s
+}
+
+func TestToolsPlugin(t *testing.T) {
+	p := load(t, "tools", extism.Manifest{})
+
+	var list abi.ListToolsResult
+	p.ok(abi.ExportListTools, abi.ListInput{}, &list)
+	tools := map[string]abi.Tool{}
+	for _, tool := range list.Tools {
+		tools[tool.Name] = tool
+		compileSchema(t, tool.InputSchema)
+		if tool.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tool.Name)
+		}
+	}
+	if len(tools) != 5 {
+		t.Fatalf("tools: %v", list.Tools)
+	}
+	if !strings.Contains(string(tools["hash"].InputSchema), `"enum":["sha256","sha512","sha1","md5"]`) {
+		t.Errorf("hash input schema %s", tools["hash"].InputSchema)
+	}
+	if a := tools["text_stats"].Annotations; a == nil || a.ReadOnlyHint == nil || !*a.ReadOnlyHint || tools["text_stats"].Title != "Text statistics" {
+		t.Errorf("text_stats annotations %+v", a)
+	}
+
+	// call runs a tool and checks its structured output against the
+	// declared output schema.
+	call := func(name string, args string, meta map[string]any) abi.CallToolResult {
+		t.Helper()
+		var r abi.CallToolResult
+		p.ok(abi.ExportCallTool, req(abi.CallToolParams{Name: name, Arguments: json.RawMessage(args)}, meta), &r)
+		if r.IsError {
+			return r
+		}
+		raw, _ := json.Marshal(r.StructuredContent)
+		v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err := compileSchema(t, tools[name].OutputSchema).Validate(v); err != nil {
+			t.Errorf("%s structured output %s does not match its schema: %v", name, raw, err)
+		}
+		var fromText any
+		if len(r.Content) != 1 || json.Unmarshal([]byte(r.Content[0].Text), &fromText) != nil || !reflect.DeepEqual(fromText, r.StructuredContent) {
+			t.Errorf("%s text content %+v differs from %s", name, r.Content, raw)
+		}
+		return r
+	}
+	structured := func(r abi.CallToolResult, v any) {
+		t.Helper()
+		raw, _ := json.Marshal(r.StructuredContent)
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var stats struct {
+		Lines, Words, UniqueWords, Characters, Bytes, Sentences int
+		AverageWordLength                                       float64 `json:"average_word_length"`
+		TopWords                                                []struct {
+			Word  string
+			Count int
+		} `json:"top_words"`
+		Unique int `json:"unique_words"`
+	}
+	structured(call("text_stats", `{"text":"The cat saw the hat. The end!\nÉté is here","top":2}`, nil), &stats)
+	if stats.Lines != 2 || stats.Words != 10 || stats.Unique != 8 || stats.Sentences != 3 || stats.Characters != 41 || stats.Bytes != 43 ||
+		len(stats.TopWords) != 2 || stats.TopWords[0].Word != "the" || stats.TopWords[0].Count != 3 || stats.AverageWordLength != 3 {
+		t.Errorf("text_stats = %+v", stats)
+	}
+	structured(call("text_stats", `{"text":"the the cat","ignore_stopwords":true}`, nil), &stats)
+	if len(stats.TopWords) != 1 || stats.TopWords[0].Word != "cat" {
+		t.Errorf("text_stats without stopwords = %+v", stats.TopWords)
+	}
+
+	var digest struct {
+		Algorithm, Encoding, Digest string
+		Bits                        int
+		Insecure                    bool
+	}
+	structured(call("hash", `{"text":"abc"}`, nil), &digest)
+	if digest.Digest != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" || digest.Algorithm != "sha256" || digest.Bits != 256 {
+		t.Errorf("sha256 = %+v", digest)
+	}
+	structured(call("hash", `{"text":"abc","algorithm":"md5","encoding":"base64"}`, nil), &digest)
+	if digest.Digest != "kAFQmDzST7DWlj99KOF/cg==" || !digest.Insecure {
+		t.Errorf("md5 = %+v", digest)
+	}
+	if r := call("hash", `{"text":"abc","algorithm":"sha3"}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, `"algorithm": must be one of "sha256", "sha512", "sha1", "md5"`) {
+		t.Errorf("bad algorithm = %+v", r)
+	}
+	if r := call("hash", `{}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, `missing required argument "text"`) {
+		t.Errorf("missing text = %+v", r)
+	}
+
+	doc := `{"items":[{"name":"a","tags":["x"]},{"name":"b"}],"a.b":{"c":1.5},"n":null}`
+	for path, want := range map[string]string{
+		"items[1].name":    `{"found":true,"value":"b","type":"string"}`,
+		"/items/0/tags/0":  `{"found":true,"value":"x","type":"string"}`,
+		"items[-1]":        `{"found":true,"value":{"name":"b"},"type":"object"}`,
+		`["a.b"].c`:        `{"found":true,"value":1.5,"type":"number"}`,
+		"n":                `{"found":true,"value":null,"type":"null"}`,
+		"":                 ``,
+		"items[5].name":    `{"found":false,"value":null,"missing":"5"}`,
+		"items.0.nickname": `{"found":false,"value":null,"missing":"nickname"}`,
+	} {
+		args, _ := json.Marshal(map[string]string{"document": doc, "path": path})
+		r := call("json_query", string(args), nil)
+		raw, _ := json.Marshal(r.StructuredContent)
+		if want == "" {
+			if !strings.Contains(string(raw), `"found":true`) || !strings.Contains(string(raw), `"type":"object"`) {
+				t.Errorf("json_query whole document = %s", raw)
+			}
+			continue
+		}
+		var gotV, wantV any
+		json.Unmarshal(raw, &gotV)
+		json.Unmarshal([]byte(want), &wantV)
+		if fmt.Sprint(gotV) != fmt.Sprint(wantV) {
+			t.Errorf("json_query %q = %s, want %s", path, raw, want)
+		}
+	}
+	if r := call("json_query", `{"document":"{bad","path":"a"}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, "not valid JSON") {
+		t.Errorf("bad document = %+v", r)
+	}
+
+	var ids struct {
+		Version int
+		UUIDs   []string
+	}
+	structured(call("uuid", `{"count":3,"version":7}`, nil), &ids)
+	v7 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	if len(ids.UUIDs) != 3 || ids.UUIDs[0] == ids.UUIDs[1] {
+		t.Errorf("uuids = %v", ids.UUIDs)
+	}
+	for _, u := range ids.UUIDs {
+		if !v7.MatchString(u) {
+			t.Errorf("%s is not a version 7 UUID", u)
+		}
+	}
+	structured(call("uuid", `{}`, nil), &ids)
+	if len(ids.UUIDs) != 1 || ids.UUIDs[0][14] != '4' {
+		t.Errorf("default uuid = %v", ids.UUIDs)
+	}
+
+	// count_primes reports progress when the request has a token.
+	p.host.reset()
+	var primes struct{ Limit, Count, Largest int }
+	structured(call("count_primes", `{"limit":1000000}`, map[string]any{"progressToken": "p1"}), &primes)
+	if primes.Count != 78498 || primes.Largest != 999983 {
+		t.Errorf("count_primes = %+v", primes)
+	}
+	progress := p.host.callsTo(abi.HostNotifyProgress)
+	if len(progress) < 3 || len(progress) > 21 {
+		t.Fatalf("%d progress notifications", len(progress))
+	}
+	last := -1.0
+	for _, c := range progress {
+		var pp abi.ProgressParams
+		if err := json.Unmarshal([]byte(c.Input), &pp); err != nil {
+			t.Fatal(err)
+		}
+		if pp.ProgressToken != "p1" || pp.Total == nil || *pp.Total != 1000000 || pp.Progress <= last || pp.Message == "" {
+			t.Errorf("progress %s", c.Input)
+		}
+		last = pp.Progress
+	}
+	if last != 1000000 {
+		t.Errorf("last progress %v", last)
+	}
+	p.host.reset()
+	structured(call("count_primes", `{"limit":2}`, nil), &primes)
+	if primes.Count != 1 || primes.Largest != 2 || len(p.host.callsTo(abi.HostNotifyProgress)) != 0 {
+		t.Errorf("count_primes(2) = %+v, progress %v", primes, p.host.calls)
+	}
+	if r := call("count_primes", `{"limit":1}`, nil); !r.IsError {
+		t.Errorf("count_primes(1) = %+v", r)
+	}
+
+	// Protocol errors.
+	if e := p.fail(abi.ExportCallTool, req(abi.CallToolParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams || e.Message != `unknown tool: "nope"` {
+		t.Errorf("unknown tool: %+v", e)
+	}
+	if e := p.fail(abi.ExportCallTool, `{"request":`); e.Code != abi.CodeInvalidParams {
+		t.Errorf("invalid input: %+v", e)
+	}
+}

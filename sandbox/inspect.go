@@ -1,0 +1,356 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// Errors Inspect wraps to say why a binary was rejected.
+var (
+	// ErrBadMagic means the input does not start with the wasm magic number.
+	ErrBadMagic = errors.New("not a wasm binary (bad magic)")
+	// ErrBadVersion means the binary is not a version 1 core module (a
+	// component, for example).
+	ErrBadVersion = errors.New("unsupported wasm binary version")
+	// ErrTruncated means the input ends in the middle of a section or value.
+	ErrTruncated = errors.New("truncated wasm binary")
+	// ErrSectionOverrun means a section's declared size runs past the end of
+	// the input, or its contents run past its declared size.
+	ErrSectionOverrun = errors.New("wasm section overrun")
+	// ErrMalformed means a value inside a section is invalid: an over-long
+	// LEB128 number, a name that is not UTF-8, an unknown import kind, or a
+	// section whose contents are shorter than its declared size.
+	ErrMalformed = errors.New("malformed wasm binary")
+)
+
+// Info describes a wasm module as read by Inspect.
+type Info struct {
+	// Exports are the names of the exported functions, in binary order.
+	Exports []string
+	// Imports are the imported functions, in binary order.
+	Imports []Import
+	// CustomSections maps each custom section name to its payload. When a
+	// name occurs more than once the last section wins, so a section
+	// appended with abi.AppendCustomSection overrides an earlier one.
+	CustomSections map[string][]byte
+}
+
+// Import is a function a module imports.
+type Import struct {
+	Module string
+	Name   string
+}
+
+// HasExport reports whether the module exports a function called name.
+func (i *Info) HasExport(name string) bool {
+	return slices.Contains(i.Exports, name)
+}
+
+// Manifest decodes the abi.ManifestSection custom section. It returns nil and
+// no error when the module has no such section.
+func (i *Info) Manifest() (*abi.Manifest, error) {
+	raw, ok := i.CustomSections[abi.ManifestSection]
+	if !ok {
+		return nil, nil
+	}
+	var m abi.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("sandbox: custom section %s: %w", abi.ManifestSection, err)
+	}
+	return &m, nil
+}
+
+// HostImports returns the names of the functions imported from
+// abi.HostModule, in binary order.
+func (i *Info) HostImports() []string {
+	var names []string
+	for _, imp := range i.Imports {
+		if imp.Module == abi.HostModule {
+			names = append(names, imp.Name)
+		}
+	}
+	return names
+}
+
+// Section ids and import kinds of the wasm binary format that Inspect reads.
+const (
+	sectionCustom = 0
+	sectionImport = 2
+	sectionExport = 7
+
+	kindFunc   = 0
+	kindTable  = 1
+	kindMemory = 2
+	kindGlobal = 3
+	kindTag    = 4
+)
+
+var wasmHeader = []byte{0x00, 'a', 's', 'm'}
+
+// Inspect parses the structure of a wasm binary without compiling or running
+// it: its function exports and imports and its custom sections. It reads only
+// the sections it needs, checks that every section stays within its declared
+// size and never panics, whatever the input.
+func Inspect(wasm []byte) (*Info, error) {
+	info, err := inspect(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: inspect: %w", err)
+	}
+	return info, nil
+}
+
+func inspect(wasm []byte) (*Info, error) {
+	if !bytes.HasPrefix(wasm, wasmHeader[:min(len(wasm), len(wasmHeader))]) {
+		return nil, ErrBadMagic
+	}
+	if len(wasm) < 8 {
+		return nil, ErrTruncated
+	}
+	if v := wasm[4:8]; !bytes.Equal(v, []byte{1, 0, 0, 0}) {
+		return nil, fmt.Errorf("%w % x", ErrBadVersion, v)
+	}
+	info := &Info{CustomSections: map[string][]byte{}}
+	r := &reader{buf: wasm, off: 8, end: ErrTruncated}
+	for r.off < len(r.buf) {
+		start := r.off
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if uint64(size) > uint64(len(r.buf)-r.off) {
+			return nil, fmt.Errorf("%w: section %d at offset %d declares %d bytes, %d remain",
+				ErrSectionOverrun, id, start, size, len(r.buf)-r.off)
+		}
+		body := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
+		r.off += int(size)
+		if err := info.section(id, body); err != nil {
+			return nil, fmt.Errorf("section %d at offset %d: %w", id, start, err)
+		}
+	}
+	return info, nil
+}
+
+// section decodes one section whose body r holds.
+func (i *Info) section(id byte, r *reader) error {
+	switch id {
+	case sectionCustom:
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		i.CustomSections[name] = bytes.Clone(r.buf[r.off:])
+		return nil
+	case sectionImport:
+		return r.vec(func() error {
+			module, err := r.name()
+			if err != nil {
+				return err
+			}
+			name, err := r.name()
+			if err != nil {
+				return err
+			}
+			kind, err := r.byte()
+			if err != nil {
+				return err
+			}
+			if kind == kindFunc {
+				i.Imports = append(i.Imports, Import{Module: module, Name: name})
+			}
+			return r.importDesc(kind)
+		})
+	case sectionExport:
+		return r.vec(func() error {
+			name, err := r.name()
+			if err != nil {
+				return err
+			}
+			kind, err := r.byte()
+			if err != nil {
+				return err
+			}
+			if kind == kindFunc {
+				i.Exports = append(i.Exports, name)
+			}
+			_, err = r.u32()
+			return err
+		})
+	}
+	return nil
+}
+
+// reader decodes values from buf, starting at off. Reading past the end of
+// buf fails with end: ErrTruncated for the whole binary, ErrSectionOverrun
+// for a section body.
+type reader struct {
+	buf []byte
+	off int
+	end error
+}
+
+func (r *reader) byte() (byte, error) {
+	if r.off >= len(r.buf) {
+		return 0, r.end
+	}
+	b := r.buf[r.off]
+	r.off++
+	return b, nil
+}
+
+// uleb reads an unsigned LEB128 number of at most bits bits.
+func (r *reader) uleb(bits uint) (uint64, error) {
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		b, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		if shift+7 > bits && b>>(bits-shift) != 0 {
+			return 0, fmt.Errorf("%w: LEB128 number exceeds %d bits at offset %d", ErrMalformed, bits, r.off-1)
+		}
+		v |= uint64(b&0x7f) << shift
+		if b&0x80 == 0 {
+			return v, nil
+		}
+	}
+}
+
+func (r *reader) u32() (uint32, error) {
+	v, err := r.uleb(32)
+	return uint32(v), err
+}
+
+// sleb33 skips a signed 33-bit LEB128 number (a heap type).
+func (r *reader) sleb33() error {
+	for n := 0; n < 5; n++ {
+		b, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if b&0x80 == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: LEB128 number exceeds 33 bits at offset %d", ErrMalformed, r.off-1)
+}
+
+func (r *reader) name() (string, error) {
+	n, err := r.u32()
+	if err != nil {
+		return "", err
+	}
+	if uint64(n) > uint64(len(r.buf)-r.off) {
+		r.off = len(r.buf)
+		return "", r.end
+	}
+	s := r.buf[r.off : r.off+int(n)]
+	r.off += int(n)
+	if !utf8.Valid(s) {
+		return "", fmt.Errorf("%w: name at offset %d is not UTF-8", ErrMalformed, r.off-int(n))
+	}
+	return string(s), nil
+}
+
+// vec reads a vector: a count, then count elements read by elem. The section
+// must end exactly after the last element.
+func (r *reader) vec(elem func() error) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		if err := elem(); err != nil {
+			return err
+		}
+	}
+	if r.off != len(r.buf) {
+		return fmt.Errorf("%w: %d unread bytes at the end of the section", ErrMalformed, len(r.buf)-r.off)
+	}
+	return nil
+}
+
+// importDesc skips the description of an import of the given kind.
+func (r *reader) importDesc(kind byte) error {
+	switch kind {
+	case kindFunc:
+		_, err := r.u32()
+		return err
+	case kindTable:
+		if err := r.refType(); err != nil {
+			return err
+		}
+		return r.limits()
+	case kindMemory:
+		return r.limits()
+	case kindGlobal:
+		if err := r.valType(); err != nil {
+			return err
+		}
+		_, err := r.byte() // mutability
+		return err
+	case kindTag:
+		if _, err := r.byte(); err != nil { // attribute
+			return err
+		}
+		_, err := r.u32()
+		return err
+	}
+	return fmt.Errorf("%w: unknown import kind %#x at offset %d", ErrMalformed, kind, r.off-1)
+}
+
+// limits skips table or memory limits: a flags byte (bit 0: a maximum
+// follows, bit 1: shared, bit 2: 64-bit) and one or two numbers.
+func (r *reader) limits() error {
+	flags, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if flags > 7 {
+		return fmt.Errorf("%w: bad limits flags %#x at offset %d", ErrMalformed, flags, r.off-1)
+	}
+	for n := 1 + int(flags&1); n > 0; n-- {
+		if _, err := r.uleb(64); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// valType skips a value type, including the reference types of the GC
+// proposal that carry a heap type.
+func (r *reader) valType() error {
+	b, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch b {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b: // i32 i64 f32 f64 v128
+		return nil
+	}
+	r.off--
+	return r.refType()
+}
+
+func (r *reader) refType() error {
+	b, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch {
+	case b == 0x63 || b == 0x64: // (ref null ht), (ref ht)
+		return r.sleb33()
+	case b >= 0x69 && b <= 0x74: // abstract heap type shorthands
+		return nil
+	}
+	return fmt.Errorf("%w: unknown value type %#x at offset %d", ErrMalformed, b, r.off-1)
+}

@@ -1,0 +1,289 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Plugin is a loaded plugin: compiled once, run on a pool of instances.
+// Its methods are safe for concurrent use.
+type Plugin struct {
+	name         string
+	info         *Info
+	limits       Limits
+	logger       *slog.Logger
+	timeout      error // the cause of a context ended by Limits.Timeout
+	compiled     *extism.CompiledPlugin
+	moduleConfig wazero.ModuleConfig
+	pool         *pool
+}
+
+// instance is one instantiation of a plugin, used by one call at a time.
+type instance struct {
+	plugin *extism.Plugin
+	log    *guestLog
+}
+
+// Sizes set in the Extism manifest besides the memory limit. Extism applies
+// its own defaults only when the manifest sets no memory section at all;
+// leaving them zero would disable HTTP response bodies and variables.
+const (
+	maxHTTPResponseBytes = 16 << 20
+	maxVarBytes          = 1 << 20
+)
+
+// sleepSlice bounds one guest sleep, so that a sleeping plugin notices its
+// call's timeout or cancellation.
+const sleepSlice = 10 * time.Millisecond
+
+// Load compiles wasm as the plugin name and creates its first instance, so
+// that a plugin that cannot be linked or instantiated fails here. Before
+// compiling, it checks that every function the plugin imports from
+// abi.HostModule is among opts.HostFunctions.
+func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
+	p, err := e.load(ctx, name, wasm, opts)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
+	}
+	return p, nil
+}
+
+func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
+	info, err := Inspect(wasm)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := opts.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.Grants.check(); err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With(slog.String("plugin", name))
+	hostFns, err := hostFunctions(info, opts.HostFunctions, logger)
+	if err != nil {
+		return nil, err
+	}
+
+	manifest := extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
+		Memory: &extism.ManifestMemory{
+			MaxPages:             limits.MemoryMiB * 16, // 64 KiB pages
+			MaxHttpResponseBytes: maxHTTPResponseBytes,
+			MaxVarBytes:          maxVarBytes,
+		},
+		Config:       maps.Clone(opts.Grants.Config),
+		AllowedHosts: slices.Clone(opts.Grants.AllowedHosts),
+	}
+	config := extism.PluginConfig{
+		RuntimeConfig: wazero.NewRuntimeConfig().
+			WithCompilationCache(e.cache).
+			WithCloseOnContextDone(true),
+		EnableWasi: true,
+	}
+	compiled, err := extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{
+		name:         name,
+		info:         info,
+		limits:       limits,
+		logger:       logger,
+		timeout:      fmt.Errorf("exceeded the %s timeout", limits.Timeout),
+		compiled:     compiled,
+		moduleConfig: moduleConfig(opts.Grants.Mounts),
+	}
+	p.pool = newPool(limits.MaxInstances, limits.MaxQueue, p.newInstance, compiled.Close)
+	inst, err := p.pool.acquire(ctx)
+	if err != nil {
+		_ = p.Close(ctx) // the instantiation error says more
+		return nil, err
+	}
+	p.pool.release(inst, true)
+	return p, nil
+}
+
+// moduleConfig is the wazero configuration of every instance: real clocks,
+// interruptible sleeps, cryptographic randomness, the mounts and nothing
+// else (wazero gives no environment, arguments, stdin or stdout unless
+// asked).
+func moduleConfig(mounts []Mount) wazero.ModuleConfig {
+	cfg := wazero.NewModuleConfig().
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(func(ns int64) { time.Sleep(min(time.Duration(ns), sleepSlice)) }).
+		WithRandSource(rand.Reader)
+	if len(mounts) == 0 {
+		return cfg
+	}
+	return cfg.WithFSConfig(fsConfig(mounts))
+}
+
+// newInstance instantiates the plugin, within the call timeout since
+// instantiation runs the module's start function.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	// Extism reads this variable on every instantiation and then sends the
+	// plugin's output to the process stdout, which carries the MCP protocol.
+	if _, ok := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); ok {
+		return nil, errors.New("EXTISM_ENABLE_WASI_OUTPUT is set; unset it: it would send plugin output to stdout")
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
+	defer cancel()
+	log := newGuestLog(p.logger)
+	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{
+		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr),
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		}
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	ep.SetLogger(log.kernel)
+	return &instance{plugin: ep, log: log}, nil
+}
+
+// close releases the instance's modules.
+func (i *instance) close() {
+	_ = i.plugin.Close(context.Background()) // closing an instance only frees memory
+}
+
+// Name returns the name the plugin was loaded as.
+func (p *Plugin) Name() string { return p.name }
+
+// Info returns what Inspect found in the plugin's binary. It must not be
+// modified.
+func (p *Plugin) Info() *Info { return p.info }
+
+// HasExport reports whether the plugin exports a function called name.
+func (p *Plugin) HasExport(name string) bool { return p.info.HasExport(name) }
+
+// Call runs the export with input on an idle instance, creating one if
+// fewer than Limits.MaxInstances exist, or else waiting for one in a queue
+// of at most Limits.MaxQueue calls. It fails with a *CallError, or with
+// ErrClosed or an instantiation error. ctx reaches the host functions the
+// call makes. An instance that trapped, timed out or was canceled is
+// discarded and replaced when next needed.
+func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if !p.info.HasExport(export) {
+		return nil, p.callError(export, KindNoExport, "the plugin has no export "+export)
+	}
+	// Extism runs the plugin with an empty input when the input does not
+	// fit in the kernel's memory.
+	if limit := int(p.limits.MemoryMiB) << 20 / 2; len(input) > limit {
+		return nil, p.callError(export, KindInputTooLarge, fmt.Sprintf(
+			"input of %d bytes exceeds the limit of %d", len(input), limit))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
+	defer cancel()
+	for {
+		inst, err := p.acquire(ctx, export)
+		if err != nil {
+			return nil, err
+		}
+		out, cerr := p.run(ctx, inst, export, input)
+		// A call whose context ended may have closed the instance even if
+		// it returned first.
+		healthy := ctx.Err() == nil && (cerr == nil || cerr.Kind == KindPlugin || cerr.Kind == KindOutputTooLarge)
+		p.pool.release(inst, healthy)
+		switch {
+		case cerr == errExited:
+			continue // inst exited during an earlier call; the next one is fresher
+		case cerr != nil:
+			return nil, cerr
+		}
+		return out, nil
+	}
+}
+
+// acquire takes an instance from the pool for a call of export.
+func (p *Plugin) acquire(ctx context.Context, export string) (*instance, error) {
+	if ctx.Err() != nil {
+		return nil, p.ctxError(export, ctx)
+	}
+	inst, err := p.pool.acquire(ctx)
+	switch {
+	case errors.Is(err, errQueueFull):
+		return nil, p.callError(export, KindBusy, fmt.Sprintf(
+			"%d calls running and %d waiting", p.limits.MaxInstances, p.limits.MaxQueue))
+	case err != nil && ctx.Err() != nil:
+		return nil, p.ctxError(export, ctx)
+	case err != nil:
+		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
+	}
+	return inst, nil
+}
+
+// errExited is what run returns when the instance had exited before the
+// call: a plugin that exits with status 0 succeeds as far as Extism is
+// concerned, and Extism only notices on the next call, before running any
+// plugin code, with this message.
+var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
+
+// run calls export on inst and classifies the outcome.
+func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
+	inst.log.reset(ctx)
+	// wazero stops the plugin's code when ctx ends, but Extism runs some
+	// kernel code under context.Background(); closing the instance stops
+	// everything.
+	stop := context.AfterFunc(ctx, inst.close)
+	rc, out, err := inst.plugin.CallWithContext(ctx, export, input)
+	stop()
+	inst.log.flush()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, p.ctxError(export, ctx)
+	case err != nil && err.Error() == errExited.Message:
+		return nil, errExited
+	// Extism reports an error set with error_set as an error with the same
+	// text; any other error comes from wazero: the instance crashed.
+	case err != nil && err.Error() != inst.plugin.GetError():
+		return nil, p.callError(export, KindTrap, err.Error())
+	case err != nil:
+		return nil, p.callError(export, KindPlugin, err.Error())
+	case rc != 0:
+		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, rc))
+	case len(out) > p.limits.MaxOutputBytes:
+		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
+			"output of %d bytes exceeds the limit of %d", len(out), p.limits.MaxOutputBytes))
+	}
+	return out, nil
+}
+
+// callError returns a CallError of the plugin.
+func (p *Plugin) callError(export string, kind ErrorKind, msg string) *CallError {
+	return &CallError{Plugin: p.name, Export: export, Kind: kind, Message: msg}
+}
+
+// ctxError is the error of a call whose context ended: a timeout when its
+// deadline passed (Limits.Timeout or the caller's), else a cancellation.
+func (p *Plugin) ctxError(export string, ctx context.Context) *CallError {
+	kind := KindCanceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = KindTimeout
+	}
+	return p.callError(export, kind, context.Cause(ctx).Error())
+}
+
+// Close closes the plugin. Idle instances are closed at once, instances in
+// use when their call returns; Close does not wait for them. Calls waiting
+// for an instance, and later calls, fail with ErrClosed.
+func (p *Plugin) Close(ctx context.Context) error {
+	return p.pool.close(ctx)
+}

@@ -1,0 +1,136 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// errQueueFull is returned by acquire when the wait queue is full.
+var errQueueFull = errors.New("queue full")
+
+// pool holds the instances of a plugin. At most cap(slots) instances exist
+// at a time (a slot is taken for each instance in use), and at most queue
+// callers wait for a slot.
+type pool struct {
+	create   func(context.Context) (*instance, error)
+	shutdown func(context.Context) error // runs once closed and no instance is in use
+	queue    int64
+	slots    chan struct{}
+	done     chan struct{} // closed by close
+	waiting  atomic.Int64
+
+	mu     sync.Mutex
+	idle   []*instance
+	inUse  int
+	closed bool
+}
+
+// newPool returns a pool of at most size instances made by create, with a
+// queue of queue callers.
+func newPool(size, queue int, create func(context.Context) (*instance, error), shutdown func(context.Context) error) *pool {
+	return &pool{
+		create:   create,
+		shutdown: shutdown,
+		queue:    int64(queue),
+		slots:    make(chan struct{}, size),
+		done:     make(chan struct{}),
+	}
+}
+
+// acquire returns an idle instance, or a new one if none is idle, waiting
+// for a slot if every slot is taken. It fails with errQueueFull, ctx's
+// error, ErrClosed or the creation error.
+func (p *pool) acquire(ctx context.Context) (*instance, error) {
+	if err := p.takeSlot(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, ErrClosed
+	}
+	p.inUse++
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+	inst, err := p.create(ctx)
+	if err != nil {
+		p.release(nil, false)
+		return nil, err
+	}
+	return inst, nil
+}
+
+// takeSlot takes a slot, waiting in the queue if there is room.
+func (p *pool) takeSlot(ctx context.Context) error {
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if p.waiting.Add(1) > p.queue {
+		p.waiting.Add(-1)
+		return errQueueFull
+	}
+	defer p.waiting.Add(-1)
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.done:
+		return ErrClosed
+	}
+}
+
+// release gives back an instance acquire returned, or nil when creating it
+// failed. A healthy instance becomes idle, unless the pool is closed; any
+// other is closed.
+func (p *pool) release(inst *instance, healthy bool) {
+	p.mu.Lock()
+	p.inUse--
+	keep := inst != nil && healthy && !p.closed
+	if keep {
+		p.idle = append(p.idle, inst)
+	}
+	last := p.closed && p.inUse == 0
+	p.mu.Unlock()
+	if inst != nil && !keep {
+		inst.close()
+	}
+	<-p.slots
+	if last {
+		_ = p.shutdown(context.Background()) // nobody is left to report to
+	}
+}
+
+// close closes the idle instances and wakes the waiting callers. The
+// shutdown function runs now if no instance is in use, else when the last
+// one is released.
+func (p *pool) close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	last := p.inUse == 0
+	p.mu.Unlock()
+	close(p.done)
+	for _, inst := range idle {
+		inst.close()
+	}
+	if last {
+		return p.shutdown(ctx)
+	}
+	return nil
+}

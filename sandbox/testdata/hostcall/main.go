@@ -1,0 +1,45 @@
+//go:build wasip1
+
+// Command hostcall is the sandbox test plugin that calls host functions of
+// every signature.
+package main
+
+import "github.com/mcphost/mcphost/sandbox/testdata/kernel"
+
+//go:wasmimport extism:host/user roundtrip
+func roundtrip(input uint64) uint64
+
+//go:wasmimport extism:host/user notify
+func notify(input uint64)
+
+//go:wasmimport extism:host/user ask
+func ask() uint64
+
+//go:wasmimport extism:host/user wait
+func wait()
+
+func main() {}
+
+//go:wasmexport call_roundtrip
+func callRoundtrip() int32 {
+	kernel.Output(kernel.Read(roundtrip(kernel.Alloc(kernel.Input()))))
+	return 0
+}
+
+//go:wasmexport call_notify
+func callNotify() int32 {
+	notify(kernel.Alloc(kernel.Input()))
+	return 0
+}
+
+//go:wasmexport call_ask
+func callAsk() int32 {
+	kernel.Output(kernel.Read(ask()))
+	return 0
+}
+
+//go:wasmexport call_wait
+func callWait() int32 {
+	wait()
+	return 0
+}
