@@ -279,7 +279,7 @@ func TestRepoConfig(t *testing.T) {
 	if want := []string{"notify_logging_message"}; !reflect.DeepEqual(files.HostFunctions, want) {
 		t.Errorf("files host_functions = %q, want %q", files.HostFunctions, want)
 	}
-	if want := []string{"notify_progress", "notify_logging_message"}; !reflect.DeepEqual(cfg.Plugin("tools").HostFunctions, want) {
+	if want := []string{"notify_progress"}; !reflect.DeepEqual(cfg.Plugin("tools").HostFunctions, want) {
 		t.Errorf("tools host_functions = %q, want %q", cfg.Plugin("tools").HostFunctions, want)
 	}
 	if p := cfg.Plugin("prompts"); p.Disabled || len(p.HostFunctions) > 0 || len(p.Mounts) > 0 || len(p.AllowedHosts) > 0 {

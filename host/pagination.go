@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -39,4 +40,23 @@ func pageFrom(list string, start, n, size int) (int, int, string, *RPCError) {
 		next = encodeCursor(list, end)
 	}
 	return start, end, next, nil
+}
+
+// listPage serves one page of a catalog list for a list request, each entry
+// seen through view at the session's protocol version.
+func listPage[E, T any](req *request, params json.RawMessage, list string, entries []E, view func(E, string) T) ([]T, string, error) {
+	var p listParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, "", err
+	}
+	start, end, next, err := page(list, p.Cursor, len(entries), req.sess.srv.opts.PageSize)
+	if err != nil {
+		return nil, "", err
+	}
+	version := req.sess.Version()
+	items := make([]T, 0, end-start)
+	for _, e := range entries[start:end] {
+		items = append(items, view(e, version))
+	}
+	return items, next, nil
 }

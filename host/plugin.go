@@ -101,32 +101,32 @@ func (p *Plugin) failure(export string, err error) error {
 // maxListPages bounds how many pages the host reads from one list export.
 const maxListPages = 100
 
-// list reads every page of a list export. page decodes one page's output and
-// returns its nextCursor.
-func (p *Plugin) list(ctx context.Context, export string, page func(raw json.RawMessage) (string, error)) error {
+// listAll reads every page of a list export into one slice. items picks a
+// page's entries and nextCursor out of the export's result R. A plugin
+// without the export lists nothing.
+func listAll[R, T any](ctx context.Context, p *Plugin, export string, items func(*R) ([]T, string)) ([]T, error) {
 	if !p.rt.HasExport(export) {
-		return nil
+		return nil, nil
 	}
+	var all []T
 	cursor := ""
 	for range maxListPages {
 		in := abi.ListInput{}
 		if cursor != "" {
 			in.Request = &abi.PaginatedRequest{Cursor: cursor}
 		}
-		var raw json.RawMessage
-		if err := p.call(ctx, export, in, &raw); err != nil {
-			return err
+		var res R
+		if err := p.call(ctx, export, in, &res); err != nil {
+			return nil, err
 		}
-		next, err := page(raw)
-		if err != nil {
-			return fmt.Errorf("plugin %s returned malformed output from %s: %w", p.Name, export, err)
-		}
+		page, next := items(&res)
+		all = append(all, page...)
 		if next == "" || next == cursor {
-			return nil
+			return all, nil
 		}
 		cursor = next
 	}
-	return fmt.Errorf("plugin %s: %s returned more than %d pages", p.Name, export, maxListPages)
+	return nil, fmt.Errorf("plugin %s: %s returned more than %d pages", p.Name, export, maxListPages)
 }
 
 // listTools returns the plugin's tools, through describe for v1 plugins.
@@ -136,47 +136,21 @@ func (p *Plugin) listTools(ctx context.Context) ([]abi.Tool, error) {
 		err := p.call(ctx, abi.ExportV1Describe, struct{}{}, &res)
 		return res.Tools, err
 	}
-	var tools []abi.Tool
-	err := p.list(ctx, abi.ExportListTools, func(raw json.RawMessage) (string, error) {
-		var res abi.ListToolsResult
-		err := json.Unmarshal(raw, &res)
-		tools = append(tools, res.Tools...)
-		return res.NextCursor, err
-	})
-	return tools, err
+	return listAll(ctx, p, abi.ExportListTools, func(r *abi.ListToolsResult) ([]abi.Tool, string) { return r.Tools, r.NextCursor })
 }
 
 func (p *Plugin) listPrompts(ctx context.Context) ([]abi.Prompt, error) {
-	var prompts []abi.Prompt
-	err := p.list(ctx, abi.ExportListPrompts, func(raw json.RawMessage) (string, error) {
-		var res abi.ListPromptsResult
-		err := json.Unmarshal(raw, &res)
-		prompts = append(prompts, res.Prompts...)
-		return res.NextCursor, err
-	})
-	return prompts, err
+	return listAll(ctx, p, abi.ExportListPrompts, func(r *abi.ListPromptsResult) ([]abi.Prompt, string) { return r.Prompts, r.NextCursor })
 }
 
 func (p *Plugin) listResources(ctx context.Context) ([]abi.Resource, error) {
-	var resources []abi.Resource
-	err := p.list(ctx, abi.ExportListResources, func(raw json.RawMessage) (string, error) {
-		var res abi.ListResourcesResult
-		err := json.Unmarshal(raw, &res)
-		resources = append(resources, res.Resources...)
-		return res.NextCursor, err
-	})
-	return resources, err
+	return listAll(ctx, p, abi.ExportListResources, func(r *abi.ListResourcesResult) ([]abi.Resource, string) { return r.Resources, r.NextCursor })
 }
 
 func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTemplate, error) {
-	var templates []abi.ResourceTemplate
-	err := p.list(ctx, abi.ExportListResourceTemplates, func(raw json.RawMessage) (string, error) {
-		var res abi.ListResourceTemplatesResult
-		err := json.Unmarshal(raw, &res)
-		templates = append(templates, res.ResourceTemplates...)
-		return res.NextCursor, err
+	return listAll(ctx, p, abi.ExportListResourceTemplates, func(r *abi.ListResourceTemplatesResult) ([]abi.ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
 	})
-	return templates, err
 }
 
 // callTool runs a tool by its plugin-side name.

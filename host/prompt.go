@@ -8,27 +8,13 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-type listPromptsResult struct {
-	Prompts    []abi.Prompt `json:"prompts"`
-	NextCursor string       `json:"nextCursor,omitempty"`
-}
-
 func handleListPrompts(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	c := req.sess.srv.Catalog()
-	start, end, next, err := page("prompts", p.Cursor, len(c.prompts), req.sess.srv.opts.PageSize)
+	prompts, next, err := listPage(req, params, "prompts", req.sess.srv.Catalog().prompts,
+		func(e *promptEntry, v string) abi.Prompt { return downgradePrompt(e.prompt, v) })
 	if err != nil {
 		return nil, err
 	}
-	version := req.sess.Version()
-	res := listPromptsResult{Prompts: make([]abi.Prompt, 0, end-start), NextCursor: next}
-	for _, e := range c.prompts[start:end] {
-		res.Prompts = append(res.Prompts, downgradePrompt(e.prompt, version))
-	}
-	return res, nil
+	return abi.ListPromptsResult{Prompts: prompts, NextCursor: next}, nil
 }
 
 // handleGetPrompt checks required arguments, then asks the owning plugin.

@@ -7,50 +7,22 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-type listResourcesResult struct {
-	Resources  []abi.Resource `json:"resources"`
-	NextCursor string         `json:"nextCursor,omitempty"`
-}
-
-type listResourceTemplatesResult struct {
-	ResourceTemplates []abi.ResourceTemplate `json:"resourceTemplates"`
-	NextCursor        string                 `json:"nextCursor,omitempty"`
-}
-
 func handleListResources(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	c := req.sess.srv.Catalog()
-	start, end, next, err := page("resources", p.Cursor, len(c.resources), req.sess.srv.opts.PageSize)
+	resources, next, err := listPage(req, params, "resources", req.sess.srv.Catalog().resources,
+		func(e *resourceEntry, v string) abi.Resource { return downgradeResource(e.resource, v) })
 	if err != nil {
 		return nil, err
 	}
-	version := req.sess.Version()
-	res := listResourcesResult{Resources: make([]abi.Resource, 0, end-start), NextCursor: next}
-	for _, e := range c.resources[start:end] {
-		res.Resources = append(res.Resources, downgradeResource(e.resource, version))
-	}
-	return res, nil
+	return abi.ListResourcesResult{Resources: resources, NextCursor: next}, nil
 }
 
 func handleListResourceTemplates(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	c := req.sess.srv.Catalog()
-	start, end, next, err := page("templates", p.Cursor, len(c.templates), req.sess.srv.opts.PageSize)
+	templates, next, err := listPage(req, params, "templates", req.sess.srv.Catalog().templates,
+		func(e *templateEntry, v string) abi.ResourceTemplate { return downgradeTemplate(e.template, v) })
 	if err != nil {
 		return nil, err
 	}
-	version := req.sess.Version()
-	res := listResourceTemplatesResult{ResourceTemplates: make([]abi.ResourceTemplate, 0, end-start), NextCursor: next}
-	for _, e := range c.templates[start:end] {
-		res.ResourceTemplates = append(res.ResourceTemplates, downgradeTemplate(e.template, version))
-	}
-	return res, nil
+	return abi.ListResourceTemplatesResult{ResourceTemplates: templates, NextCursor: next}, nil
 }
 
 // handleReadResource routes the URI to the plugin that lists it or whose

@@ -8,27 +8,13 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-type listToolsResult struct {
-	Tools      []abi.Tool `json:"tools"`
-	NextCursor string     `json:"nextCursor,omitempty"`
-}
-
 func handleListTools(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	c := req.sess.srv.Catalog()
-	start, end, next, err := page("tools", p.Cursor, len(c.tools), req.sess.srv.opts.PageSize)
+	tools, next, err := listPage(req, params, "tools", req.sess.srv.Catalog().tools,
+		func(e *toolEntry, v string) abi.Tool { return downgradeTool(e.tool, v) })
 	if err != nil {
 		return nil, err
 	}
-	version := req.sess.Version()
-	res := listToolsResult{Tools: make([]abi.Tool, 0, end-start), NextCursor: next}
-	for _, e := range c.tools[start:end] {
-		res.Tools = append(res.Tools, downgradeTool(e.tool, version))
-	}
-	return res, nil
+	return abi.ListToolsResult{Tools: tools, NextCursor: next}, nil
 }
 
 // handleCallTool validates the arguments against the tool's inputSchema,

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -70,11 +70,13 @@ func testWasm(t testing.TB, name string) []byte {
 }
 
 func buildPlugin(name string) ([]byte, error) {
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
 	out := filepath.Join(wasmDir, name+".wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./testdata/"+name)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building test plugin %s: %v\n%s", name, err, msg)
+	if err := plugintest.BuildTo(root, "sandbox/testdata/"+name, out); err != nil {
+		return nil, err
 	}
 	wasm, err := os.ReadFile(out)
 	if err != nil {

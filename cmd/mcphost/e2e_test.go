@@ -429,3 +429,23 @@ func TestStdinEOFShutsDownCleanly(t *testing.T) {
 		t.Fatal("server did not exit after stdin EOF")
 	}
 }
+
+// TestRepoConfigServesEveryExample checks that ./mcphost.toml grants each
+// example what its manifest asks for, so `make serve` loads all of them.
+func TestRepoConfigServesEveryExample(t *testing.T) {
+	f := newFixture(t, "", examples...)
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.config = filepath.Join(root, "mcphost.toml")
+	cs := f.connect(t, "2025-11-25", nil)
+	caps := cs.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil {
+		t.Fatalf("capabilities %+v: an example did not load with the repo config", caps)
+	}
+	read, err := cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: "file:///files/README.md"})
+	if err != nil || len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, "files") {
+		t.Fatalf("reading the files example's README through the repo config: %v %+v", err, read)
+	}
+}

@@ -48,10 +48,10 @@ func Build(t testing.TB, pkgDir string) string {
 	return out
 }
 
-// BuildTo compiles the plugin in pkgDir (relative to root) into out and
-// embeds its manifest.json when there is one.
+// BuildTo compiles the plugin in pkgDir (relative to root) into out with the
+// flags of `make examples` and embeds its manifest.json when there is one.
 func BuildTo(root, pkgDir, out string) error {
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, "./"+filepath.ToSlash(pkgDir))
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s", "-o", out, "./"+filepath.ToSlash(pkgDir))
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -19,6 +17,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 )
@@ -29,9 +28,6 @@ import (
 var examples = []string{"prompts", "files", "tools"}
 
 var (
-	buildOnce   sync.Once
-	buildDir    string
-	buildErr    error
 	cache       = wazero.NewCompilationCache()
 	raceEnabled bool // set in race_test.go
 )
@@ -43,62 +39,14 @@ func runtimeConfig() wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig().WithCompilationCache(cache)
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-// wasmPath builds the examples (once) and returns the path of one, with
-// its manifest embedded as `mcphost manifest embed` does.
+// wasmPath builds an example (once per run) and returns its path, with its
+// manifest embedded as `make examples` does.
 func wasmPath(t *testing.T, name string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds WebAssembly plugins")
 	}
-	buildOnce.Do(func() { buildDir, buildErr = buildExamples() })
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, name+".wasm")
-}
-
-func buildExamples() (string, error) {
-	dir, err := os.MkdirTemp("", "mcphost-examples-")
-	if err != nil {
-		return "", err
-	}
-	errs := make([]error, len(examples))
-	var wg sync.WaitGroup
-	for i, name := range examples {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out := filepath.Join(dir, name+".wasm")
-			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s", "-o", out, "./"+name)
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if b, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("building %s: %v\n%s", name, err, b)
-				return
-			}
-			manifest, err := os.ReadFile(filepath.Join(name, "manifest.json"))
-			if err == nil {
-				var m abi.Manifest
-				if err = json.Unmarshal(manifest, &m); err == nil {
-					compact, _ := json.Marshal(m)
-					var wasm []byte
-					if wasm, err = os.ReadFile(out); err == nil {
-						err = os.WriteFile(out, abi.AppendCustomSection(wasm, abi.ManifestSection, compact), 0o644)
-					}
-				}
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	return dir, errors.Join(errs...)
+	return plugintest.Build(t, "plugins/examples/"+name)
 }
 
 // host records the calls a plugin makes to the mcphost host functions and

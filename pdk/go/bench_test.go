@@ -1,0 +1,46 @@
+//go:build !wasm
+
+package pdk
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// The call_tool benchmarks run the whole dispatch (input transfer, decoding,
+// validation, the tool, encoding, output transfer) on the fake kernel.
+
+type benchArgs struct {
+	Bytes int    `json:"bytes" jsonschema:"minimum=0"`
+	Pad   string `json:"pad,omitempty"`
+}
+
+func benchCallTool(b *testing.B, args benchArgs) {
+	k := newFakeKernel(b)
+	freshRegistry(b)
+	Tool("flood", "Returns a text of the given size.", func(_ *Context, a benchArgs) (string, error) {
+		return strings.Repeat("x", a.Bytes), nil
+	})
+	raw, err := json.Marshal(args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := mustJSON(b, request(abi.CallToolParams{Name: "flood", Arguments: raw}, abi.Context{ID: json.RawMessage("1")}))
+	b.SetBytes(int64(len(in) + args.Bytes))
+	b.ReportAllocs()
+	for b.Loop() {
+		k.arena = k.arena[:64] // forget the previous call's blocks
+		clear(k.blocks)
+		if rc, _, errText := k.call(handleCallTool, in); rc != 0 {
+			b.Fatal(errText)
+		}
+	}
+}
+
+func BenchmarkCallToolInput64K(b *testing.B)  { benchCallTool(b, benchArgs{Pad: strings.Repeat("x", 64<<10)}) }
+func BenchmarkCallToolInput2M(b *testing.B)   { benchCallTool(b, benchArgs{Pad: strings.Repeat("x", 2<<20)}) }
+func BenchmarkCallToolOutput64K(b *testing.B) { benchCallTool(b, benchArgs{Bytes: 64 << 10}) }
+func BenchmarkCallToolOutput2M(b *testing.B)  { benchCallTool(b, benchArgs{Bytes: 2 << 20}) }
