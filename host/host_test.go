@@ -134,7 +134,7 @@ func result(t *testing.T, m map[string]any) map[string]any {
 var objectSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
 
 func toolsPlugin(name string, tools ...abi.Tool) *Plugin {
-	return NewPlugin(name, "", nil, fakeRuntime{
+	return NewPlugin(name, "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: tools}),
 		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
 			var input struct {
@@ -300,7 +300,7 @@ func TestSameToolNameInTwoPluginsIsNeverShadowed(t *testing.T) {
 func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
 	var structured any = map[string]any{"sum": 3}
-	plugin := NewPlugin("p", "", nil, fakeRuntime{
+	plugin := NewPlugin("p", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{
 			{Name: "good", Title: "Good", InputSchema: objectSchema, OutputSchema: out},
 			{Name: "liar", InputSchema: objectSchema, OutputSchema: out},
@@ -380,7 +380,7 @@ func TestBatchesOnlyOn20250326(t *testing.T) {
 func TestCancelledRequestStopsThePluginAndGetsNoResponse(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	plugin := NewPlugin("slow", "", nil, fakeRuntime{
+	plugin := NewPlugin("slow", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "wait", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
 		abi.ExportCallTool: func(ctx context.Context, _ []byte) ([]byte, error) {
 			close(started)
@@ -416,7 +416,7 @@ func TestProgressReachesTheClientOnlyWithTheRequestsToken(t *testing.T) {
 			progress = f.Fn
 		}
 	}
-	plugin := NewPlugin("p", "", nil, fakeRuntime{
+	plugin := NewPlugin("p", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "job", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
 		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
 			var input abi.Input
@@ -457,7 +457,7 @@ func TestResourcesRouteByURIAndTemplate(t *testing.T) {
 		_ = json.Unmarshal(in, &input)
 		return json.Marshal(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: input.Request.URI, Text: "body of " + input.Request.URI}}})
 	}
-	plugin := NewPlugin("docs", "", nil, fakeRuntime{
+	plugin := NewPlugin("docs", "", fakeRuntime{
 		abi.ExportListResources:         returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "docs://readme", Name: "readme"}, {URI: "not a uri", Name: "bad"}}}),
 		abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{ResourceTemplates: []abi.ResourceTemplate{{URITemplate: "docs://pages/{page}", Name: "page"}}}),
 		abi.ExportReadResource:          read,
@@ -480,7 +480,7 @@ func TestResourcesRouteByURIAndTemplate(t *testing.T) {
 
 func TestCompletionIsRoutedAndCapped(t *testing.T) {
 	var seen abi.CompleteParams
-	plugin := NewPlugin("p", "pre_", nil, fakeRuntime{
+	plugin := NewPlugin("p", "pre_", fakeRuntime{
 		abi.ExportListPrompts: returns(abi.ListPromptsResult{Prompts: []abi.Prompt{{Name: "review", Arguments: []abi.PromptArgument{{Name: "language", Required: true}}}}}),
 		abi.ExportGetPrompt:   returns(abi.GetPromptResult{Messages: []abi.PromptMessage{{Role: "user", Content: abi.Content{Type: "text", Text: "hi"}}}}),
 		abi.ExportComplete: func(_ context.Context, in []byte) ([]byte, error) {
@@ -514,5 +514,40 @@ func TestCompletionIsRoutedAndCapped(t *testing.T) {
 	}
 	if code := errCode(t, h.call(t, 3, "prompts/get", map[string]any{"name": "nope"})); code != CodeInvalidParams {
 		t.Fatalf("unknown prompt: code %d", code)
+	}
+}
+
+func TestRequestsOnOneSessionRunConcurrently(t *testing.T) {
+	// Each call waits until both are in flight: served one after the other,
+	// the first would give up.
+	var mu sync.Mutex
+	inFlight := 0
+	both := make(chan struct{})
+	plugin := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "meet", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
+		abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
+			mu.Lock()
+			inFlight++
+			if inFlight == 2 {
+				close(both)
+			}
+			mu.Unlock()
+			select {
+			case <-both:
+				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "met"}}})
+			case <-time.After(3 * time.Second):
+				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "the other call never came"}
+			}
+		},
+	})
+	h := newHarness(t, plugin)
+	h.init(t, Version20251125)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}`)
+	for range 2 {
+		res := result(t, h.out.next(t))
+		if res["isError"] == true {
+			t.Fatalf("calls were not concurrent: %v", res)
+		}
 	}
 }

@@ -106,7 +106,7 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	}
 	sum := sha256.Sum256(wasm)
 	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	return NewPlugin(name, pc.Prefix, manifest, rt), nil
+	return NewPlugin(name, pc.Prefix, rt), nil
 }
 
 func configName(cfg *config.Config) string {

@@ -25,8 +25,6 @@ type Plugin struct {
 	Name string
 	// Prefix is prepended to the names of its tools and prompts.
 	Prefix string
-	// Manifest is what the plugin declared, or nil.
-	Manifest *abi.Manifest
 
 	rt     Runtime
 	legacy bool // speaks the v1 describe/call interface
@@ -34,10 +32,10 @@ type Plugin struct {
 
 // NewPlugin wraps a runtime. A plugin that exports describe and call but
 // none of the v2 exports speaks the legacy v1 interface.
-func NewPlugin(name, prefix string, manifest *abi.Manifest, rt Runtime) *Plugin {
+func NewPlugin(name, prefix string, rt Runtime) *Plugin {
 	legacy := rt.HasExport(abi.ExportV1Describe) && rt.HasExport(abi.ExportV1Call) &&
 		!slices.ContainsFunc(v2Exports, rt.HasExport)
-	return &Plugin{Name: name, Prefix: prefix, Manifest: manifest, rt: rt, legacy: legacy}
+	return &Plugin{Name: name, Prefix: prefix, rt: rt, legacy: legacy}
 }
 
 var v2Exports = []string{

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 )
 
@@ -28,9 +27,6 @@ type Server struct {
 	opts    Options
 	logger  *slog.Logger
 	catalog atomic.Pointer[Catalog]
-
-	mu       sync.Mutex
-	sessions map[*Session]struct{}
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.
@@ -47,7 +43,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: opts.Logger, sessions: map[*Session]struct{}{}}
+	s := &Server{opts: opts, logger: opts.Logger}
 	if catalog == nil {
 		catalog = &Catalog{}
 	}

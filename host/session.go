@@ -35,11 +35,7 @@ type Session struct {
 // NewSession starts a session whose server-initiated messages go to out.
 func (s *Server) NewSession(out Outbound) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, closeCtx: ctx, cancelClose: cancel}
-	s.mu.Lock()
-	s.sessions[sess] = struct{}{}
-	s.mu.Unlock()
-	return sess
+	return &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, closeCtx: ctx, cancelClose: cancel}
 }
 
 // Version returns the negotiated protocol version, or "" before initialize.
@@ -207,13 +203,10 @@ func toRPCError(err error) *RPCError {
 // Wait blocks until every request the session started has finished.
 func (sess *Session) Wait() { sess.wg.Wait() }
 
-// Close cancels the session's in-flight requests and forgets the session.
+// Close cancels the session's in-flight requests; it takes no new ones.
 func (sess *Session) Close() {
 	sess.mu.Lock()
 	sess.closed = true
 	sess.mu.Unlock()
 	sess.cancelClose()
-	sess.srv.mu.Lock()
-	delete(sess.srv.sessions, sess)
-	sess.srv.mu.Unlock()
 }

@@ -36,6 +36,9 @@ func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (
 	if len(p.Arguments) > 0 && p.Arguments[0] != '{' && string(p.Arguments) != "null" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: arguments must be an object")
 	}
+	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
+		p.Arguments = json.RawMessage("{}")
+	}
 	if err := e.inputSchema.validate(p.Arguments); err != nil {
 		return toolError(fmt.Sprintf("invalid arguments for tool %s: %v", p.Name, err)), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ type fixture struct {
 // newFixture builds the named plugins into a fresh folder and writes a
 // config that grants the examples what they need, pages lists by two and
 // adds extra (more TOML) at the end.
-func newFixture(t *testing.T, extra string, plugins ...string) fixture {
+func newFixture(t testing.TB, extra string, plugins ...string) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	pluginDir := filepath.Join(dir, "plugins")
@@ -447,5 +448,67 @@ func TestRepoConfigServesEveryExample(t *testing.T) {
 	read, err := cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: "file:///files/README.md"})
 	if err != nil || len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, "files") {
 		t.Fatalf("reading the files example's README through the repo config: %v %+v", err, read)
+	}
+}
+
+func TestSIGTERMStopsABusyServerPromptly(t *testing.T) {
+	f := newFixture(t, "[plugins.hostile]\ntimeout = \"60s\"\n", "plugins/testdata/hostile")
+	s := startRaw(t, f)
+	s.roundTrip(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"millis":50000}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // let the call start
+	start := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server still running 10s after SIGTERM with a call in flight")
+	}
+	t.Logf("stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+}
+
+func TestPluginAskingForUngrantedCapabilitiesIsRefused(t *testing.T) {
+	f := newFixture(t, "", "plugins/examples/tools", "plugins/examples/prompts")
+	cfg, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Take away the grant the tools example's manifest asks for.
+	stripped := strings.Replace(string(cfg), `host_functions = ["notify_progress", "notify_logging_message"]`, "", 1)
+	if err := os.WriteFile(f.config, []byte(stripped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(mcphostBin, "serve", "--plugins", f.plugins, "--config", f.config)
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	logs := stderr.String()
+	if !strings.Contains(logs, "tools.wasm: plugin needs grants it does not have") || !strings.Contains(logs, `host_functions = [\"notify_progress\"]`) {
+		t.Fatalf("want the refusal with the config line to add, got:\n%s", logs)
+	}
+	var init struct {
+		Result struct {
+			Capabilities map[string]any `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &init); err != nil {
+		t.Fatal(err)
+	}
+	if init.Result.Capabilities["tools"] != nil || init.Result.Capabilities["prompts"] == nil {
+		t.Fatalf("want tools refused and prompts served, capabilities %v", init.Result.Capabilities)
 	}
 }
