@@ -395,14 +395,14 @@ func TestMalformedInputGetsTheRightErrorCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line, want := range map[string]float64{
-		`{"jsonrpc":"2.0","id":3,"method":"tools/list"`:                                   -32700,
-		`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`:                              -32601,
-		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}`:              -32602,
-		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}`:         -32602,
-		`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"loud"}}`:  -32602,
-		`{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"x://none"}}`:  -32002,
-		`{"jsonrpc":"2.0","id":[9],"method":"ping"}`:                                      -32600,
-		`{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"bogus"}}`:     -32602,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"`:                                    -32700,
+		`{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`:                               -32601,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}`:               -32602,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}`:          -32602,
+		`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"loud"}}`:   -32602,
+		`{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"x://none"}}`:   -32002,
+		`{"jsonrpc":"2.0","id":[9],"method":"ping"}`:                                       -32600,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"bogus"}}`:      -32602,
 		`{"jsonrpc":"2.0","id":11,"method":"prompts/get","params":{"name":"code_review"}}`: -32602,
 	} {
 		if c := code(s.roundTrip(t, line)); c != want {
