@@ -306,6 +306,7 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 			{Name: "liar", InputSchema: objectSchema, OutputSchema: out},
 			{Name: "fails", InputSchema: objectSchema},
 			{Name: "refuses", InputSchema: objectSchema},
+			{Name: "plain", InputSchema: objectSchema},
 			{Name: "bad name!", InputSchema: objectSchema},
 			{Name: "noschema"},
 		}}),
@@ -321,6 +322,8 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "x"}}, StructuredContent: map[string]any{"sum": "three"}})
 			case "fails":
 				return nil, &sandbox.CallError{Kind: sandbox.KindTimeout, Message: "timed out after 1s"}
+			case "plain":
+				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "the city is unknown"}
 			default:
 				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: `{"code":-32602,"message":"refused: bad input"}`}
 			}
@@ -330,8 +333,9 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 	h.init(t, Version20251125)
 	list := result(t, h.call(t, 1, "tools/list", map[string]any{}))
 	list2 := result(t, h.call(t, 2, "tools/list", map[string]any{"cursor": list["nextCursor"]}))
-	if n := len(list["tools"].([]any)) + len(list2["tools"].([]any)); n != 4 {
-		t.Fatalf("want 4 valid tools listed (bad name and missing schema left out), got %d", n)
+	list3 := result(t, h.call(t, 20, "tools/list", map[string]any{"cursor": list2["nextCursor"]}))
+	if n := len(list["tools"].([]any)) + len(list2["tools"].([]any)) + len(list3["tools"].([]any)); n != 5 {
+		t.Fatalf("want 5 valid tools listed (bad name and missing schema left out), got %d", n)
 	}
 	res := result(t, h.call(t, 3, "tools/call", map[string]any{"name": "good", "arguments": map[string]any{"n": 1}}))
 	if res["structuredContent"] == nil || res["isError"] == true {
@@ -344,6 +348,10 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 	res = result(t, h.call(t, 5, "tools/call", map[string]any{"name": "fails", "arguments": map[string]any{"n": 1}}))
 	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "timed out") {
 		t.Fatalf("fails: %v", res)
+	}
+	res = result(t, h.call(t, 7, "tools/call", map[string]any{"name": "plain", "arguments": map[string]any{"n": 1}}))
+	if text := res["content"].([]any)[0].(map[string]any)["text"]; res["isError"] != true || text != "the city is unknown" {
+		t.Fatalf("a plugin's error text must reach the model as it is: %v", res)
 	}
 	if code := errCode(t, h.call(t, 6, "tools/call", map[string]any{"name": "refuses", "arguments": map[string]any{"n": 1}})); code != CodeInvalidParams {
 		t.Fatalf("plugin-chosen protocol error: code %d", code)

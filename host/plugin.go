@@ -90,8 +90,12 @@ func (p *Plugin) failure(export string, err error) error {
 			return &pluginError{rpc: RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}, explicit: true}
 		}
 	}
+	msg := ce.Message // the plugin's own words, for the model to read
+	if ce.Kind != sandbox.KindPlugin {
+		msg = fmt.Sprintf("plugin %s: %s: %s", p.Name, ce.Kind, ce.Message)
+	}
 	return &pluginError{
-		rpc:      RPCError{Code: CodeInternalError, Message: fmt.Sprintf("plugin %s: %s", p.Name, ce.Error())},
+		rpc:      RPCError{Code: CodeInternalError, Message: msg},
 		canceled: ce.Kind == sandbox.KindCanceled,
 	}
 }
