@@ -19,6 +19,9 @@ func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFu
 	impl := map[string]func(ctx context.Context, in []byte) ([]byte, error){
 		abi.HostNotifyLoggingMessage: s.notifyLoggingMessage(plugin),
 		abi.HostNotifyProgress:       notifyProgress,
+		abi.HostCreateMessage:        createMessage,
+		abi.HostCreateElicitation:    createElicitation,
+		abi.HostListRoots:            listRoots,
 	}
 	fns := make([]sandbox.HostFunction, 0, len(hostSignatures))
 	for _, sig := range hostSignatures {

@@ -26,6 +26,8 @@ type Session struct {
 	clientCaps  json.RawMessage // capabilities the client declared
 	logLevel    logLevel
 	inflight    map[string]*request
+	pending     map[string]chan *message // requests sent to the client, by id
+	nextID      int64
 	closed      bool
 	wg          sync.WaitGroup
 	closeCtx    context.Context
@@ -35,7 +37,7 @@ type Session struct {
 // NewSession starts a session whose server-initiated messages go to out.
 func (s *Server) NewSession(out Outbound) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, closeCtx: ctx, cancelClose: cancel}
+	return &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
 }
 
 // Version returns the negotiated protocol version, or "" before initialize.
@@ -134,7 +136,7 @@ func (b *batchCollector) encode() []byte {
 func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
 	switch {
 	case m.isResponse():
-		sess.srv.logger.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		sess.deliver(m)
 		return nil
 	case m.isNotification():
 		sess.handleNotification(m)

@@ -1,0 +1,94 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// clientCapabilities is what a client declared it can do for the server.
+type clientCapabilities struct {
+	Sampling *struct {
+		Tools   *struct{} `json:"tools"`
+		Context *struct{} `json:"context"`
+	} `json:"sampling"`
+	Elicitation *struct {
+		Form *struct{} `json:"form"`
+		URL  *struct{} `json:"url"`
+	} `json:"elicitation"`
+	Roots *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"roots"`
+}
+
+// errClientCannot is the error of a host function the client cannot serve.
+type errClientCannot struct{ what string }
+
+func (e errClientCannot) Error() string { return "the client cannot serve this: " + e.what }
+
+// callClient sends a request to the session's client on reply (the stream of
+// the client request being served) and waits for the answer, for ctx to end,
+// or for the session to close. On ctx end it tells the client the request
+// is cancelled.
+func (sess *Session) callClient(ctx context.Context, reply Outbound, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
+		return nil, errors.New("the session is closed")
+	}
+	sess.nextID++
+	id := json.RawMessage(strconv.Quote("mcphost-" + strconv.FormatInt(sess.nextID, 10)))
+	answer := make(chan *message, 1)
+	sess.pending[string(id)] = answer
+	sess.mu.Unlock()
+	defer func() {
+		sess.mu.Lock()
+		delete(sess.pending, string(id))
+		sess.mu.Unlock()
+	}()
+
+	msg, _ := json.Marshal(message{JSONRPC: "2.0", ID: id, Method: method, Params: raw})
+	if err := reply.Send(msg); err != nil {
+		return nil, fmt.Errorf("sending %s to the client: %w", method, err)
+	}
+	select {
+	case m := <-answer:
+		if m.Error != nil {
+			return nil, fmt.Errorf("the client answered %s with an error: %s (%d)", method, m.Error.Message, m.Error.Code)
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		_ = reply.Send(encodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the plugin call ended"}))
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	case <-sess.closeCtx.Done():
+		return nil, errors.New("the session closed before the client answered")
+	}
+}
+
+// deliver hands a client's response to the request waiting for it.
+func (sess *Session) deliver(m *message) {
+	sess.mu.Lock()
+	answer, ok := sess.pending[string(m.ID)]
+	sess.mu.Unlock()
+	if !ok {
+		sess.srv.logger.Debug("ignoring a response to no pending request", "id", string(m.ID))
+		return
+	}
+	answer <- m
+}
+
+// capabilities returns what the client declared at initialize.
+func (sess *Session) capabilities() clientCapabilities {
+	sess.mu.Lock()
+	raw := sess.clientCaps
+	sess.mu.Unlock()
+	var caps clientCapabilities
+	_ = json.Unmarshal(raw, &caps)
+	return caps
+}

@@ -1,0 +1,99 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// hostFn returns the implementation of a granted host function.
+func hostFn(t *testing.T, name string) func(context.Context, []byte) ([]byte, error) {
+	t.Helper()
+	for _, f := range (&Server{}).HostFunctions("p", []string{name}) {
+		if f.Name == name {
+			return f.Fn
+		}
+	}
+	t.Fatalf("no host function %s", name)
+	return nil
+}
+
+// callerPlugin has one tool that calls a host function with the tool's
+// arguments as input and returns what it answered (or its error) as text.
+func callerPlugin(fn func(context.Context, []byte) ([]byte, error)) *Plugin {
+	return NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
+		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
+			var input struct {
+				Request abi.CallToolParams `json:"request"`
+			}
+			_ = json.Unmarshal(in, &input)
+			out, err := fn(ctx, input.Request.Arguments)
+			text := string(out)
+			if err != nil {
+				text = "error: " + err.Error()
+			}
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}})
+		},
+	})
+}
+
+func initWithCaps(t *testing.T, h *harness, version string, caps string) {
+	t.Helper()
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":` + caps + `,"clientInfo":{"name":"t","version":"1"}}}`)
+	h.out.next(t)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+func TestSamplingRoundTripsThroughTheClient(t *testing.T) {
+	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateMessage)))
+	initWithCaps(t, h, Version20251125, `{"sampling":{}}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10,"bogus":1}}}`)
+	req := h.out.next(t)
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want a sampling request to the client, got %v", req)
+	}
+	if _, leaked := req["params"].(map[string]any)["bogus"]; leaked {
+		t.Fatalf("unknown plugin fields reached the client: %v", req["params"])
+	}
+	id, _ := json.Marshal(req["id"])
+	h.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
+	res := result(t, h.out.next(t))
+	if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, `"hello"`) {
+		t.Fatalf("plugin got %q", text)
+	}
+}
+
+func TestHostFunctionsFailClearlyWithoutTheClientCapability(t *testing.T) {
+	for name, args := range map[string]string{
+		abi.HostCreateMessage:     `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`,
+		abi.HostCreateElicitation: `{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
+		abi.HostListRoots:         `{}`,
+	} {
+		h := newHarness(t, callerPlugin(hostFn(t, name)))
+		initWithCaps(t, h, Version20251125, `{}`)
+		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":` + args + `}}`)
+		res := result(t, h.out.next(t))
+		if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "cannot serve") {
+			t.Errorf("%s without the capability: %q", name, text)
+		}
+	}
+}
+
+func TestElicitationNeedsAFlatFormAndA20250618Client(t *testing.T) {
+	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateElicitation)))
+	initWithCaps(t, h, Version20250326, `{"elicitation":{}}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}}}`)
+	if text := result(t, h.out.next(t))["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "cannot serve") {
+		t.Errorf("elicitation on 2025-03-26: %q", text)
+	}
+	h2 := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateElicitation)))
+	initWithCaps(t, h2, Version20251125, `{"elicitation":{"form":{}}}`)
+	h2.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"object"}}}}}}`)
+	if text := result(t, h2.out.next(t))["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "not allowed in a flat form") {
+		t.Errorf("nested form: %q", text)
+	}
+}
