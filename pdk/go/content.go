@@ -77,10 +77,9 @@ func structuredResult(v any) (*abi.CallToolResult, error) {
 	}
 	structured := json.RawMessage(b)
 	if len(b) == 0 || b[0] != '{' {
-		structured, err = json.Marshal(map[string]json.RawMessage{"result": b})
-		if err != nil {
-			return nil, err
-		}
+		// What json.Marshal(map[string]json.RawMessage{"result": b}) writes,
+		// without scanning b again: b is already compact.
+		structured = append(append([]byte(`{"result":`), b...), '}')
 	}
 	return &abi.CallToolResult{Content: []abi.Content{Text(string(b))}, StructuredContent: structured}, nil
 }

@@ -115,10 +115,10 @@ func hostResult(function string, offset uint64, out any) error {
 		return &HostError{Function: function, Code: abi.CodeInternalError, Message: "no result"}
 	}
 	var fail abi.HostFunctionError
-	if json.Unmarshal(b, &fail) == nil && fail.Error != nil {
+	if unmarshal(b, &fail) == nil && fail.Error != nil {
 		return &HostError{Function: function, Code: fail.Error.Code, Message: fail.Error.Message}
 	}
-	if err := json.Unmarshal(b, out); err != nil {
+	if err := unmarshal(b, out); err != nil {
 		return &HostError{Function: function, Code: abi.CodeInternalError, Message: "invalid result: " + err.Error()}
 	}
 	return nil

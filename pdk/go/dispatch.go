@@ -2,7 +2,6 @@ package pdk
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,7 +27,7 @@ func run(h handler) (rc int32) {
 	out, err := h(readInput())
 	var b []byte
 	if err == nil {
-		b, err = json.Marshal(out)
+		b, err = marshal(out)
 	}
 	if err != nil {
 		setError(errorText(err))
@@ -42,7 +41,7 @@ func run(h handler) (rc int32) {
 func decodeInput(in []byte, request any) (*Context, error) {
 	var input abi.Input
 	if len(bytes.TrimSpace(in)) > 0 {
-		if err := json.Unmarshal(in, &input); err != nil {
+		if err := unmarshal(in, &input); err != nil {
 			return nil, InvalidParams("invalid input: %v", err)
 		}
 	}
@@ -50,10 +49,14 @@ func decodeInput(in []byte, request any) (*Context, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	if err := json.Unmarshal(raw, request); err != nil {
+	if err := unmarshal(raw, request); err != nil {
 		return nil, InvalidParams("invalid request: %v", err)
 	}
-	return newContext(input.Context, requestMeta(raw)), nil
+	var fallback abi.Meta
+	if input.Context.Meta == nil {
+		fallback = requestMeta(raw)
+	}
+	return newContext(input.Context, fallback), nil
 }
 
 // requestMeta returns the request params' _meta, used when the host did not
@@ -62,7 +65,7 @@ func requestMeta(raw []byte) abi.Meta {
 	var r struct {
 		Meta abi.Meta `json:"_meta"`
 	}
-	_ = json.Unmarshal(raw, &r)
+	_ = unmarshal(raw, &r)
 	return r.Meta
 }
 
@@ -70,7 +73,7 @@ func requestMeta(raw []byte) abi.Meta {
 func decodeListInput(in []byte) (*Context, error) {
 	var input abi.ListInput
 	if len(bytes.TrimSpace(in)) > 0 {
-		if err := json.Unmarshal(in, &input); err != nil {
+		if err := unmarshal(in, &input); err != nil {
 			return nil, InvalidParams("invalid input: %v", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package pdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -354,8 +355,7 @@ func outputSchema(t reflect.Type) (*schema, error) {
 // decodeArguments validates raw against s (when not nil) and decodes it
 // into args.
 func decodeArguments(raw json.RawMessage, s *schema, args any) error {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || string(trimmed) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	if s != nil {
@@ -367,7 +367,7 @@ func decodeArguments(raw json.RawMessage, s *schema, args any) error {
 			return err
 		}
 	}
-	if err := json.Unmarshal(raw, args); err != nil {
+	if err := unmarshal(raw, args); err != nil {
 		return describeUnmarshalError(err)
 	}
 	return nil
