@@ -7,8 +7,8 @@ PLUGINS   := $(BUILD_DIR)/plugins
 # Example plugins: each directory under plugins/examples with a manifest.
 EXAMPLES := $(notdir $(patsubst %/manifest.json,%,$(wildcard plugins/examples/*/manifest.json)))
 
-# Test-only plugins (go patterns skip testdata folders, so they are listed).
-TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard plugins/testdata/*/ sandbox/testdata/*/))
+# Test-only plugins in testdata folders (go patterns skip those, so they are listed).
+TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard sandbox/testdata/*/ pdk/go/testdata/*/))
 
 # Plugins are reactor modules: -buildmode=c-shared gives them the
 # _initialize export that runs package initialisation.
@@ -37,20 +37,38 @@ check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(WASM_ENV) $(GO) vet ./pdk/go/ ./plugins/examples/... $(TESTDATA_PLUGINS:%=./%)
+	$(WASM_ENV) $(GO) vet ./pdk/go/ ./plugins/... ./internal/testplugins/... $(TESTDATA_PLUGINS:%=./%)
 
 ## examples: build the example plugins into build/plugins/<name>.wasm, manifest embedded
 examples: $(BUILD_DIR)/mcphost $(EXAMPLES:%=$(PLUGINS)/%.wasm)
 
-# Always handed to go build (FORCE), which knows what is up to date.
-$(PLUGINS)/%.wasm: FORCE
-	@mkdir -p $(PLUGINS)
-	$(WASM_ENV) $(GO) build $(WASM_FLAGS) -o $@.tmp ./plugins/examples/$*
-	$(BUILD_DIR)/mcphost manifest embed $@.tmp plugins/examples/$*/manifest.json
+# build_plugin builds the plugin whose source (and manifest.json) is in
+# directory $(1) into $@, manifest embedded. Its rules are always handed to
+# go build (FORCE), which knows what is up to date.
+define build_plugin
+	@mkdir -p $(@D)
+	$(WASM_ENV) $(GO) build $(WASM_FLAGS) -o $@.tmp ./$(1)
+	$(BUILD_DIR)/mcphost manifest embed $@.tmp $(1)/manifest.json
 	@mv $@.tmp $@
+endef
+
+$(PLUGINS)/%.wasm: FORCE
+	$(call build_plugin,plugins/examples/$*)
 
 FORCE:
 
 ## clean: remove build outputs
 clean:
 	rm -rf $(BUILD_DIR)
+
+## conformance-plugin: build the conformance suite's fixtures into build/conformance/conformance.wasm
+conformance-plugin: $(BUILD_DIR)/conformance/conformance.wasm
+
+$(BUILD_DIR)/conformance/conformance.wasm: $(BUILD_DIR)/mcphost FORCE
+	$(call build_plugin,plugins/conformance)
+
+## conformance: run the official MCP conformance suite against mcphost (needs Node; see scripts/conformance.sh)
+conformance:
+	scripts/conformance.sh
+
+.PHONY: conformance-plugin conformance

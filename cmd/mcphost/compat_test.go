@@ -14,10 +14,10 @@ import (
 
 // These tests check that plugins built with another Extism PDK, the
 // official github.com/extism/go-pdk, load unchanged: a hyper-mcp "v2" style
-// plugin (plugins/testdata/hypermcp) and a v1 / mcp.run servlet
-// (plugins/testdata/servlet), neither with an mcphost manifest.
+// plugin (internal/testplugins/hypermcp) and a v1 / mcp.run servlet
+// (internal/testplugins/servlet), neither with an mcphost manifest.
 
-var compatPlugins = []string{"plugins/testdata/hypermcp", "plugins/testdata/servlet"}
+var compatPlugins = []string{"internal/testplugins/hypermcp", "internal/testplugins/servlet"}
 
 const grantHypermcpLogging = "[plugins.hypermcp]\nhost_functions = [\"notify_logging_message\"]\n"
 

@@ -298,7 +298,7 @@ func TestProgressReachesTheClient(t *testing.T) {
 func TestCancellingASlowCallInterruptsThePlugin(t *testing.T) {
 	// One instance only: if cancelling did not stop the busy plugin, the
 	// next call would wait for the 60 s timeout.
-	f := newFixture(t, "[plugins.hostile]\nmax_instances = 1\ntimeout = \"60s\"\n", "plugins/testdata/hostile")
+	f := newFixture(t, "[plugins.hostile]\nmax_instances = 1\ntimeout = \"60s\"\n", "internal/testplugins/hostile")
 	cs := f.connect(t, "2025-11-25", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -325,7 +325,7 @@ func TestHostilePluginIsContained(t *testing.T) {
 timeout = "2s"
 memory_mib = 64
 max_output_bytes = 1048576
-`, "plugins/testdata/hostile", "plugins/examples/tools")
+`, "internal/testplugins/hostile", "plugins/examples/tools")
 	cs := f.connect(t, "2025-11-25", nil)
 	ctx := ctxT(t)
 	for tool, want := range map[string]string{
@@ -468,7 +468,7 @@ func TestRepoConfigServesEveryExample(t *testing.T) {
 }
 
 func TestSIGTERMStopsABusyServerPromptly(t *testing.T) {
-	f := newFixture(t, "[plugins.hostile]\ntimeout = \"60s\"\n", "plugins/testdata/hostile")
+	f := newFixture(t, "[plugins.hostile]\ntimeout = \"60s\"\n", "internal/testplugins/hostile")
 	s := startRaw(t, f)
 	s.roundTrip(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
