@@ -272,7 +272,7 @@ func (c *Catalog) capabilities(version string) map[string]any {
 		caps["prompts"] = map[string]any{}
 	}
 	if len(c.resources) > 0 || len(c.templates) > 0 {
-		caps["resources"] = map[string]any{}
+		caps["resources"] = map[string]any{"subscribe": true}
 	}
 	if atLeast(version, Version20250326) && c.completes() {
 		caps["completions"] = map[string]any{}

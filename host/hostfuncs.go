@@ -17,11 +17,12 @@ import (
 // invoked them, found in the call's context.
 func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFunction {
 	impl := map[string]func(ctx context.Context, in []byte) ([]byte, error){
-		abi.HostNotifyLoggingMessage: s.notifyLoggingMessage(plugin),
-		abi.HostNotifyProgress:       notifyProgress,
-		abi.HostCreateMessage:        createMessage,
-		abi.HostCreateElicitation:    createElicitation,
-		abi.HostListRoots:            listRoots,
+		abi.HostNotifyLoggingMessage:  s.notifyLoggingMessage(plugin),
+		abi.HostNotifyProgress:        notifyProgress,
+		abi.HostCreateMessage:         createMessage,
+		abi.HostCreateElicitation:     createElicitation,
+		abi.HostListRoots:             listRoots,
+		abi.HostNotifyResourceUpdated: s.notifyResourceUpdated(plugin),
 	}
 	fns := make([]sandbox.HostFunction, 0, len(hostSignatures))
 	for _, sig := range hostSignatures {

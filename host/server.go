@@ -27,6 +27,7 @@ type Server struct {
 	opts    Options
 	logger  *slog.Logger
 	catalog atomic.Pointer[Catalog]
+	subs    subscriptions
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.
@@ -70,6 +71,8 @@ var methods = map[string]handlerFunc{
 	"resources/read":           handleReadResource,
 	"completion/complete":      handleComplete,
 	"logging/setLevel":         handleSetLevel,
+	"resources/subscribe":      handleSubscribe,
+	"resources/unsubscribe":    handleUnsubscribe,
 }
 
 func handlePing(context.Context, *request, json.RawMessage) (any, error) {

@@ -211,4 +211,5 @@ func (sess *Session) Close() {
 	sess.closed = true
 	sess.mu.Unlock()
 	sess.cancelClose()
+	sess.srv.subs.forget(sess)
 }

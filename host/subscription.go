@@ -1,0 +1,118 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// subscriptions records which sessions subscribed to which resource URIs.
+type subscriptions struct {
+	mu     sync.Mutex
+	byURI  map[string]map[*Session]struct{}
+	byUser map[*Session]map[string]struct{}
+}
+
+func (s *subscriptions) add(sess *Session, uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byURI == nil {
+		s.byURI, s.byUser = map[string]map[*Session]struct{}{}, map[*Session]map[string]struct{}{}
+	}
+	if s.byURI[uri] == nil {
+		s.byURI[uri] = map[*Session]struct{}{}
+	}
+	if s.byUser[sess] == nil {
+		s.byUser[sess] = map[string]struct{}{}
+	}
+	s.byURI[uri][sess] = struct{}{}
+	s.byUser[sess][uri] = struct{}{}
+}
+
+func (s *subscriptions) remove(sess *Session, uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byURI[uri], sess)
+	if len(s.byURI[uri]) == 0 {
+		delete(s.byURI, uri)
+	}
+	delete(s.byUser[sess], uri)
+}
+
+// forget drops every subscription of a session that ended.
+func (s *subscriptions) forget(sess *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uri := range s.byUser[sess] {
+		delete(s.byURI[uri], sess)
+		if len(s.byURI[uri]) == 0 {
+			delete(s.byURI, uri)
+		}
+	}
+	delete(s.byUser, sess)
+}
+
+// subscribers returns the sessions subscribed to uri.
+func (s *subscriptions) subscribers(uri string) []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Session, 0, len(s.byURI[uri]))
+	for sess := range s.byURI[uri] {
+		out = append(out, sess)
+	}
+	return out
+}
+
+type subscribeParams struct {
+	URI string `json:"uri"`
+}
+
+// handleSubscribe subscribes the session to updates of a resource some
+// plugin serves.
+func handleSubscribe(_ context.Context, req *request, params json.RawMessage) (any, error) {
+	var p subscribeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if req.sess.srv.Catalog().resolveResource(p.URI) == nil {
+		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
+	}
+	req.sess.srv.subs.add(req.sess, p.URI)
+	return struct{}{}, nil
+}
+
+func handleUnsubscribe(_ context.Context, req *request, params json.RawMessage) (any, error) {
+	var p subscribeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
+	}
+	req.sess.srv.subs.remove(req.sess, p.URI)
+	return struct{}{}, nil
+}
+
+// notifyResourceUpdated tells the sessions subscribed to a resource that it
+// changed. A plugin may only speak for resources it serves.
+func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, in []byte) ([]byte, error) {
+	return func(_ context.Context, in []byte) ([]byte, error) {
+		var p abi.ResourceUpdatedParams
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, fmt.Errorf("notify_resource_updated: bad input: %w", err)
+		}
+		owner := s.Catalog().resolveResource(p.URI)
+		if owner == nil || owner.Name != plugin {
+			return nil, errors.New("notify_resource_updated: " + p.URI + " is not a resource of this plugin")
+		}
+		msg := encodeNotification("notifications/resources/updated", p)
+		for _, sess := range s.subs.subscribers(p.URI) {
+			_ = sess.out.Send(msg)
+		}
+		return nil, nil
+	}
+}

@@ -1,0 +1,56 @@
+package host
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+func TestResourceUpdatesReachOnlySubscribers(t *testing.T) {
+	plugin := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://watched", Name: "watched"}}}),
+	})
+	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
+	var notify func(in string) error
+	for _, f := range srv.HostFunctions("p", []string{abi.HostNotifyResourceUpdated}) {
+		if f.Name == abi.HostNotifyResourceUpdated {
+			fn := f.Fn
+			notify = func(in string) error { _, err := fn(t.Context(), []byte(in)); return err }
+		}
+	}
+	subscriber, bystander := newRecorder(), newRecorder()
+	subSess, otherSess := srv.NewSession(subscriber), srv.NewSession(bystander)
+	h := &harness{srv: srv, sess: subSess, out: subscriber}
+	caps := result(t, h.init(t, Version20251125))["capabilities"].(map[string]any)
+	if caps["resources"].(map[string]any)["subscribe"] != true {
+		t.Fatalf("resources capability does not offer subscribe: %v", caps)
+	}
+	other := &harness{srv: srv, sess: otherSess, out: bystander}
+	other.init(t, Version20251125)
+
+	if r := h.call(t, 1, "resources/subscribe", map[string]any{"uri": "test://watched"}); r["result"] == nil {
+		t.Fatalf("subscribe: %v", r)
+	}
+	if code := errCode(t, h.call(t, 2, "resources/subscribe", map[string]any{"uri": "test://nothing"})); code != CodeResourceNotFound {
+		t.Fatalf("subscribing to an unknown resource: code %d", code)
+	}
+	if err := notify(`{"uri":"test://watched"}`); err != nil {
+		t.Fatal(err)
+	}
+	if m := subscriber.next(t); m["method"] != "notifications/resources/updated" {
+		t.Fatalf("subscriber got %v", m)
+	}
+	bystander.none(t, 50*time.Millisecond)
+	if err := notify(`{"uri":"test://someone-elses"}`); err == nil || !strings.Contains(err.Error(), "not a resource of this plugin") {
+		t.Fatalf("a plugin announcing another's resource: %v", err)
+	}
+	if r := h.call(t, 3, "resources/unsubscribe", map[string]any{"uri": "test://watched"}); r["result"] == nil {
+		t.Fatalf("unsubscribe: %v", r)
+	}
+	if err := notify(`{"uri":"test://watched"}`); err != nil {
+		t.Fatal(err)
+	}
+	subscriber.none(t, 50*time.Millisecond)
+}
