@@ -1,0 +1,884 @@
+//go:build !wasip1
+
+package conformance_test
+
+// These tests run the conformance plugin with the Extism Go SDK (as
+// plugins/examples does) and check each fixture against what the scenarios
+// of @modelcontextprotocol/conformance 0.1.16 check (README.md), plus the
+// exact values of the suite's reference server where the suite leaves them
+// open. The suite itself, over HTTP, is scripts/conformance.sh.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tetratelabs/wazero"
+)
+
+var (
+	cache       = wazero.NewCompilationCache()
+	raceEnabled bool // set in race_test.go
+)
+
+// redPixelPNG is the reference server's image (base64).
+const redPixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+func wasmPath(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a WebAssembly plugin")
+	}
+	return plugintest.Build(t, "plugins/conformance")
+}
+
+// host records the plugin's host function calls and answers them with
+// the reply function of each.
+type host struct {
+	mu      sync.Mutex
+	calls   []hostCall
+	replies map[string]func(in string) string
+}
+
+type hostCall struct {
+	Name  string
+	Input string
+	At    time.Time
+}
+
+func (h *host) callsTo(name string) []hostCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hostCall
+	for _, c := range h.calls {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (h *host) reset() {
+	h.mu.Lock()
+	h.calls = nil
+	h.replies = map[string]func(string) string{}
+	h.mu.Unlock()
+}
+
+func (h *host) reply(name string, fn func(in string) string) {
+	h.mu.Lock()
+	h.replies[name] = fn
+	h.mu.Unlock()
+}
+
+// Host function signatures: whether each takes and returns a memory handle.
+var hostSignatures = map[string]struct{ in, out bool }{
+	abi.HostCreateMessage:             {true, true},
+	abi.HostCreateElicitation:         {true, true},
+	abi.HostListRoots:                 {false, true},
+	abi.HostNotifyLoggingMessage:      {true, false},
+	abi.HostNotifyProgress:            {true, false},
+	abi.HostNotifyToolListChanged:     {false, false},
+	abi.HostNotifyPromptListChanged:   {false, false},
+	abi.HostNotifyResourceListChanged: {false, false},
+	abi.HostNotifyResourceUpdated:     {true, false},
+}
+
+func (h *host) functions() []extism.HostFunction {
+	var fns []extism.HostFunction
+	for _, name := range abi.HostFunctions {
+		sig := hostSignatures[name]
+		var params, results []extism.ValueType
+		if sig.in {
+			params = []extism.ValueType{extism.ValueTypeI64}
+		}
+		if sig.out {
+			results = []extism.ValueType{extism.ValueTypeI64}
+		}
+		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+			c := hostCall{Name: name, At: time.Now()}
+			if sig.in {
+				b, err := p.ReadBytes(stack[0])
+				if err != nil {
+					panic(err)
+				}
+				c.Input = string(b)
+			}
+			h.mu.Lock()
+			h.calls = append(h.calls, c)
+			reply := h.replies[name]
+			h.mu.Unlock()
+			if sig.out {
+				out := `{"error":{"code":-32603,"message":"not available"}}`
+				if reply != nil {
+					out = reply(c.Input)
+				}
+				off, err := p.WriteBytes([]byte(out))
+				if err != nil {
+					panic(err)
+				}
+				stack[0] = off
+			}
+		}, params, results))
+	}
+	return fns
+}
+
+type plugin struct {
+	t    *testing.T
+	p    *extism.Plugin
+	host *host
+}
+
+func load(t *testing.T) *plugin {
+	t.Helper()
+	h := &host{replies: map[string]func(string) string{}}
+	ctx := context.Background()
+	rc := wazero.NewRuntimeConfig()
+	if raceEnabled {
+		// The race detector slows wazero's compiler down tenfold.
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	p, err := extism.NewPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmFile{Path: wasmPath(t)}}},
+		extism.PluginConfig{
+			EnableWasi:    true,
+			RuntimeConfig: rc.WithCompilationCache(cache),
+			// Real clocks and sleep, as mcphost's sandbox gives plugins: the
+			// logging and progress tools pause between notifications.
+			ModuleConfig: wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep(),
+		}, h.functions())
+	if err != nil {
+		t.Fatalf("loading the plugin: %v", err)
+	}
+	t.Cleanup(func() { p.Close(ctx) })
+	return &plugin{t: t, p: p, host: h}
+}
+
+func input(params any, meta map[string]any) abi.Input {
+	b, err := json.Marshal(params)
+	if err != nil {
+		panic(err)
+	}
+	return abi.Input{Request: b, Context: abi.Context{ID: json.RawMessage(`1`), Meta: meta}}
+}
+
+// ok runs export fn and decodes its output into out.
+func (p *plugin) ok(fn string, in any, out any) {
+	p.t.Helper()
+	b, err := json.Marshal(in)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	rc, res, err := p.p.Call(fn, b)
+	if rc != 0 || err != nil {
+		p.t.Fatalf("%s(%s) failed (%d): %v", fn, b, rc, err)
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		p.t.Fatalf("%s output %s: %v", fn, res, err)
+	}
+}
+
+// fail runs fn, expects it to fail and returns its abi.Error.
+func (p *plugin) fail(fn string, in any) abi.Error {
+	p.t.Helper()
+	b, _ := json.Marshal(in)
+	rc, res, err := p.p.Call(fn, b)
+	if rc == 0 || err == nil {
+		p.t.Fatalf("%s(%s) succeeded: %s", fn, b, res)
+	}
+	var e abi.Error
+	if jerr := json.Unmarshal([]byte(err.Error()), &e); jerr != nil {
+		p.t.Fatalf("%s error %q is not an abi.Error: %v", fn, err, jerr)
+	}
+	return e
+}
+
+// call runs a tool with arguments (JSON; "" for none) and request _meta.
+func (p *plugin) call(name, args string, meta map[string]any) abi.CallToolResult {
+	p.t.Helper()
+	params := abi.CallToolParams{Name: name}
+	if args != "" {
+		params.Arguments = json.RawMessage(args)
+	}
+	var r abi.CallToolResult
+	p.ok(abi.ExportCallTool, input(params, meta), &r)
+	return r
+}
+
+// text returns the text of a result that must be one text block.
+func text(t *testing.T, r abi.CallToolResult) string {
+	t.Helper()
+	if len(r.Content) != 1 || r.Content[0].Type != abi.ContentText || r.Content[0].Text == "" {
+		t.Fatalf("want one text block, got %+v", r)
+	}
+	return r.Content[0].Text
+}
+
+// asJSON decodes raw into generic JSON (numbers as float64).
+func asJSON(t *testing.T, raw string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return v
+}
+
+// compile compiles a JSON Schema (2020-12 by default), as the host does.
+func compile(t *testing.T, raw []byte) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("mem:///schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///schema.json")
+	if err != nil {
+		t.Fatalf("schema %s: %v", raw, err)
+	}
+	return s
+}
+
+func validates(t *testing.T, s *jsonschema.Schema, doc string) error {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Validate(v)
+}
+
+var wantTools = []string{
+	"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
+	"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
+	"test_error_handling", "test_reconnection", "test_sampling", "test_elicitation",
+	"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool",
+}
+
+// TestManifestAndConfig: the plugin imports exactly the host functions its
+// manifest declares, and plugins/conformance/mcphost.toml grants exactly
+// those.
+func TestManifestAndConfig(t *testing.T) {
+	wasm, err := os.ReadFile(wasmPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imported []string
+	for _, f := range cm.ImportedFunctions() {
+		if mod, fn, _ := f.Import(); mod == abi.HostModule {
+			imported = append(imported, fn)
+		}
+	}
+	slices.Sort(imported)
+
+	var m abi.Manifest
+	raw, err := os.ReadFile("manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
+	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress}
+	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
+		t.Errorf("imports %v, manifest declares %v, want %v", imported, declared, want)
+	}
+	if m.ABI != abi.Version || m.Name != "conformance" {
+		t.Errorf("manifest abi %d name %q", m.ABI, m.Name)
+	}
+
+	cfg, err := config.Load(filepath.Join(".", "mcphost.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, ok := cfg.Plugins["conformance"]
+	if !ok {
+		t.Fatalf("mcphost.toml has no [plugins.conformance]")
+	}
+	if granted := slices.Sorted(slices.Values(pc.HostFunctions)); !slices.Equal(granted, want) {
+		t.Errorf("mcphost.toml grants %v, want %v", granted, want)
+	}
+}
+
+// TestToolsList: tools-list (name, description, inputSchema on every tool)
+// and json-schema-2020-12 (SEP-1613 keywords preserved).
+func TestToolsList(t *testing.T) {
+	p := load(t)
+	var list abi.ListToolsResult
+	p.ok(abi.ExportListTools, abi.ListInput{}, &list)
+	var names []string
+	tools := map[string]abi.Tool{}
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		tools[tool.Name] = tool
+		if tool.Description == "" || len(tool.InputSchema) == 0 {
+			t.Errorf("tool %s: description %q, inputSchema %s", tool.Name, tool.Description, tool.InputSchema)
+		}
+		if s := asJSON(t, string(tool.InputSchema)); s["type"] != "object" {
+			t.Errorf("tool %s: inputSchema type %v", tool.Name, s["type"])
+		}
+		compile(t, tool.InputSchema)
+		// The suite's client validates structuredContent against an
+		// outputSchema; the fixtures return plain content.
+		if tool.OutputSchema != nil {
+			t.Errorf("tool %s has an outputSchema %s", tool.Name, tool.OutputSchema)
+		}
+	}
+	if !slices.Equal(names, wantTools) {
+		t.Errorf("tools %v\nwant %v", names, wantTools)
+	}
+
+	s := asJSON(t, string(tools["json_schema_2020_12_tool"].InputSchema))
+	if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("$schema = %v", s["$schema"])
+	}
+	if defs, _ := s["$defs"].(map[string]any); defs["address"] == nil {
+		t.Errorf("$defs = %v", s["$defs"])
+	}
+	if ap, ok := s["additionalProperties"]; !ok || ap != false {
+		t.Errorf("additionalProperties = %v", ap)
+	}
+	js := compile(t, tools["json_schema_2020_12_tool"].InputSchema)
+	if err := validates(t, js, `{"name":"n","address":{"street":"s","city":"c"}}`); err != nil {
+		t.Error(err)
+	}
+	if validates(t, js, `{"address":{"city":1}}`) == nil || validates(t, js, `{"other":1}`) == nil {
+		t.Error("json_schema_2020_12_tool schema accepts bad arguments ($ref or additionalProperties lost)")
+	}
+
+	for tool, arg := range map[string]string{"test_sampling": "prompt", "test_elicitation": "message"} {
+		s := asJSON(t, string(tools[tool].InputSchema))
+		props, _ := s["properties"].(map[string]any)
+		if prop, _ := props[arg].(map[string]any); prop["type"] != "string" || !reflect.DeepEqual(s["required"], []any{arg}) {
+			t.Errorf("%s inputSchema %s: want a required string %q", tool, tools[tool].InputSchema, arg)
+		}
+	}
+}
+
+// TestContentTools: tools-call-simple-text, -image, -audio,
+// -embedded-resource, -mixed-content and -error.
+func TestContentTools(t *testing.T) {
+	p := load(t)
+
+	if got := text(t, p.call("test_simple_text", "", nil)); got != "This is a simple text response for testing." {
+		t.Errorf("test_simple_text = %q", got)
+	}
+
+	r := p.call("test_image_content", "{}", nil)
+	if len(r.Content) != 1 || !reflect.DeepEqual(r.Content[0], abi.Content{Type: abi.ContentImage, Data: redPixelPNG, MimeType: "image/png"}) {
+		t.Errorf("test_image_content = %+v", r)
+	}
+
+	r = p.call("test_audio_content", "{}", nil)
+	if len(r.Content) != 1 || r.Content[0].Type != abi.ContentAudio || r.Content[0].MimeType != "audio/wav" {
+		t.Fatalf("test_audio_content = %+v", r)
+	}
+	checkWAV(t, r.Content[0].Data)
+
+	r = p.call("test_embedded_resource", "{}", nil)
+	want := abi.ResourceContents{URI: "test://embedded-resource", MimeType: "text/plain", Text: "This is an embedded resource content."}
+	if len(r.Content) != 1 || r.Content[0].Type != abi.ContentResource || r.Content[0].Resource == nil || !reflect.DeepEqual(*r.Content[0].Resource, want) {
+		t.Errorf("test_embedded_resource = %+v", r)
+	}
+
+	r = p.call("test_multiple_content_types", "{}", nil)
+	var types []string
+	for _, c := range r.Content {
+		types = append(types, c.Type)
+	}
+	if !slices.Equal(types, []string{abi.ContentText, abi.ContentImage, abi.ContentResource}) ||
+		r.Content[0].Text != "Multiple content types test:" ||
+		r.Content[1].Data != redPixelPNG || r.Content[1].MimeType != "image/png" ||
+		!reflect.DeepEqual(*r.Content[2].Resource, abi.ResourceContents{URI: "test://mixed-content-resource", MimeType: "application/json", Text: `{"test":"data","value":123}`}) {
+		t.Errorf("test_multiple_content_types = %+v", r)
+	}
+
+	r = p.call("test_error_handling", "{}", nil)
+	if !r.IsError || text(t, r) != "This tool intentionally returns an error for testing" {
+		t.Errorf("test_error_handling = %+v", r)
+	}
+
+	r = p.call("test_reconnection", "{}", nil)
+	if r.IsError || !strings.Contains(text(t, r), "Reconnection test completed successfully") {
+		t.Errorf("test_reconnection = %+v", r)
+	}
+
+	r = p.call("json_schema_2020_12_tool", `{"name":"n","address":{"city":"c"}}`, nil)
+	if r.IsError || text(t, r) != `JSON Schema 2020-12 tool called with: {"address":{"city":"c"},"name":"n"}` {
+		t.Errorf("json_schema_2020_12_tool = %+v", r)
+	}
+}
+
+// checkWAV checks that data (base64) is a consistent PCM WAV file.
+func checkWAV(t *testing.T, data string) {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil || len(b) < 44 {
+		t.Fatalf("audio data %q: %v", data, err)
+	}
+	le := binary.LittleEndian
+	channels, rate, byteRate := le.Uint16(b[22:]), le.Uint32(b[24:]), le.Uint32(b[28:])
+	align, bits := le.Uint16(b[32:]), le.Uint16(b[34:])
+	if string(b[0:4]) != "RIFF" || string(b[8:16]) != "WAVEfmt " || le.Uint32(b[4:]) != uint32(len(b)-8) ||
+		le.Uint32(b[16:]) != 16 || le.Uint16(b[20:]) != 1 || string(b[36:40]) != "data" ||
+		le.Uint32(b[40:]) != uint32(len(b)-44) || le.Uint32(b[40:]) == 0 ||
+		byteRate != rate*uint32(channels)*uint32(bits)/8 || align != channels*bits/8 {
+		t.Errorf("not a consistent PCM WAV file: % x", b)
+	}
+}
+
+// TestLoggingTool: tools-call-with-logging wants at least 3 log messages,
+// sent during the call (about 50 ms apart).
+func TestLoggingTool(t *testing.T) {
+	p := load(t)
+	start := time.Now()
+	r := p.call("test_tool_with_logging", "{}", nil)
+	if r.IsError || text(t, r) == "" {
+		t.Errorf("test_tool_with_logging = %+v", r)
+	}
+	logs := p.host.callsTo(abi.HostNotifyLoggingMessage)
+	var got []string
+	for _, l := range logs {
+		got = append(got, l.Input)
+	}
+	want := []string{
+		`{"level":"info","data":"Tool execution started"}`,
+		`{"level":"info","data":"Tool processing data"}`,
+		`{"level":"info","data":"Tool execution completed"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("log messages\n got %q\nwant %q", got, want)
+	}
+	if gap := logs[2].At.Sub(logs[0].At); gap < 100*time.Millisecond || time.Since(start) < 100*time.Millisecond {
+		t.Errorf("log messages %v apart, want the 50 ms pauses between them", gap)
+	}
+}
+
+// TestProgressTool: tools-call-with-progress wants at least 3 increasing
+// progress notifications carrying the request's token (the suite's client
+// sends its request id, a number, as the token).
+func TestProgressTool(t *testing.T) {
+	p := load(t)
+	for _, token := range []any{float64(7), "progress-test-1"} {
+		p.host.reset()
+		r := p.call("test_tool_with_progress", "{}", map[string]any{"progressToken": token})
+		if r.IsError || text(t, r) != fmt.Sprintf("Progress reported with token %v", token) {
+			t.Errorf("test_tool_with_progress = %+v", r)
+		}
+		calls := p.host.callsTo(abi.HostNotifyProgress)
+		if len(calls) != 3 {
+			t.Fatalf("token %v: %d progress notifications, want 3", token, len(calls))
+		}
+		for i, c := range calls {
+			var n abi.ProgressParams
+			if err := json.Unmarshal([]byte(c.Input), &n); err != nil {
+				t.Fatal(err)
+			}
+			want := abi.ProgressParams{ProgressToken: token, Progress: float64(50 * i), Message: fmt.Sprintf("Completed step %d of 100", 50*i)}
+			if n.Total == nil || *n.Total != 100 || n.ProgressToken != want.ProgressToken || n.Progress != want.Progress || n.Message != want.Message {
+				t.Errorf("progress %d = %s", i, c.Input)
+			}
+		}
+		if gap := calls[2].At.Sub(calls[0].At); gap < 100*time.Millisecond {
+			t.Errorf("progress notifications %v apart, want the 50 ms pauses between them", gap)
+		}
+	}
+	// Without a token the tool runs and notifies nothing.
+	p.host.reset()
+	if r := p.call("test_tool_with_progress", "{}", nil); r.IsError || len(p.host.callsTo(abi.HostNotifyProgress)) != 0 {
+		t.Errorf("without a token: %+v, %d notifications", r, len(p.host.callsTo(abi.HostNotifyProgress)))
+	}
+}
+
+// TestSamplingTool: tools-call-sampling wants a sampling/createMessage
+// request and content in the result.
+func TestSamplingTool(t *testing.T) {
+	p := load(t)
+	// What the suite's client answers.
+	p.host.reply(abi.HostCreateMessage, func(string) string {
+		return `{"role":"assistant","content":{"type":"text","text":"This is a test response from the client"},"model":"test-model","stopReason":"endTurn"}`
+	})
+	r := p.call("test_sampling", `{"prompt":"Test prompt for sampling"}`, nil)
+	if r.IsError || text(t, r) != "LLM response: This is a test response from the client" {
+		t.Errorf("test_sampling = %+v", r)
+	}
+	calls := p.host.callsTo(abi.HostCreateMessage)
+	if len(calls) != 1 {
+		t.Fatalf("%d create_message calls", len(calls))
+	}
+	want := `{"messages":[{"role":"user","content":{"type":"text","text":"Test prompt for sampling"}}],"maxTokens":100}`
+	if !reflect.DeepEqual(asJSON(t, calls[0].Input), asJSON(t, want)) {
+		t.Errorf("sampling request %s\nwant %s", calls[0].Input, want)
+	}
+
+	// A client without sampling: a tool error naming the cause.
+	p.host.reset()
+	p.host.reply(abi.HostCreateMessage, func(string) string {
+		return `{"error":{"code":-32601,"message":"the client did not declare the sampling capability"}}`
+	})
+	r = p.call("test_sampling", `{"prompt":"x"}`, nil)
+	if !r.IsError || !strings.Contains(text(t, r), "sampling capability") {
+		t.Errorf("test_sampling without sampling = %+v", r)
+	}
+	// The prompt is required.
+	if r := p.call("test_sampling", `{}`, nil); !r.IsError || len(p.host.callsTo(abi.HostCreateMessage)) != 1 {
+		t.Errorf("test_sampling without prompt = %+v", r)
+	}
+}
+
+// elicitation runs tool, answering its elicitation with answer, and returns
+// the elicitation request and the tool's text.
+func elicitation(t *testing.T, p *plugin, tool, args, answer string) (req map[string]any, schema *jsonschema.Schema, out string) {
+	t.Helper()
+	p.host.reset()
+	p.host.reply(abi.HostCreateElicitation, func(string) string { return answer })
+	r := p.call(tool, args, nil)
+	if r.IsError {
+		t.Fatalf("%s = %+v", tool, r)
+	}
+	calls := p.host.callsTo(abi.HostCreateElicitation)
+	if len(calls) != 1 {
+		t.Fatalf("%s: %d create_elicitation calls", tool, len(calls))
+	}
+	req = asJSON(t, calls[0].Input)
+	raw, _ := json.Marshal(req["requestedSchema"])
+	schema = compile(t, raw)
+	// The suite's client checks its answer against the schema.
+	var a struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(answer), &a); err == nil && a.Content != nil {
+		if err := validates(t, schema, string(a.Content)); err != nil {
+			t.Errorf("%s: the suite's answer %s does not fit the schema: %v", tool, a.Content, err)
+		}
+	}
+	return req, schema, text(t, r)
+}
+
+// checkFlat checks what the host forwards: an object schema whose
+// properties are strings, numbers, integers, booleans or arrays with items.
+func checkFlat(t *testing.T, req map[string]any) map[string]map[string]any {
+	t.Helper()
+	s, _ := req["requestedSchema"].(map[string]any)
+	if s["type"] != "object" {
+		t.Fatalf("requestedSchema %v is not an object schema", s)
+	}
+	props := map[string]map[string]any{}
+	for name, v := range s["properties"].(map[string]any) {
+		prop := v.(map[string]any)
+		switch prop["type"] {
+		case "string", "number", "integer", "boolean":
+		case "array":
+			if prop["items"] == nil {
+				t.Errorf("property %s: array without items", name)
+			}
+		default:
+			t.Errorf("property %s: type %v is not flat", name, prop["type"])
+		}
+		props[name] = prop
+	}
+	return props
+}
+
+// TestElicitationTool: tools-call-elicitation.
+func TestElicitationTool(t *testing.T) {
+	p := load(t)
+	req, schema, out := elicitation(t, p, "test_elicitation", `{"message":"Please provide your information"}`,
+		`{"action":"accept","content":{"username":"testuser","email":"test@example.com"}}`)
+	if req["message"] != "Please provide your information" {
+		t.Errorf("message = %v", req["message"])
+	}
+	props := checkFlat(t, req)
+	if props["username"]["type"] != "string" || props["email"]["type"] != "string" {
+		t.Errorf("schema properties %v", props)
+	}
+	if validates(t, schema, `{"username":"u"}`) == nil {
+		t.Error("username and email should be required")
+	}
+	if out != `User response: action=accept, content={"email":"test@example.com","username":"testuser"}` {
+		t.Errorf("test_elicitation = %q", out)
+	}
+
+	_, _, out = elicitation(t, p, "test_elicitation", `{"message":"m"}`, `{"action":"decline"}`)
+	if out != "User response: action=decline, content={}" {
+		t.Errorf("declined: %q", out)
+	}
+
+	p.host.reset()
+	p.host.reply(abi.HostCreateElicitation, func(string) string {
+		return `{"error":{"code":-32601,"message":"the client did not declare the elicitation capability (2025-06-18 or later)"}}`
+	})
+	if r := p.call("test_elicitation", `{"message":"m"}`, nil); !r.IsError || !strings.Contains(text(t, r), "elicitation capability") {
+		t.Errorf("without elicitation: %+v", r)
+	}
+}
+
+// TestElicitationSEP1034Defaults: elicitation-sep1034-defaults checks the
+// type and default of each field.
+func TestElicitationSEP1034Defaults(t *testing.T) {
+	p := load(t)
+	req, _, out := elicitation(t, p, "test_elicitation_sep1034_defaults", "{}",
+		`{"action":"accept","content":{"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}}`)
+	props := checkFlat(t, req)
+	for name, want := range map[string][2]any{
+		"name":     {"string", "John Doe"},
+		"age":      {"integer", float64(30)},
+		"score":    {"number", 95.5},
+		"status":   {"string", "active"},
+		"verified": {"boolean", true},
+	} {
+		prop := props[name]
+		if prop["type"] != want[0] || prop["default"] != want[1] {
+			t.Errorf("%s: %v, want type %v default %v", name, prop, want[0], want[1])
+		}
+	}
+	if enum, _ := props["status"]["enum"].([]any); !slices.Equal(enum, []any{"active", "inactive", "pending"}) {
+		t.Errorf("status enum %v", props["status"]["enum"])
+	}
+	if want := `Elicitation completed: action=accept, content={"age":25,"name":"Jane Smith","score":88,"status":"inactive","verified":false}`; out != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+}
+
+// TestElicitationSEP1330Enums: elicitation-sep1330-enums checks the five
+// enum forms.
+func TestElicitationSEP1330Enums(t *testing.T) {
+	p := load(t)
+	req, schema, out := elicitation(t, p, "test_elicitation_sep1330_enums", "{}",
+		`{"action":"accept","content":{"untitledSingle":"option1","titledSingle":"value1","legacyEnum":"opt1","untitledMulti":["option1","option2"],"titledMulti":["value1","value2"]}}`)
+	props := checkFlat(t, req)
+	titled := func(field string, v any) {
+		t.Helper()
+		opts, ok := v.([]any)
+		if !ok || len(opts) == 0 {
+			t.Errorf("%s: no titled options in %v", field, v)
+			return
+		}
+		for _, o := range opts {
+			o, _ := o.(map[string]any)
+			if _, ok := o["const"].(string); !ok {
+				t.Errorf("%s: option %v has no string const", field, o)
+			}
+			if _, ok := o["title"].(string); !ok {
+				t.Errorf("%s: option %v has no string title", field, o)
+			}
+		}
+	}
+
+	us := props["untitledSingle"]
+	if us["type"] != "string" || us["enum"] == nil || us["oneOf"] != nil || us["enumNames"] != nil {
+		t.Errorf("untitledSingle %v", us)
+	}
+	ts := props["titledSingle"]
+	if ts["type"] != "string" || ts["enum"] != nil {
+		t.Errorf("titledSingle %v", ts)
+	}
+	titled("titledSingle.oneOf", ts["oneOf"])
+	le := props["legacyEnum"]
+	enum, _ := le["enum"].([]any)
+	names, _ := le["enumNames"].([]any)
+	if le["type"] != "string" || len(enum) == 0 || len(names) != len(enum) {
+		t.Errorf("legacyEnum %v", le)
+	}
+	um := props["untitledMulti"]
+	umi, _ := um["items"].(map[string]any)
+	if um["type"] != "array" || umi["type"] != "string" || umi["enum"] == nil || umi["anyOf"] != nil {
+		t.Errorf("untitledMulti %v", um)
+	}
+	tm := props["titledMulti"]
+	tmi, _ := tm["items"].(map[string]any)
+	if tm["type"] != "array" || tmi["enum"] != nil {
+		t.Errorf("titledMulti %v", tm)
+	}
+	titled("titledMulti.items.anyOf", tmi["anyOf"])
+
+	for _, bad := range []string{`{"titledSingle":"value4"}`, `{"titledMulti":["value9"]}`, `{"untitledMulti":[]}`, `{"legacyEnum":"Option One"}`} {
+		if validates(t, schema, bad) == nil {
+			t.Errorf("schema accepts %s", bad)
+		}
+	}
+	if !strings.HasPrefix(out, "Elicitation completed: action=accept, content={") || !strings.Contains(out, `"titledMulti":["value1","value2"]`) {
+		t.Errorf("test_elicitation_sep1330_enums = %q", out)
+	}
+}
+
+// TestResources: resources-list, resources-read-text, resources-read-binary,
+// resources-templates-read, and the URI of resources-subscribe.
+func TestResources(t *testing.T) {
+	p := load(t)
+	var list abi.ListResourcesResult
+	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	got := map[string]string{}
+	for _, r := range list.Resources {
+		if r.URI == "" || r.Name == "" || r.Description == "" {
+			t.Errorf("resource %+v lacks uri, name or description", r)
+		}
+		got[r.URI] = r.MimeType
+	}
+	want := map[string]string{"test://static-text": "text/plain", "test://static-binary": "image/png", "test://watched-resource": "text/plain"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resources %v, want %v", got, want)
+	}
+
+	var templates abi.ListResourceTemplatesResult
+	p.ok(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
+	if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "test://template/{id}/data" ||
+		templates.ResourceTemplates[0].Name == "" || templates.ResourceTemplates[0].MimeType != "application/json" {
+		t.Errorf("templates %+v", templates)
+	}
+
+	read := func(uri string) abi.ResourceContents {
+		t.Helper()
+		var r abi.ReadResourceResult
+		p.ok(abi.ExportReadResource, input(abi.ReadResourceParams{URI: uri}, nil), &r)
+		if len(r.Contents) != 1 {
+			t.Fatalf("%s: %d contents", uri, len(r.Contents))
+		}
+		return r.Contents[0]
+	}
+	for uri, want := range map[string]abi.ResourceContents{
+		"test://static-text":       {URI: "test://static-text", MimeType: "text/plain", Text: "This is the content of the static text resource."},
+		"test://static-binary":     {URI: "test://static-binary", MimeType: "image/png", Blob: redPixelPNG},
+		"test://watched-resource":  {URI: "test://watched-resource", MimeType: "text/plain", Text: "Watched resource content"},
+		"test://template/123/data": {URI: "test://template/123/data", MimeType: "application/json", Text: `{"id":"123","templateTest":true,"data":"Data for ID: 123"}`},
+		"test://template/a%20b/data": {URI: "test://template/a%20b/data", MimeType: "application/json",
+			Text: `{"id":"a b","templateTest":true,"data":"Data for ID: a b"}`},
+	} {
+		if got := read(uri); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %+v, want %+v", uri, got, want)
+		}
+	}
+	for _, uri := range []string{"test://template//data", "test://template/1/2/data", "test://nothing"} {
+		if e := p.fail(abi.ExportReadResource, input(abi.ReadResourceParams{URI: uri}, nil)); e.Code != abi.CodeResourceNotFound {
+			t.Errorf("%s: %+v", uri, e)
+		}
+	}
+}
+
+// TestPrompts: prompts-list, prompts-get-simple, prompts-get-with-args,
+// prompts-get-embedded-resource, prompts-get-with-image.
+func TestPrompts(t *testing.T) {
+	p := load(t)
+	var list abi.ListPromptsResult
+	p.ok(abi.ExportListPrompts, abi.ListInput{}, &list)
+	args := map[string][]string{}
+	var names []string
+	for _, pr := range list.Prompts {
+		if pr.Description == "" {
+			t.Errorf("prompt %s has no description", pr.Name)
+		}
+		names = append(names, pr.Name)
+		for _, a := range pr.Arguments {
+			if !a.Required || a.Description == "" {
+				t.Errorf("prompt %s argument %+v", pr.Name, a)
+			}
+			args[pr.Name] = append(args[pr.Name], a.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}) {
+		t.Errorf("prompts %v", names)
+	}
+	if !reflect.DeepEqual(args, map[string][]string{"test_prompt_with_arguments": {"arg1", "arg2"}, "test_prompt_with_embedded_resource": {"resourceUri"}}) {
+		t.Errorf("prompt arguments %v", args)
+	}
+
+	get := func(name string, args map[string]string) []abi.PromptMessage {
+		t.Helper()
+		var r abi.GetPromptResult
+		p.ok(abi.ExportGetPrompt, input(abi.GetPromptParams{Name: name, Arguments: args}, nil), &r)
+		for i, m := range r.Messages {
+			if m.Role != "user" || m.Content.Type == "" {
+				t.Errorf("%s message %d: %+v", name, i, m)
+			}
+		}
+		return r.Messages
+	}
+	userText := func(s string) abi.PromptMessage {
+		return abi.PromptMessage{Role: "user", Content: abi.Content{Type: abi.ContentText, Text: s}}
+	}
+
+	if got := get("test_simple_prompt", nil); !reflect.DeepEqual(got, []abi.PromptMessage{userText("This is a simple prompt for testing.")}) {
+		t.Errorf("test_simple_prompt = %+v", got)
+	}
+	if got := get("test_prompt_with_arguments", map[string]string{"arg1": "hello", "arg2": "world"}); !reflect.DeepEqual(got,
+		[]abi.PromptMessage{userText("Prompt with arguments: arg1='hello', arg2='world'")}) {
+		t.Errorf("test_prompt_with_arguments = %+v", got)
+	}
+	got := get("test_prompt_with_arguments", map[string]string{"arg1": "testValue1", "arg2": "testValue2"})
+	if b, _ := json.Marshal(got); !bytes.Contains(b, []byte("testValue1")) || !bytes.Contains(b, []byte("testValue2")) {
+		t.Errorf("arguments not substituted: %s", b)
+	}
+	if e := p.fail(abi.ExportGetPrompt, input(abi.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "x"}}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "arg2") {
+		t.Errorf("missing arg2: %+v", e)
+	}
+
+	got = get("test_prompt_with_embedded_resource", map[string]string{"resourceUri": "test://example-resource"})
+	if len(got) != 2 || got[0].Content.Type != abi.ContentResource || got[0].Content.Resource == nil ||
+		!reflect.DeepEqual(*got[0].Content.Resource, abi.ResourceContents{URI: "test://example-resource", MimeType: "text/plain", Text: "Embedded resource content for testing."}) ||
+		!reflect.DeepEqual(got[1], userText("Please process the embedded resource above.")) {
+		t.Errorf("test_prompt_with_embedded_resource = %+v", got)
+	}
+
+	got = get("test_prompt_with_image", nil)
+	if len(got) != 2 || !reflect.DeepEqual(got[0].Content, abi.Content{Type: abi.ContentImage, Data: redPixelPNG, MimeType: "image/png"}) ||
+		!reflect.DeepEqual(got[1], userText("Please analyze the image above.")) {
+		t.Errorf("test_prompt_with_image = %+v", got)
+	}
+}
+
+// TestCompletion: completion-complete asks for arg1 of
+// test_prompt_with_arguments and wants a values array.
+func TestCompletion(t *testing.T) {
+	p := load(t)
+	complete := func(ref abi.CompleteRef, arg, value string) []string {
+		t.Helper()
+		var raw json.RawMessage
+		p.ok(abi.ExportComplete, input(abi.CompleteParams{Ref: ref, Argument: abi.CompleteArgument{Name: arg, Value: value}}, nil), &raw)
+		var r struct {
+			Completion struct {
+				Values *[]string `json:"values"`
+			} `json:"completion"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || r.Completion.Values == nil {
+			t.Fatalf("completion %s: no values array", raw)
+		}
+		return *r.Completion.Values
+	}
+	prompt := abi.CompleteRef{Type: abi.RefPrompt, Name: "test_prompt_with_arguments"}
+	for value, want := range map[string][]string{"test": {"testValue1"}, "par": {"paris", "park", "party"}, "zzz": {}} {
+		if got := complete(prompt, "arg1", value); !slices.Equal(got, want) {
+			t.Errorf("arg1 %q: %q, want %q", value, got, want)
+		}
+	}
+	if got := complete(abi.CompleteRef{Type: abi.RefResource, URI: "test://template/{id}/data"}, "id", "12"); !slices.Equal(got, []string{"123"}) {
+		t.Errorf("template id completion: %q", got)
+	}
+}

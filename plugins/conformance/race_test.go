@@ -1,0 +1,5 @@
+//go:build race && !wasip1
+
+package conformance_test
+
+func init() { raceEnabled = true }
