@@ -3,9 +3,11 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -20,8 +22,15 @@ type Config struct {
 	// limits merged with Defaults as loaded. Use Plugin for the effective
 	// settings of any plugin, with or without a table.
 	Plugins map[string]PluginConfig
+	// HTTP holds the [http] table: the HTTP transport.
+	HTTP HTTPConfig
+	// Auth holds the [auth] table: authorization on the HTTP transport.
+	Auth AuthConfig
 	// Path is the absolute path of the loaded file; "" for Default.
 	Path string
+
+	// set records which of the settings fileKeys lists the file sets.
+	set fileKeys
 }
 
 // ServerConfig holds the [server] table.
@@ -37,6 +46,78 @@ type ServerConfig struct {
 	// PageSize is the number of items per page in list results.
 	PageSize int
 }
+
+// HTTPConfig holds the [http] table.
+type HTTPConfig struct {
+	// Listen is the host:port to listen on. Change it with
+	// Config.SetListen, which also updates the defaults derived from it.
+	Listen string
+	// AllowedHosts are the accepted Host header values: "host" (any port)
+	// or "host:port", IPv6 addresses in brackets. Empty: the transport's
+	// default, the loopback names with the listen port.
+	AllowedHosts []string
+	// AllowedOrigins are the accepted Origin header values,
+	// "scheme://host[:port]". Empty: the transport's default, http and
+	// https origins of the allowed hosts.
+	AllowedOrigins []string
+	// SessionIdleTimeout ends a session after this long without requests.
+	SessionIdleTimeout time.Duration
+	// MaxSessions caps the number of open sessions.
+	MaxSessions int
+	// MaxBodyBytes caps the size of one request body.
+	MaxBodyBytes int
+}
+
+// AuthMode is how HTTP requests are authenticated.
+type AuthMode string
+
+// The authentication modes.
+const (
+	// AuthNone accepts every request.
+	AuthNone AuthMode = "none"
+	// AuthBearer accepts one static bearer token.
+	AuthBearer AuthMode = "bearer"
+	// AuthJWT accepts JWT access tokens from an OAuth authorization server.
+	AuthJWT AuthMode = "jwt"
+)
+
+// AuthConfig holds the [auth] table. Fields that do not apply to Mode are
+// ignored.
+type AuthConfig struct {
+	// Mode is the authentication mode; AuthNone unless the file sets one.
+	Mode AuthMode
+	// Resource is the canonical URI of the MCP endpoint (RFC 8707); by
+	// default http://<listen>/mcp.
+	Resource string
+	// TokenEnv names the environment variable holding the bearer token.
+	TokenEnv string
+	// TokenFile is the absolute path of the file holding the bearer token.
+	TokenFile string
+	// Issuer is the expected iss claim and the authorization server
+	// advertised in the protected resource metadata.
+	Issuer string
+	// JWKSURL is where the issuer's signing keys are published.
+	JWKSURL string
+	// Audience must be one of a token's aud values; by default Resource.
+	Audience string
+	// Scopes are the scopes every request's token must carry.
+	Scopes []string
+	// ScopesSupported are the scopes advertised in the protected resource
+	// metadata; by default Scopes.
+	ScopesSupported []string
+}
+
+// fileKeys is a set of the settings whose defaults derive from other
+// settings (derive computes those the file does not set), and [auth] mode,
+// whose absence CheckExposure tells from an explicit "none".
+type fileKeys uint8
+
+const (
+	setResource fileKeys = 1 << iota
+	setAudience
+	setScopesSupported
+	setAuthMode
+)
 
 // Limits are the resource limits of a plugin.
 type Limits struct {
@@ -123,7 +204,7 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 
 // Default returns the configuration used when there is no file.
 func Default() *Config {
-	return &Config{
+	c := &Config{
 		Server: ServerConfig{
 			Name:     "mcphost",
 			Title:    "mcphost",
@@ -137,7 +218,80 @@ func Default() *Config {
 			MaxQueue:       64,
 		},
 		Plugins: map[string]PluginConfig{},
+		HTTP: HTTPConfig{
+			Listen:             "127.0.0.1:8080",
+			SessionIdleTimeout: 30 * time.Minute,
+			MaxSessions:        1000,
+			MaxBodyBytes:       4 << 20,
+		},
+		Auth: AuthConfig{Mode: AuthNone},
 	}
+	c.derive()
+	return c
+}
+
+// derive sets the settings the file does not set to their defaults, which
+// derive from other settings.
+func (c *Config) derive() {
+	if c.set&setResource == 0 {
+		c.Auth.Resource = "http://" + reachableAddr(c.HTTP.Listen) + "/mcp"
+	}
+	if c.set&setAudience == 0 {
+		c.Auth.Audience = c.Auth.Resource
+	}
+	if c.set&setScopesSupported == 0 {
+		c.Auth.ScopesSupported = slices.Clone(c.Auth.Scopes)
+	}
+}
+
+// reachableAddr returns the listen address as clients on this machine
+// reach it: with "localhost" for a host that means every interface.
+func reachableAddr(listen string) string {
+	host, port, _ := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// isLoopback reports whether host, a name or an IP address without
+// brackets, is the loopback interface.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// SetListen sets the HTTP listen address, as --listen does, and updates the
+// defaults derived from it (resource, and audience from it) that the file
+// does not set.
+func (c *Config) SetListen(addr string) error {
+	if err := checkListen(addr); err != nil {
+		return fmt.Errorf("listen address: %w", err)
+	}
+	c.HTTP.Listen = addr
+	c.derive()
+	return nil
+}
+
+// CheckExposure returns an error when serving HTTP on the listen address
+// would be unauthenticated by default: the address is not loopback and the
+// file does not set [auth] mode. Writing mode = "none" serves without
+// authentication on purpose.
+func (c *Config) CheckExposure() error {
+	host, _, _ := net.SplitHostPort(c.HTTP.Listen)
+	if c.Auth.Mode != AuthNone || c.set&setAuthMode != 0 || isLoopback(host) {
+		return nil
+	}
+	file := c.Path
+	if file == "" {
+		file = "mcphost.toml"
+	}
+	return fmt.Errorf("refusing to serve HTTP on %s without authentication: it is not a loopback address; "+
+		"set mode = \"bearer\" or \"jwt\" in the [auth] table of %s, "+
+		"or write mode = \"none\" there to serve without authentication on purpose", c.HTTP.Listen, file)
 }
 
 // Load reads and validates the configuration file at path. Keys the file

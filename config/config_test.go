@@ -58,6 +58,17 @@ func TestDefault(t *testing.T) {
 			MaxQueue:       64,
 		},
 		Plugins: map[string]PluginConfig{},
+		HTTP: HTTPConfig{
+			Listen:             "127.0.0.1:8080",
+			SessionIdleTimeout: 30 * time.Minute,
+			MaxSessions:        1000,
+			MaxBodyBytes:       4194304,
+		},
+		Auth: AuthConfig{
+			Mode:     AuthNone,
+			Resource: "http://127.0.0.1:8080/mcp",
+			Audience: "http://127.0.0.1:8080/mcp",
+		},
 	}
 	if got := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -285,6 +296,22 @@ func TestRepoConfig(t *testing.T) {
 	if p := cfg.Plugin("prompts"); p.Disabled || len(p.HostFunctions) > 0 || len(p.Mounts) > 0 || len(p.AllowedHosts) > 0 {
 		t.Errorf("prompts = %+v, want enabled with no grants", p)
 	}
+	// The file spells out the [http] defaults and leaves authorization off
+	// without writing mode, so that exposing the server is still refused.
+	http := cfg.HTTP
+	if len(http.AllowedHosts) > 0 || len(http.AllowedOrigins) > 0 {
+		t.Errorf("allowed_hosts, allowed_origins = %q, %q; want empty", http.AllowedHosts, http.AllowedOrigins)
+	}
+	http.AllowedHosts, http.AllowedOrigins = nil, nil
+	if def := Default(); !reflect.DeepEqual(http, def.HTTP) || !reflect.DeepEqual(cfg.Auth, def.Auth) {
+		t.Errorf("[http], [auth] = %+v, %+v; want the defaults", cfg.HTTP, cfg.Auth)
+	}
+	if err := cfg.SetListen("0.0.0.0:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CheckExposure() == nil {
+		t.Error("../mcphost.toml: CheckExposure on 0.0.0.0 = nil, want a refusal")
+	}
 }
 
 // TestErrors checks each kind of problem, its message and its line.
@@ -370,6 +397,80 @@ guest = "/b"
 		{"empty mount host", "[[plugins.p.mounts]]\nhost = \"\"\nguest = \"/a\"\n", 2, "plugins.p.mounts[0].host: must not be empty"},
 		{"duplicate guest", "[[plugins.p.mounts]]\nhost = \"a\"\nguest = \"/a\"\n[[plugins.p.mounts]]\nhost = \"b\"\nguest = \"/a/\"\n", 6,
 			`plugins.p.mounts[1].guest: "/a" is mounted more than once`},
+
+		// [http]
+		{"unknown http key", "[http]\nlisten = \"127.0.0.1:1\"\nmax_session = 3\n", 3,
+			`unknown key "http.max_session" (did you mean "max_sessions"?)`},
+		{"wrong type http", "\nhttp = \"127.0.0.1:8080\"\n", 2, "http: expected table, got string"},
+		{"listen without port", "[http]\nlisten = \"8080\"\n", 2, `http.listen: "8080" is not host:port`},
+		{"listen named port", "[http]\nlisten = \"localhost:http\"\n", 2, `http.listen: "localhost:http" has a bad port "http" (want 0..65535)`},
+		{"listen port high", "[http]\nlisten = \":65536\"\n", 2, `http.listen: ":65536" has a bad port "65536"`},
+		{"listen bad host", "[http]\nlisten = \"a..b:80\"\n", 2, `http.listen: "a..b:80" has a bad host "a..b"`},
+		{"allowed host wildcard", "[http]\nallowed_hosts = [\"*.example.com\"]\n", 2,
+			`http.allowed_hosts[0]: "*.example.com": wildcards are not allowed here`},
+		{"allowed host with scheme", "[http]\n\nallowed_hosts = [\"localhost\", \"https://mcp.example.com\"]\n", 3,
+			`http.allowed_hosts[1]: "https://mcp.example.com" includes a scheme`},
+		{"origin with path", "[http]\nallowed_origins = [\"https://app.example.com/\"]\n", 2,
+			`http.allowed_origins[0]: "https://app.example.com/" is not an origin`},
+		{"origin scheme", "[http]\nallowed_origins = [\"ftp://app.example.com\"]\n", 2,
+			`http.allowed_origins[0]: "ftp://app.example.com" is not an origin`},
+		{"origin without scheme", "[http]\nallowed_origins = [\"app.example.com\"]\n", 2,
+			`http.allowed_origins[0]: "app.example.com" is not an origin`},
+		{"origin wildcard", "[http]\nallowed_origins = [\"https://*\"]\n", 2,
+			`http.allowed_origins[0]: "*": wildcards are not allowed here`},
+		{"idle timeout long", "[http]\nsession_idle_timeout = \"25h\"\n", 2,
+			`http.session_idle_timeout: "25h" is longer than 24h0m0s`},
+		{"idle timeout bad", "[http]\nsession_idle_timeout = \"30\"\n", 2, `http.session_idle_timeout: bad duration "30"`},
+		{"max sessions low", "[http]\nmax_sessions = 0\n", 2, "http.max_sessions: 0 is out of range (1..100000)"},
+		{"max body high", "[http]\nmax_body_bytes = 1073741825\n", 2, "http.max_body_bytes: 1073741825 is out of range (1..1073741824)"},
+
+		// [auth]
+		{"unknown auth key", "[auth]\nmdoe = \"jwt\"\n", 2, `unknown key "auth.mdoe" (did you mean "mode"?)`},
+		{"bad mode", "[auth]\nmode = \"oauth\"\n", 2, `auth.mode: "oauth" is not "none", "bearer" or "jwt"`},
+		{"mode case matters", "[auth]\nmode = \"JWT\"\n", 2, `auth.mode: "JWT" is not`},
+		{"wrong type mode", "[auth]\nmode = false\n", 2, "auth.mode: expected string, got boolean"},
+		{"jwt without issuer", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com/mcp\"\njwks_url = \"https://auth.example.com/jwks\"\n", 1,
+			`auth: mode = "jwt" needs "issuer"`},
+		{"jwt without jwks_url", "\n[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com/mcp\"\nissuer = \"https://auth.example.com\"\n", 2,
+			`auth: mode = "jwt" needs "jwks_url"`},
+		{"jwt without resource", "[auth]\nmode = \"jwt\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com/jwks\"\n", 1,
+			`auth: mode = "jwt" needs "resource"`},
+		{"jwt dotted keys", "auth.mode = \"jwt\"\nauth.issuer = \"https://auth.example.com\"\nauth.jwks_url = \"https://auth.example.com/jwks\"\n", 1,
+			`auth: mode = "jwt" needs "resource"`},
+		{"resource http", "[auth]\nresource = \"http://mcp.example.com/mcp\"\n", 2,
+			`auth.resource: "http://mcp.example.com/mcp": use https (http only for localhost and loopback addresses)`},
+		{"resource relative", "[auth]\nresource = \"mcp.example.com/mcp\"\n", 2,
+			`auth.resource: "mcp.example.com/mcp" is not an absolute URL`},
+		{"resource fragment", "[auth]\nresource = \"https://mcp.example.com/mcp#x\"\n", 2,
+			`auth.resource: "https://mcp.example.com/mcp#x" must not contain a fragment`},
+		{"resource query", "[auth]\nresource = \"https://mcp.example.com/mcp?a=1\"\n", 2,
+			`auth.resource: "https://mcp.example.com/mcp?a=1" must not contain a query`},
+		{"resource user", "[auth]\nresource = \"https://u:p@mcp.example.com/mcp\"\n", 2,
+			`auth.resource: "https://u:p@mcp.example.com/mcp" must not contain user info`},
+		{"issuer query", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com?x\"\njwks_url = \"https://auth.example.com/jwks\"\n", 4,
+			`auth.issuer: "https://auth.example.com?x" must not contain a query`},
+		{"jwks http", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"http://auth.example.com/jwks\"\n", 5,
+			`auth.jwks_url: "http://auth.example.com/jwks": use https`},
+		{"jwks bad port", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com:0/jwks\"\n", 5,
+			`auth.jwks_url: "auth.example.com:0" has a bad port "0"`},
+		{"audience empty", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com/jwks\"\naudience = \"\"\n", 6,
+			"auth.audience: must not be empty"},
+		{"scope with space", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com/jwks\"\nscopes = [\"mcp\", \"files read\"]\n", 6,
+			`auth.scopes[1]: "files read" is not a scope`},
+		{"scope with quote", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com/jwks\"\nscopes_supported = ['a\"b']\n", 6,
+			`auth.scopes_supported[0]: "a\"b" is not a scope`},
+		{"bearer without token", "[auth]\nmode = \"bearer\"\n", 1, `auth: mode = "bearer" needs "token_env" or "token_file"`},
+		{"bearer with both", "[auth]\nmode = \"bearer\"\ntoken_env = \"T\"\ntoken_file = \"t.txt\"\n", 4,
+			`auth.token_file: set "token_env" or "token_file", not both`},
+		{"bad env name", "[auth]\nmode = \"bearer\"\ntoken_env = \"1TOKEN\"\n", 3, `auth.token_env: "1TOKEN" is not an environment variable name`},
+		{"env name with dash", "[auth]\nmode = \"bearer\"\ntoken_env = \"MY-TOKEN\"\n", 3, `auth.token_env: "MY-TOKEN" is not an environment variable name`},
+		{"empty token file", "[auth]\nmode = \"bearer\"\ntoken_file = \"\"\n", 3, "auth.token_file: must not be empty"},
+		{"jwt key under bearer", "[auth]\nmode = \"bearer\"\ntoken_env = \"T\"\nissuer = \"https://auth.example.com\"\n", 4,
+			`auth.issuer: only used with mode = "jwt"`},
+		{"bearer key under jwt", "[auth]\nmode = \"jwt\"\nresource = \"https://mcp.example.com\"\nissuer = \"https://auth.example.com\"\njwks_url = \"https://auth.example.com/jwks\"\ntoken_file = \"t\"\n", 6,
+			`auth.token_file: only used with mode = "bearer"`},
+		{"mode key without mode", "[auth]\nscopes = [\"mcp\"]\n", 2, `auth.scopes: only used with mode = "jwt"`},
+		{"token without mode", "[auth]\ntoken_env = \"MCPHOST_TOKEN\"\n", 2, `auth.token_env: only used with mode = "bearer"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, errs := loadErrors(t, tc.src)
@@ -483,5 +584,220 @@ func TestCheckHost(t *testing.T) {
 		if err := checkHost(bad); err == nil {
 			t.Errorf("checkHost(%q) = nil, want an error", bad)
 		}
+	}
+}
+
+func TestLoadHTTPAuth(t *testing.T) {
+	cfg := load(t, `
+[http]
+listen = "0.0.0.0:9000"
+allowed_hosts = ["mcp.example.com", "10.0.0.5:9000", "[::1]"]
+allowed_origins = ["https://app.example.com", "http://localhost:3000"]
+session_idle_timeout = "2h"
+max_sessions = 10
+max_body_bytes = 1024
+
+[auth]
+mode = "jwt"
+resource = "https://mcp.example.com/mcp"
+issuer = "https://auth.example.com"
+jwks_url = "https://auth.example.com/jwks?tenant=1"
+scopes = ["mcp", "files:read"]
+`)
+	wantHTTP := HTTPConfig{
+		Listen:             "0.0.0.0:9000",
+		AllowedHosts:       []string{"mcp.example.com", "10.0.0.5:9000", "[::1]"},
+		AllowedOrigins:     []string{"https://app.example.com", "http://localhost:3000"},
+		SessionIdleTimeout: 2 * time.Hour,
+		MaxSessions:        10,
+		MaxBodyBytes:       1024,
+	}
+	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
+		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)
+	}
+	wantAuth := AuthConfig{
+		Mode:            AuthJWT,
+		Resource:        "https://mcp.example.com/mcp",
+		Issuer:          "https://auth.example.com",
+		JWKSURL:         "https://auth.example.com/jwks?tenant=1",
+		Audience:        "https://mcp.example.com/mcp",
+		Scopes:          []string{"mcp", "files:read"},
+		ScopesSupported: []string{"mcp", "files:read"},
+	}
+	if !reflect.DeepEqual(cfg.Auth, wantAuth) {
+		t.Errorf("Auth =\n%+v\nwant\n%+v", cfg.Auth, wantAuth)
+	}
+}
+
+func TestLoadAuthExplicitValues(t *testing.T) {
+	p := write(t, `
+[auth]
+mode = "jwt"
+resource = "http://localhost:8080/mcp"
+issuer = "http://127.0.0.1:9000"
+jwks_url = "http://[::1]:9000/jwks"
+audience = "mcp-api"
+scopes = []
+scopes_supported = ["mcp", "admin"]
+`)
+	cfg, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Auth
+	if a.Audience != "mcp-api" || len(a.Scopes) != 0 || !reflect.DeepEqual(a.ScopesSupported, []string{"mcp", "admin"}) {
+		t.Errorf("Auth = %+v, want audience mcp-api, no scopes, scopes_supported [mcp admin]", a)
+	}
+
+	// The bearer token file is resolved against the file's directory.
+	cfg = load(t, "[auth]\nmode = \"bearer\"\ntoken_file = \"secrets/token\"\n")
+	if !filepath.IsAbs(cfg.Auth.TokenFile) || filepath.Base(filepath.Dir(cfg.Auth.TokenFile)) != "secrets" {
+		t.Errorf("TokenFile = %q, want an absolute path next to the file", cfg.Auth.TokenFile)
+	}
+	cfg = load(t, "[auth]\nmode = \"bearer\"\ntoken_env = \"MCPHOST_TOKEN\"\n")
+	if cfg.Auth.Mode != AuthBearer || cfg.Auth.TokenEnv != "MCPHOST_TOKEN" || cfg.Auth.Resource != "http://127.0.0.1:8080/mcp" {
+		t.Errorf("bearer Auth = %+v", cfg.Auth)
+	}
+}
+
+// TestExplicitNoneIgnoresModeKeys checks that mode = "none" turns
+// authentication off without removing the other keys.
+func TestExplicitNoneIgnoresModeKeys(t *testing.T) {
+	cfg := load(t, `
+[auth]
+mode = "none"
+token_env = "MCPHOST_TOKEN"
+issuer = "https://auth.example.com"
+scopes = ["mcp"]
+`)
+	if cfg.Auth.Mode != AuthNone {
+		t.Errorf("Mode = %q, want none", cfg.Auth.Mode)
+	}
+}
+
+func TestSetListen(t *testing.T) {
+	cfg := Default()
+	if err := cfg.SetListen("10.0.0.5:9090"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://10.0.0.5:9090/mcp"; cfg.Auth.Resource != want || cfg.Auth.Audience != want {
+		t.Errorf("Resource, Audience = %q, %q; want %q", cfg.Auth.Resource, cfg.Auth.Audience, want)
+	}
+	if err := cfg.SetListen("8080"); err == nil || !strings.Contains(err.Error(), `listen address: "8080" is not host:port`) {
+		t.Errorf("SetListen(8080) = %v, want a host:port error", err)
+	}
+	if cfg.HTTP.Listen != "10.0.0.5:9090" {
+		t.Errorf("a rejected SetListen changed Listen to %q", cfg.HTTP.Listen)
+	}
+
+	// Settings the file writes do not follow the listen address.
+	cfg = load(t, `
+[auth]
+mode = "jwt"
+resource = "https://mcp.example.com/mcp"
+issuer = "https://auth.example.com"
+jwks_url = "https://auth.example.com/jwks"
+`)
+	if err := cfg.SetListen("0.0.0.0:443"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.Resource != "https://mcp.example.com/mcp" || cfg.Auth.Audience != "https://mcp.example.com/mcp" {
+		t.Errorf("after SetListen: Auth %+v", cfg.Auth)
+	}
+}
+
+func TestDefaultResource(t *testing.T) {
+	for _, tc := range []struct{ listen, resource string }{
+		{"127.0.0.1:8080", "http://127.0.0.1:8080/mcp"},
+		{"LOCALHOST:1", "http://LOCALHOST:1/mcp"},
+		{"[::1]:0", "http://[::1]:0/mcp"},
+		{"0.0.0.0:8080", "http://localhost:8080/mcp"},
+		{"[::]:8080", "http://localhost:8080/mcp"},
+		{":8080", "http://localhost:8080/mcp"},
+		{"[fe80::1]:8080", "http://[fe80::1]:8080/mcp"},
+		{"mcp.internal:8080", "http://mcp.internal:8080/mcp"},
+	} {
+		cfg := Default()
+		if err := cfg.SetListen(tc.listen); err != nil {
+			t.Errorf("SetListen(%q): %v", tc.listen, err)
+			continue
+		}
+		if cfg.Auth.Resource != tc.resource {
+			t.Errorf("listen %q: Resource = %q, want %q", tc.listen, cfg.Auth.Resource, tc.resource)
+		}
+	}
+}
+
+func TestCheckExposure(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, listen string
+		refused           bool
+	}{
+		{"no file loopback", "", "127.0.0.1:8080", false},
+		{"no file localhost", "", "localhost:0", false},
+		{"no file ipv6 loopback", "", "[::1]:8080", false},
+		{"unset mode all interfaces", "# empty\n", "0.0.0.0:8080", true},
+		{"unset mode empty host", "# empty\n", ":8080", true},
+		{"unset mode ipv6 any", "# empty\n", "[::]:8080", true},
+		{"unset mode lan address", "# empty\n", "192.168.1.5:8080", true},
+		{"unset mode host name", "# empty\n", "mcp.internal:8080", true},
+		{"auth table without mode", "[auth]\nresource = \"https://mcp.example.com/mcp\"\n", "0.0.0.0:8080", true},
+		{"explicit none", "[auth]\nmode = \"none\"\n", "0.0.0.0:8080", false},
+		{"bearer", "[auth]\nmode = \"bearer\"\ntoken_env = \"T\"\n", "0.0.0.0:8080", false},
+		{"listen from file", "[http]\nlisten = \"0.0.0.0:8080\"\n", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Default()
+			if tc.src != "" {
+				cfg = load(t, tc.src)
+			}
+			if tc.listen != "" {
+				if err := cfg.SetListen(tc.listen); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := cfg.CheckExposure()
+			if !tc.refused {
+				if err != nil {
+					t.Errorf("CheckExposure() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("CheckExposure() = nil, want a refusal")
+			}
+			file := cfg.Path
+			if file == "" {
+				file = "mcphost.toml"
+			}
+			for _, want := range []string{"refusing to serve HTTP on " + cfg.HTTP.Listen, file, `mode = "none"`, `mode = "bearer" or "jwt"`} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("CheckExposure() = %q, want it to mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	for _, ok := range []string{
+		"https://mcp.example.com", "https://mcp.example.com/mcp", "https://MCP.example.com:8443/a/b",
+		"http://localhost:8080/mcp", "http://127.0.0.1/mcp", "http://[::1]:9000", "http://LocalHost",
+	} {
+		if err := checkURL(false)(ok); err != nil {
+			t.Errorf("checkURL(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		"", "mcp.example.com", "/mcp", "https://", "https:///mcp", "ftp://mcp.example.com", "http://mcp.example.com",
+		"http://192.168.0.1/mcp", "http://localhost.example.com", "https://mcp.example.com/#", "https://mcp.example.com/?",
+		"https://u@mcp.example.com", "https://*.example.com", "https://exa mple.com",
+	} {
+		if err := checkURL(false)(bad); err == nil {
+			t.Errorf("checkURL(%q) = nil, want an error", bad)
+		}
+	}
+	if err := checkURL(true)("https://auth.example.com/jwks?tenant=a"); err != nil {
+		t.Errorf("checkURL with query allowed: %v", err)
 	}
 }

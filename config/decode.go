@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
 	"path"
 	"path/filepath"
 	"slices"
@@ -25,12 +26,20 @@ import (
 
 // Key names of the schema.
 var (
-	rootKeys     = []string{"server", "defaults", "plugins"}
+	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue"}
 	pluginKeys   = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "config", "mounts"}, defaultsKeys...)
 	mountKeys    = []string{"host", "guest", "mode"}
+	httpKeys     = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "max_sessions", "max_body_bytes"}
+	authKeys     = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
+
+// authModeKeys are the [auth] keys that apply to one mode only.
+var authModeKeys = map[AuthMode][]string{
+	AuthBearer: {"token_env", "token_file"},
+	AuthJWT:    {"issuer", "jwks_url", "audience", "scopes", "scopes_supported"},
+}
 
 // Ranges of the numeric settings.
 const (
@@ -40,6 +49,9 @@ const (
 	maxOutputBytes = 1 << 30
 	maxInstances   = 64
 	maxQueue       = 10000
+	maxIdleTimeout = 24 * time.Hour
+	maxSessions    = 100000
+	maxBodyBytes   = 1 << 30
 )
 
 // parse decodes and checks src, the content of file, whose directory is the
@@ -68,6 +80,13 @@ func parse(file, dir, src string) (*Config, Errors) {
 	if v, ok := root["plugins"]; ok {
 		d.plugins(v, keyPath{"plugins"}, cfg)
 	}
+	if v, ok := root["http"]; ok {
+		d.http(v, keyPath{"http"}, cfg)
+	}
+	if v, ok := root["auth"]; ok {
+		d.auth(v, keyPath{"auth"}, cfg)
+	}
+	cfg.derive()
 	sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
 	return cfg, d.errs
 }
@@ -170,8 +189,8 @@ func (d *decoder) integer(t map[string]any, p keyPath, key string, lo, hi int64)
 }
 
 // duration returns the duration t[key], if t has key and it is a Go
-// duration string in (0, maxTimeout].
-func (d *decoder) duration(t map[string]any, p keyPath, key string) (time.Duration, bool) {
+// duration string in (0, limit].
+func (d *decoder) duration(t map[string]any, p keyPath, key string, limit time.Duration) (time.Duration, bool) {
 	v, ok := t[key]
 	if !ok {
 		return 0, false
@@ -187,12 +206,26 @@ func (d *decoder) duration(t map[string]any, p keyPath, key string) (time.Durati
 		d.errorf(p.add(key), `bad duration %q: use a Go duration such as "30s", "1m30s" or "500ms"`, s)
 	case dur <= 0:
 		d.errorf(p.add(key), "%q is not positive", s)
-	case dur > maxTimeout:
-		d.errorf(p.add(key), "%q is longer than %v", s, maxTimeout)
+	case dur > limit:
+		d.errorf(p.add(key), "%q is longer than %v", s, limit)
 	default:
 		return dur, true
 	}
 	return 0, false
+}
+
+// checked returns the string t[key], if t has key and it is a string that
+// check accepts.
+func (d *decoder) checked(t map[string]any, p keyPath, key string, check func(string) error) (string, bool) {
+	s, ok := d.str(t, p, key)
+	if !ok {
+		return "", false
+	}
+	if err := check(s); err != nil {
+		d.errorf(p.add(key), "%v", err)
+		return "", false
+	}
+	return s, true
 }
 
 // strs returns the array of strings t[key], if t has key, reporting
@@ -266,7 +299,7 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	if l.MemoryMiB, ok = d.integer(t, p, "memory_mib", 1, maxMemoryMiB); ok {
 		set |= setMemoryMiB
 	}
-	if l.Timeout, ok = d.duration(t, p, "timeout"); ok {
+	if l.Timeout, ok = d.duration(t, p, "timeout", maxTimeout); ok {
 		set |= setTimeout
 	}
 	if l.MaxOutputBytes, ok = d.integer(t, p, "max_output_bytes", 1, maxOutputBytes); ok {
@@ -490,6 +523,196 @@ func (d *decoder) mount(v any, p keyPath) Mount {
 		}
 	}
 	return m
+}
+
+func (d *decoder) http(v any, p keyPath, c *Config) {
+	t, ok := d.table(v, p, httpKeys)
+	if !ok {
+		return
+	}
+	h := &c.HTTP
+	if listen, ok := d.checked(t, p, "listen", checkListen); ok {
+		h.Listen = listen
+	}
+	h.AllowedHosts = d.strs(t, p, "allowed_hosts", checkExactHost)
+	h.AllowedOrigins = d.strs(t, p, "allowed_origins", checkOrigin)
+	if dur, ok := d.duration(t, p, "session_idle_timeout", maxIdleTimeout); ok {
+		h.SessionIdleTimeout = dur
+	}
+	if n, ok := d.integer(t, p, "max_sessions", 1, maxSessions); ok {
+		h.MaxSessions = n
+	}
+	if n, ok := d.integer(t, p, "max_body_bytes", 1, maxBodyBytes); ok {
+		h.MaxBodyBytes = n
+	}
+}
+
+func (d *decoder) auth(v any, p keyPath, c *Config) {
+	t, ok := d.table(v, p, authKeys)
+	if !ok {
+		return
+	}
+	a := &c.Auth
+	_, modeWritten := t["mode"]
+	modeOK := !modeWritten
+	if mode, ok := d.str(t, p, "mode"); ok {
+		switch m := AuthMode(mode); m {
+		case AuthNone, AuthBearer, AuthJWT:
+			a.Mode, modeOK = m, true
+			c.set |= setAuthMode
+		default:
+			d.errorf(p.add("mode"), "%q is not \"none\", \"bearer\" or \"jwt\"", mode)
+		}
+	}
+	if resource, ok := d.checked(t, p, "resource", checkURL(false)); ok {
+		a.Resource = resource
+		c.set |= setResource
+	}
+	if env, ok := d.checked(t, p, "token_env", checkEnvName); ok {
+		a.TokenEnv = env
+	}
+	if file, ok := d.checked(t, p, "token_file", notEmpty); ok {
+		a.TokenFile = d.abs(file)
+	}
+	if issuer, ok := d.checked(t, p, "issuer", checkURL(false)); ok {
+		a.Issuer = issuer
+	}
+	if jwks, ok := d.checked(t, p, "jwks_url", checkURL(true)); ok {
+		a.JWKSURL = jwks
+	}
+	if aud, ok := d.checked(t, p, "audience", notEmpty); ok {
+		a.Audience = aud
+		c.set |= setAudience
+	}
+	a.Scopes = d.strs(t, p, "scopes", checkScope)
+	// An empty list keeps the default.
+	if scopes := d.strs(t, p, "scopes_supported", checkScope); len(scopes) > 0 {
+		a.ScopesSupported = scopes
+		c.set |= setScopesSupported
+	}
+	// An explicit "none" ignores the keys of the other modes, so that
+	// writing it is all it takes to turn authentication off.
+	if !modeOK || modeWritten && a.Mode == AuthNone {
+		return
+	}
+	d.authMode(t, p, a.Mode)
+}
+
+// authMode reports [auth] keys that do not apply to mode and the keys mode
+// needs that t lacks.
+func (d *decoder) authMode(t map[string]any, p keyPath, mode AuthMode) {
+	for _, m := range []AuthMode{AuthBearer, AuthJWT} {
+		if m == mode {
+			continue
+		}
+		for _, k := range authModeKeys[m] {
+			if _, ok := t[k]; ok {
+				d.errorf(p.add(k), "only used with mode = %q", m)
+			}
+		}
+	}
+	switch mode {
+	case AuthBearer:
+		_, env := t["token_env"]
+		_, file := t["token_file"]
+		switch {
+		case !env && !file:
+			d.errorf(p, "mode = \"bearer\" needs \"token_env\" or \"token_file\"")
+		case env && file:
+			d.errorf(p.add("token_file"), "set \"token_env\" or \"token_file\", not both")
+		}
+	case AuthJWT:
+		for _, k := range []string{"issuer", "jwks_url", "resource"} {
+			if _, ok := t[k]; !ok {
+				d.errorf(p, "mode = \"jwt\" needs %q", k)
+			}
+		}
+	}
+}
+
+// checkExactHost returns why h is not a host or host:port without
+// wildcards.
+func checkExactHost(h string) error {
+	if strings.Contains(h, "*") {
+		return fmt.Errorf("%q: wildcards are not allowed here; list each host", h)
+	}
+	return checkHost(h)
+}
+
+// checkListen returns why addr is not a listen address: host:port with a
+// numeric port (0 picks a free one) and a host that is empty (every
+// interface), an IP address or a name.
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port, e.g. \"127.0.0.1:8080\"", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n > 65535 || !only(port, isDigit) {
+		return fmt.Errorf("%q has a bad port %q (want 0..65535)", addr, port)
+	}
+	if host != "" && net.ParseIP(host) == nil && checkExactHost(host) != nil {
+		return fmt.Errorf("%q has a bad host %q", addr, host)
+	}
+	return nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// checkOrigin returns why origin is not an origin: scheme://host with an
+// optional port.
+func checkOrigin(origin string) error {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
+		u.Path != "" || strings.ContainsAny(origin, "?#") {
+		return fmt.Errorf("%q is not an origin: write the scheme, host and optional port, e.g. \"https://app.example.com\"", origin)
+	}
+	return checkExactHost(u.Host)
+}
+
+// checkURL returns a check that a string is an absolute https URL, or an
+// http URL of a loopback host, without user info or fragment, and without
+// a query unless allowQuery.
+func checkURL(allowQuery bool) func(string) error {
+	return func(s string) error {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http":
+			return fmt.Errorf("%q is not an absolute URL such as \"https://auth.example.com\"", s)
+		case u.Scheme == "http" && !isLoopback(u.Hostname()):
+			return fmt.Errorf("%q: use https (http only for localhost and loopback addresses)", s)
+		case u.User != nil:
+			return fmt.Errorf("%q must not contain user info", s)
+		case strings.Contains(s, "#"):
+			return fmt.Errorf("%q must not contain a fragment", s)
+		case !allowQuery && strings.Contains(s, "?"):
+			return fmt.Errorf("%q must not contain a query", s)
+		}
+		return checkExactHost(u.Host)
+	}
+}
+
+// checkEnvName returns why s is not an environment variable name.
+func checkEnvName(s string) error {
+	if s == "" || isDigit(s[0]) || !only(s, func(c byte) bool { return isBare(c) && c != '-' }) {
+		return fmt.Errorf("%q is not an environment variable name: letters, digits and '_', not starting with a digit", s)
+	}
+	return nil
+}
+
+// checkScope returns why s is not an OAuth scope token (RFC 6749 section
+// 3.3): printable ASCII but space, '"' and '\'.
+func checkScope(s string) error {
+	if s == "" || !only(s, func(c byte) bool { return c > ' ' && c < 0x7f && c != '"' && c != '\\' }) {
+		return fmt.Errorf("%q is not a scope: printable ASCII without spaces, '\"' or '\\'", s)
+	}
+	return nil
+}
+
+func notEmpty(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
 }
 
 // typeName names the TOML type of a decoded value.

@@ -50,15 +50,76 @@
 //	guest = "/data"        # where the plugin sees it; required; absolute
 //	mode = "ro"            # "ro" (read-only, the default) or "rw"
 //
+//	[http]                 # the HTTP transport (serve --transport http)
+//	listen = "127.0.0.1:8080"  # host:port; --listen overrides it; port 0
+//	                       # picks a free port, an empty host or 0.0.0.0
+//	                       # listens on every interface
+//	allowed_hosts = []     # accepted Host headers: "host" (any port) or
+//	                       # "host:port", IPv6 in brackets; no wildcards;
+//	                       # [] = localhost, 127.0.0.1 and [::1] with the
+//	                       # listen port
+//	allowed_origins = []   # accepted Origin headers, each exactly
+//	                       # "http(s)://host" or "http(s)://host:port";
+//	                       # [] = http and https origins of the allowed hosts
+//	session_idle_timeout = "30m"  # a session without requests for this
+//	                       # long ends; > 0 and <= 24h
+//	max_sessions = 1000    # open sessions at once, 1..100000
+//	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
+//
+//	[auth]                 # authorization on the HTTP transport
+//	mode = "none"          # "none", "bearer" (one static token) or "jwt"
+//	                       # (OAuth access tokens); see below for unset
+//	resource = "https://mcp.example.com/mcp"
+//	                       # canonical URI of the MCP endpoint (RFC 8707),
+//	                       # as clients reach it; default http://<listen>/mcp
+//	                       # (localhost for an unspecified host); required
+//	                       # with "jwt"
+//	token_env = "MCPHOST_TOKEN"  # bearer: the environment variable holding
+//	                       # the token...
+//	token_file = "token.txt"  # ...or the file holding it (relative paths
+//	                       # are resolved against the file's directory);
+//	                       # exactly one of the two
+//	issuer = "https://auth.example.com"  # jwt: the expected iss claim, and
+//	                       # the authorization server advertised; required
+//	jwks_url = "https://auth.example.com/jwks"  # jwt: the issuer's signing
+//	                       # keys (a JWK set); required
+//	audience = ""          # jwt: a value the aud claim must hold; default
+//	                       # resource
+//	scopes = ["mcp"]       # jwt: scopes every request's token needs;
+//	                       # default none
+//	scopes_supported = []  # jwt: scopes advertised in the protected
+//	                       # resource metadata; [] = scopes
+//
 // The host functions are those of abi.HostFunctions: create_message,
 // create_elicitation, list_roots, notify_logging_message, notify_progress,
 // notify_tool_list_changed, notify_prompt_list_changed,
 // notify_resource_list_changed and notify_resource_updated.
 //
-// An allowed_hosts pattern is a host name ("api.example.com"), a wildcard
+// A plugin's allowed_hosts pattern is a host name ("api.example.com"), a wildcard
 // for the subdomains of one ("*.example.org"), "*" for any host, an IPv4
 // address or a bracketed IPv6 address ("[::1]"), each optionally followed
 // by ":port" (1..65535). It is a host, not a URL: no scheme, path or user.
+//
+// Authorization is off by default, which is safe only on loopback:
+// [Config.CheckExposure] refuses to serve HTTP on any other address while
+// [auth] mode is unset. Writing mode = "none" serves without authentication
+// on purpose. With mode "bearer" or "jwt", the keys of the other mode are
+// errors, as are the keys of either when mode is unset (a forgotten mode
+// would otherwise leave the server open); under an explicit "none" they are
+// ignored, so that one line turns authentication off.
+//
+// The bearer token never comes from this file: it is read from the named
+// environment variable or file when serving starts, with surrounding
+// whitespace removed, and must be at least 16 characters of letters, digits,
+// "-._~+/" and trailing "=" (e.g. openssl rand -hex 32). The URLs resource, issuer and jwks_url must be
+// absolute https URLs, or http for localhost and loopback addresses, with
+// no user info or fragment; resource and issuer take no query either. Scopes
+// are OAuth scope tokens: printable ASCII without spaces, '"' or '\'.
+//
+// Host and origin matching ignores case; the host/ transport applies the
+// defaults of empty allowed_hosts and allowed_origins. The defaults of
+// resource and audience derive from listen and follow it when --listen
+// overrides it ([Config.SetListen]), unless the file sets them.
 //
 // Mount host directories are not checked for existence here; the sandbox
 // reports missing ones when it loads the plugin. Two mounts of a plugin may
