@@ -27,9 +27,10 @@ $(BUILD_DIR)/mcphost: FORCE
 serve: build examples
 	$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
-## test: install what the tests need, check the code, run every test with the race detector
+## test: install what the tests need, check the code, run every test with the race detector, then the official MCP conformance suite
 test: check
 	$(GO) test -race -count=1 ./...
+	scripts/conformance.sh
 
 ## check: gofmt, go vet (native and wasip1)
 check:

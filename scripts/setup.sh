@@ -16,3 +16,18 @@ if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -1)" != "$need_go"
   exit 1
 fi
 go mod download
+
+# The TypeScript SDK client the interop tests drive
+# (cmd/mcphost/testdata/tsclient). The conformance suite installs its own
+# Node 22 (scripts/conformance.sh).
+tsclient=cmd/mcphost/testdata/tsclient
+if command -v npm >/dev/null 2>&1; then
+  if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+    npm install --prefix "$tsclient" --no-package-lock --no-audit --no-fund --loglevel=error
+  fi
+elif [ -n "${CI:-}" ]; then
+  echo "setup: npm is needed in CI (TypeScript SDK interop tests)" >&2
+  exit 1
+else
+  echo "setup: npm not found: the TypeScript SDK interop tests will be SKIPPED" >&2
+fi

@@ -138,120 +138,126 @@ func TestExamplesOverStdioAtEachVersion(t *testing.T) {
 	f := newFixture(t, "", examples...)
 	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
-			ctx := ctxT(t)
-			cs := f.connect(t, version, nil)
-			if got := cs.InitializeResult().ProtocolVersion; got != version {
-				t.Fatalf("negotiated %s, want %s", got, version)
-			}
-			caps := cs.InitializeResult().Capabilities
-			if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || caps.Logging == nil || caps.Completions == nil {
-				t.Fatalf("capabilities %+v lack a feature the examples provide", caps)
-			}
-
-			// Tools, over several pages of two.
-			first, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(first.Tools) != 2 || first.NextCursor == "" {
-				t.Fatalf("first page: %d tools, cursor %q", len(first.Tools), first.NextCursor)
-			}
-			var names []string
-			for tool, err := range cs.Tools(ctx, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				names = append(names, tool.Name)
-				if (tool.OutputSchema != nil) != (version >= "2025-06-18") && tool.Name == "hash" {
-					t.Errorf("hash outputSchema present=%v at %s", tool.OutputSchema != nil, version)
-				}
-			}
-			for _, want := range []string{"text_stats", "hash", "json_query", "uuid", "count_primes"} {
-				if !slices.Contains(names, want) {
-					t.Errorf("tools %v lack %s", names, want)
-				}
-			}
-			if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: "not-a-cursor"}); err == nil || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "invalid cursor") {
-				t.Errorf("invalid cursor: %v", err)
-			}
-
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			const sha256abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-			if res.IsError || !strings.Contains(text(t, res.Content), sha256abc) {
-				t.Fatalf("hash(abc): %+v", res)
-			}
-			if sc, ok := res.StructuredContent.(map[string]any); (version >= "2025-06-18") != (ok && sc["digest"] == sha256abc) {
-				t.Errorf("structuredContent at %s: %v", version, res.StructuredContent)
-			}
-			bad, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc", "algorithm": "crc32"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bad.IsError || !strings.Contains(text(t, bad.Content), "algorithm") {
-				t.Errorf("bad enum argument: want isError naming algorithm, got %+v", text(t, bad.Content))
-			}
-			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
-				t.Errorf("unknown tool: %v", err)
-			}
-
-			// Prompts and completion.
-			prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "code_review", Arguments: map[string]string{"code": "print(1)", "language": "python"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(prompt.Messages) == 0 || !strings.Contains(fmt.Sprint(prompt.Messages[0].Content.(*mcp.TextContent).Text), "print(1)") {
-				t.Fatalf("code_review prompt: %+v", prompt)
-			}
-			comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "code_review"}, Argument: mcp.CompleteParamsArgument{Name: "language", Value: "py"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(comp.Completion.Values, "python") {
-				t.Fatalf("completing py: %v", comp.Completion.Values)
-			}
-
-			// Resources, listed and through the file:///{+path} template.
-			var uris []string
-			for r, err := range cs.Resources(ctx, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				uris = append(uris, r.URI)
-			}
-			if !slices.Contains(uris, "file:///notes/hello.txt") {
-				t.Fatalf("resources %v lack file:///notes/hello.txt", uris)
-			}
-			read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///notes/hello.txt"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(read.Contents) != 1 || read.Contents[0].Text != "hello from the host" {
-				t.Fatalf("reading hello.txt: %+v", read.Contents)
-			}
-			var templates []string
-			for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				templates = append(templates, tmpl.URITemplate)
-			}
-			if len(templates) == 0 {
-				t.Fatal("no resource templates")
-			}
-			pathComp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: templates[0]}, Argument: mcp.CompleteParamsArgument{Name: "path", Value: "notes/"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Contains(pathComp.Completion.Values, "notes/hello.txt") {
-				t.Errorf("completing path notes/: %v", pathComp.Completion.Values)
-			}
-			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "other://nothing"}); err == nil || !strings.Contains(err.Error(), "-32002") && !strings.Contains(err.Error(), "not found") {
-				t.Errorf("unknown resource: %v", err)
-			}
+			checkExamples(t, f.connect(t, version, nil), version)
 		})
+	}
+}
+
+const sha256abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+// checkExamples exercises every feature of the example plugins through a
+// connected client session at a protocol version.
+func checkExamples(t *testing.T, cs *mcp.ClientSession, version string) {
+	ctx := ctxT(t)
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
+	caps := cs.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || caps.Logging == nil || caps.Completions == nil {
+		t.Fatalf("capabilities %+v lack a feature the examples provide", caps)
+	}
+
+	// Tools, over several pages of two.
+	first, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Tools) != 2 || first.NextCursor == "" {
+		t.Fatalf("first page: %d tools, cursor %q", len(first.Tools), first.NextCursor)
+	}
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+		if (tool.OutputSchema != nil) != (version >= "2025-06-18") && tool.Name == "hash" {
+			t.Errorf("hash outputSchema present=%v at %s", tool.OutputSchema != nil, version)
+		}
+	}
+	for _, want := range []string{"text_stats", "hash", "json_query", "uuid", "count_primes"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: "not-a-cursor"}); err == nil || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "invalid cursor") {
+		t.Errorf("invalid cursor: %v", err)
+	}
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(text(t, res.Content), sha256abc) {
+		t.Fatalf("hash(abc): %+v", res)
+	}
+	if sc, ok := res.StructuredContent.(map[string]any); (version >= "2025-06-18") != (ok && sc["digest"] == sha256abc) {
+		t.Errorf("structuredContent at %s: %v", version, res.StructuredContent)
+	}
+	bad, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc", "algorithm": "crc32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bad.IsError || !strings.Contains(text(t, bad.Content), "algorithm") {
+		t.Errorf("bad enum argument: want isError naming algorithm, got %+v", text(t, bad.Content))
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: %v", err)
+	}
+
+	// Prompts and completion.
+	prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "code_review", Arguments: map[string]string{"code": "print(1)", "language": "python"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompt.Messages) == 0 || !strings.Contains(fmt.Sprint(prompt.Messages[0].Content.(*mcp.TextContent).Text), "print(1)") {
+		t.Fatalf("code_review prompt: %+v", prompt)
+	}
+	comp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "code_review"}, Argument: mcp.CompleteParamsArgument{Name: "language", Value: "py"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(comp.Completion.Values, "python") {
+		t.Fatalf("completing py: %v", comp.Completion.Values)
+	}
+
+	// Resources, listed and through the file:///{+path} template.
+	var uris []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "file:///notes/hello.txt") {
+		t.Fatalf("resources %v lack file:///notes/hello.txt", uris)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///notes/hello.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Contents) != 1 || read.Contents[0].Text != "hello from the host" {
+		t.Fatalf("reading hello.txt: %+v", read.Contents)
+	}
+	var templates []string
+	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates = append(templates, tmpl.URITemplate)
+	}
+	if len(templates) == 0 {
+		t.Fatal("no resource templates")
+	}
+	pathComp, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: templates[0]}, Argument: mcp.CompleteParamsArgument{Name: "path", Value: "notes/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pathComp.Completion.Values, "notes/hello.txt") {
+		t.Errorf("completing path notes/: %v", pathComp.Completion.Values)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "other://nothing"}); err == nil || !strings.Contains(err.Error(), "-32002") && !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown resource: %v", err)
 	}
 }
 

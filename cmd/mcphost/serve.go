@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sandbox"
@@ -27,7 +30,7 @@ type serveFlags struct {
 	plugins   string
 	config    string
 	transport string
-	listen    string
+	listen    string // "" unless --listen was given
 	logLevel  string
 }
 
@@ -42,6 +45,9 @@ serves the union of their tools, prompts, resources and completions over MCP.
 On stdio, stdout carries only MCP messages; logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("listen") {
+				f.listen = ""
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// stdout carries MCP messages only: keep it for the transport and
@@ -54,7 +60,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to load")
 	cmd.Flags().StringVar(&f.config, "config", "", "config file (default ./mcphost.toml when present)")
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
-	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on with --transport http")
+	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on with --transport http (default: [http] listen in the config)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
 }
@@ -85,12 +91,20 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	if f.transport != "stdio" {
-		return fmt.Errorf("--transport %q is not available in this build: only stdio is", f.transport)
+	if f.transport != "stdio" && f.transport != "http" {
+		return fmt.Errorf("--transport %q: want stdio or http", f.transport)
 	}
 	cfg, err := loadConfig(f.config)
 	if err != nil {
 		return err
+	}
+	var ln net.Listener
+	if f.transport == "http" {
+		// Listen before loading plugins, so a taken port fails fast.
+		if ln, err = listen(cfg, f.listen); err != nil {
+			return err
+		}
+		defer ln.Close()
 	}
 	cacheDir, err := cfg.CacheDir()
 	if err != nil {
@@ -123,9 +137,58 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if len(loaded.Plugins) == 0 {
 		logger.Warn("no plugins loaded", "folder", f.plugins)
 	}
+	if f.transport == "http" {
+		return serveHTTP(ctx, srv, ln, cfg, logger)
+	}
 	err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
+}
+
+// listen opens the HTTP listener on --listen or [http] listen, and makes
+// the config's address-derived defaults (the auth resource) follow the
+// address really bound, e.g. for port 0.
+func listen(cfg *config.Config, flagAddr string) (net.Listener, error) {
+	if flagAddr != "" {
+		if err := cfg.SetListen(flagAddr); err != nil {
+			return nil, fmt.Errorf("--listen: %w", err)
+		}
+	}
+	if err := cfg.CheckExposure(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.SetListen(ln.Addr().String()); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
+// behind the authorization [auth] configures.
+func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *config.Config, logger *slog.Logger) error {
+	authn, err := auth.New(cfg.Auth, logger)
+	if err != nil {
+		return err
+	}
+	public := map[string]http.Handler{}
+	for _, p := range authn.MetadataPaths() {
+		public[p] = authn.MetadataHandler()
+	}
+	logger.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", cfg.Auth.Mode)
+	return srv.ServeHTTP(ctx, ln, host.HTTPOptions{
+		AllowedHosts:       cfg.HTTP.AllowedHosts,
+		AllowedOrigins:     cfg.HTTP.AllowedOrigins,
+		SessionIdleTimeout: cfg.HTTP.SessionIdleTimeout,
+		MaxSessions:        cfg.HTTP.MaxSessions,
+		MaxBodyBytes:       int64(cfg.HTTP.MaxBodyBytes),
+		Middleware:         authn.Middleware,
+		Public:             public,
+	})
 }

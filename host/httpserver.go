@@ -1,0 +1,439 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTPOptions configure the HTTP transports. Zero values take the defaults.
+type HTTPOptions struct {
+	// AllowedHosts are the Host header values accepted, as host or
+	// host:port; a host without a port accepts any port. Empty: localhost,
+	// 127.0.0.1 and [::1] with the listen port.
+	AllowedHosts []string
+	// AllowedOrigins are the Origin header values accepted when a request
+	// has one, as scheme://host[:port]. Empty: http:// and https:// of the
+	// allowed hosts.
+	AllowedOrigins []string
+	// SessionIdleTimeout closes a Streamable HTTP session that has had no
+	// request and no open stream for this long (default 30m).
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the sessions open at once, of both transports; a
+	// new one beyond it is refused with 503 (default 1000).
+	MaxSessions int
+	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
+	// 4 MiB).
+	MaxBodyBytes int64
+	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
+	// not yet written and those kept for replay. A connection that falls
+	// further behind is dropped (default 1 MiB).
+	MaxStreamBuffer int64
+	// ReconnectDelay is the SSE retry sent to 2025-11-25 clients: how long
+	// they wait before resuming a stream whose connection ended (default 1s).
+	ReconnectDelay time.Duration
+	// ReadHeaderTimeout bounds the time Server.ServeHTTP gives a client to
+	// send a request's headers (default 10s).
+	ReadHeaderTimeout time.Duration
+	// ShutdownGrace is how long Server.ServeHTTP lets requests in flight
+	// finish when its context ends, before cancelling them (default 5s).
+	ShutdownGrace time.Duration
+	// Middleware wraps the MCP endpoints (/mcp, /sse and /messages), e.g.
+	// for authentication; it runs after the Host and Origin checks. The
+	// ResponseWriter it passes on must flush (http.Flusher, or Unwrap).
+	// Nil: none.
+	Middleware func(http.Handler) http.Handler
+	// Public maps further paths to handlers served after the Host and Origin
+	// checks but without Middleware, e.g. the OAuth protected resource
+	// metadata, which clients must read before they have a token.
+	Public map[string]http.Handler
+}
+
+// Defaults of HTTPOptions, and fixed limits of the HTTP transports.
+const (
+	defaultSessionIdleTimeout = 30 * time.Minute
+	defaultMaxSessions        = 1000
+	defaultMaxBodyBytes       = 4 << 20
+	defaultMaxStreamBuffer    = 1 << 20
+	defaultReconnectDelay     = time.Second
+	defaultShutdownGrace      = 5 * time.Second
+	defaultReadHeaderTimeout  = 10 * time.Second
+
+	bodyReadTimeout   = 30 * time.Second // to send a request body
+	idleConnTimeout   = 2 * time.Minute  // keep-alive connections
+	maxHeaderBytes    = 64 << 10         // request headers
+	sseWriteTimeout   = 10 * time.Second // for a client to take one write of its SSE stream
+	shutdownMargin    = 2 * time.Second  // after the grace, for streams to end
+	maxIdleStreams    = 16               // POST streams per session kept with no connection, for resumption
+	sessionIDBytes    = 32               // random bytes of a session id
+	headerSessionID   = "Mcp-Session-Id" // names the Streamable HTTP session of a request
+	headerVersion     = "Mcp-Protocol-Version"
+	headerLastEventID = "Last-Event-ID"
+)
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	setDefault(&o.SessionIdleTimeout, defaultSessionIdleTimeout)
+	setDefault(&o.MaxSessions, defaultMaxSessions)
+	setDefault(&o.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
+	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
+	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
+	setDefault(&o.ReadHeaderTimeout, defaultReadHeaderTimeout)
+	if o.Middleware == nil {
+		o.Middleware = func(h http.Handler) http.Handler { return h }
+	}
+	return o
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// HTTPHandler serves MCP over HTTP: Streamable HTTP at /mcp (streamable.go)
+// and the legacy HTTP+SSE transport at /sse and /messages (sse.go); other
+// paths get 404. Every request first passes the DNS-rebinding checks: a Host
+// or Origin header that is not allowed gets 403.
+type HTTPHandler struct {
+	srv   *Server
+	log   *slog.Logger
+	opts  HTTPOptions
+	hosts []hostPort // allowed Host values
+	mux   *http.ServeMux
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closing  bool // shutting down: no new sessions
+}
+
+// hostPort is a host name (IPv6 without brackets) and a port, "" for any.
+type hostPort struct{ host, port string }
+
+func parseHostPort(s string) hostPort {
+	s = strings.ToLower(s)
+	if host, port, err := net.SplitHostPort(s); err == nil {
+		return hostPort{host, port}
+	}
+	return hostPort{strings.Trim(s, "[]"), ""}
+}
+
+// NewHTTPHandler returns the HTTP handler of the server's MCP endpoints.
+// listenAddr is the address the server listens on; its port goes into the
+// default allowed hosts.
+func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}}
+	allowed := opts.AllowedHosts
+	if len(allowed) == 0 {
+		_, port, _ := net.SplitHostPort(listenAddr)
+		for _, name := range []string{"localhost", "127.0.0.1", "[::1]"} {
+			allowed = append(allowed, name+":"+port)
+		}
+	}
+	for _, a := range allowed {
+		h.hosts = append(h.hosts, parseHostPort(a))
+	}
+	h.mux = http.NewServeMux()
+	for pattern, fn := range map[string]http.HandlerFunc{
+		"POST /mcp":      h.postMCP,
+		"GET /mcp":       h.getMCP,
+		"DELETE /mcp":    h.deleteMCP,
+		"GET /sse":       h.getSSE,
+		"POST /messages": h.postMessages,
+	} {
+		h.mux.Handle(pattern, h.opts.Middleware(fn))
+	}
+	for path, handler := range h.opts.Public {
+		h.mux.Handle(path, handler)
+	}
+	return h
+}
+
+// ServeHTTP checks the Host and Origin headers and serves the endpoints.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r.Host) {
+		writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest, "forbidden: Host %q is not allowed", r.Host))
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest, "forbidden: Origin %q is not allowed", origin))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether a Host value (host or host:port) is allowed.
+func (h *HTTPHandler) hostAllowed(s string) bool {
+	got := parseHostPort(s)
+	return slices.ContainsFunc(h.hosts, func(a hostPort) bool {
+		return a.host == got.host && (a.port == "" || a.port == got.port)
+	})
+}
+
+// originAllowed reports whether an Origin value is allowed.
+func (h *HTTPHandler) originAllowed(origin string) bool {
+	if len(h.opts.AllowedOrigins) > 0 {
+		return slices.ContainsFunc(h.opts.AllowedOrigins, func(a string) bool { return strings.EqualFold(a, origin) })
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && h.hostAllowed(u.Host)
+}
+
+// httpSession is a Session served over HTTP, with its SSE streams.
+type httpSession struct {
+	id         string
+	legacy     bool // HTTP+SSE: the session lives as long as its /sse stream
+	sess       *Session
+	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
+	done       chan struct{} // closed when the session ends
+	endOnce    sync.Once
+
+	// Guarded by the handler's mu.
+	active int         // HTTP requests being served for the session
+	idle   *time.Timer // ends the session once it has been idle long enough
+
+	gate     sync.RWMutex // held for reading while a message is handed to sess
+	draining bool         // shutting down: no new requests reach sess
+
+	mu         sync.Mutex
+	streams    map[int]*eventStream // by stream id; 0 is standalone
+	lastStream int
+}
+
+var errClosing = errors.New("the server is shutting down")
+
+// newSession starts a session, in use by the request that starts it.
+func (h *HTTPHandler) newSession(legacy bool) (*httpSession, error) {
+	id := make([]byte, sessionIDBytes)
+	_, _ = rand.Read(id)
+	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), legacy: legacy, done: make(chan struct{}), active: 1}
+	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
+	hs.streams = map[int]*eventStream{0: hs.standalone}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closing:
+		return nil, errClosing
+	case len(h.sessions) >= h.opts.MaxSessions:
+		h.log.Warn("refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
+		return nil, errors.New("too many sessions: try again later")
+	}
+	hs.sess = h.srv.NewSession(hs.standalone)
+	h.sessions[hs.id] = hs
+	return hs, nil
+}
+
+// acquire finds the session a request names and marks it in use. When it
+// cannot, it answers the request (400, 404) and returns nil.
+func (h *HTTPHandler) acquire(w http.ResponseWriter, id string, legacy bool) *httpSession {
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, missingSessionID)
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hs := h.sessions[id]
+	if hs == nil || hs.legacy != legacy {
+		http.Error(w, "session not found: it ended or never existed; initialize a new one", http.StatusNotFound)
+		return nil
+	}
+	hs.active++
+	if hs.idle != nil {
+		hs.idle.Stop()
+	}
+	return hs
+}
+
+// release marks a request done with its session. A Streamable HTTP session
+// no request uses is ended after SessionIdleTimeout, unless one comes.
+func (h *HTTPHandler) release(hs *httpSession) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hs.active--
+	if hs.active > 0 || hs.legacy || h.sessions[hs.id] != hs {
+		return
+	}
+	if hs.idle == nil {
+		hs.idle = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.expire(hs) })
+	} else {
+		hs.idle.Reset(h.opts.SessionIdleTimeout)
+	}
+}
+
+// expire ends a session that is still idle; it is unknown from then on.
+func (h *HTTPHandler) expire(hs *httpSession) {
+	h.mu.Lock()
+	idle := hs.active == 0 && h.sessions[hs.id] == hs
+	if idle {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+	if idle {
+		h.log.Info("ending an idle HTTP session", "idle", h.opts.SessionIdleTimeout)
+		h.end(hs)
+	}
+}
+
+// end ends a session: its requests in flight are cancelled, its streams end
+// once what they hold is written, and its id is no longer known.
+func (h *HTTPHandler) end(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	if hs.idle != nil {
+		hs.idle.Stop()
+	}
+	h.mu.Unlock()
+	hs.endOnce.Do(func() {
+		hs.sess.Close()
+		close(hs.done)
+		hs.mu.Lock()
+		streams := slices.Collect(maps.Values(hs.streams))
+		hs.mu.Unlock()
+		for _, st := range streams {
+			st.close()
+		}
+	})
+}
+
+// handOver hands a POST body to the session, replies going to reply. A body
+// that starts requests is refused (503) once the session drains for
+// shutdown, so that its requests can be waited for. The requests outlive a
+// client that disconnects: only notifications/cancelled cancels them.
+func (h *HTTPHandler) handOver(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte, reply Outbound, startsRequests bool) bool {
+	hs.gate.RLock()
+	defer hs.gate.RUnlock()
+	if hs.draining && startsRequests {
+		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", errClosing))
+		return false
+	}
+	hs.sess.Handle(context.WithoutCancel(r.Context()), body, reply)
+	return true
+}
+
+// Close ends every session at once: requests in flight are cancelled and
+// every stream ends. New sessions are refused.
+func (h *HTTPHandler) Close() { h.shutdown(0) }
+
+// shutdown refuses new sessions and requests, lets the requests in flight
+// run for grace, cancels the rest and ends every session.
+func (h *HTTPHandler) shutdown(grace time.Duration) {
+	h.mu.Lock()
+	h.closing = true
+	all := slices.Collect(maps.Values(h.sessions))
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, hs := range all {
+		wg.Go(func() {
+			hs.gate.Lock()
+			hs.draining = true
+			hs.gate.Unlock()
+			h.srv.finish(hs.sess, grace)
+			h.end(hs)
+		})
+	}
+	wg.Wait()
+}
+
+// ServeHTTP serves the MCP endpoints of NewHTTPHandler on ln until ctx ends,
+// then shuts down gracefully: new sessions and requests are refused, the
+// requests in flight get opts.ShutdownGrace to finish and are then
+// cancelled, and every stream ends. It returns nil after such a shutdown,
+// or the error that stopped serving.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	h := s.NewHTTPHandler(ln.Addr().String(), opts)
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
+		IdleTimeout:       idleConnTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		h.Close()
+		return err
+	case <-ctx.Done():
+	}
+	ended := make(chan struct{})
+	go func() { h.shutdown(h.opts.ShutdownGrace); close(ended) }()
+	stopCtx, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownGrace+shutdownMargin)
+	defer cancel()
+	if err := hs.Shutdown(stopCtx); err != nil {
+		s.logger.Warn("closing HTTP connections still open after the shutdown grace", "err", err)
+		_ = hs.Close()
+	}
+	<-ended
+	<-served
+	return nil
+}
+
+// readBody checks a POST's Content-Type and reads its body, within
+// MaxBodyBytes and bodyReadTimeout. When it cannot, it answers the request
+// (415, 413, 400) and returns false.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeRPCError(w, http.StatusUnsupportedMediaType, rpcErrorf(CodeInvalidRequest, "unsupported media type: the body must be application/json"))
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes", tooLarge.Limit))
+		return nil, false
+	case err != nil:
+		writeRPCError(w, http.StatusBadRequest, rpcErrorf(CodeInvalidRequest, "reading the request body: %v", err))
+		return nil, false
+	}
+	return bytes.TrimSpace(body), true
+}
+
+// accepts reports whether the request's Accept header admits every one of
+// the media types (wildcards count).
+func accepts(r *http.Request, types ...string) bool {
+	var listed []string
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil {
+				listed = append(listed, mt)
+			}
+		}
+	}
+	return !slices.ContainsFunc(types, func(t string) bool {
+		major, _, _ := strings.Cut(t, "/")
+		return !slices.ContainsFunc(listed, func(l string) bool { return l == t || l == "*/*" || l == major+"/*" })
+	})
+}
+
+// writeRPCError answers with an HTTP error status and a JSON-RPC error
+// response without an id as the body.
+func writeRPCError(w http.ResponseWriter, status int, rpcErr *RPCError) {
+	writeJSON(w, status, encodeResponse(nil, nil, rpcErr))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
