@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh machine. Safe to run again: it
-# only installs what is missing. Today that is Go (>= 1.24, for
-# //go:wasmexport) and the module downloads.
+# only installs what is missing: Go modules (Go >= 1.24 must be there, for
+# //go:wasmexport) and the TypeScript SDK client of the interop tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
