@@ -34,21 +34,27 @@ func (f fixture) serveHTTP(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	found := make(chan string, 1)
+	exited := make(chan string, 1)
 	go func() {
+		var log strings.Builder
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
 			if m := listeningURL.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
 		}
+		exited <- log.String()
 	}()
 	select {
 	case url := <-found:
 		return url
+	case log := <-exited:
+		t.Fatalf("mcphost serve --transport http exited before listening:\n%s", log)
 	case <-time.After(60 * time.Second):
-		t.Fatal("mcphost serve --transport http did not start listening")
-		return ""
+		t.Fatal("mcphost serve --transport http did not start listening within 60s")
 	}
+	return ""
 }
 
 func TestExamplesOverStreamableHTTPAtEachVersion(t *testing.T) {
@@ -151,7 +157,7 @@ func TestTypeScriptClientInterop(t *testing.T) {
 //	go test ./cmd/mcphost -run '^$' -bench HTTPToolCall16Clients -benchtime 5000x
 func BenchmarkHTTPToolCall16Clients(b *testing.B) {
 	const clients = 16
-	url := newFixture(b, "[plugins.tools]\nhost_functions = [\"notify_progress\", \"notify_logging_message\"]\nmax_instances = 2\n", "plugins/examples/tools").serveHTTP(b)
+	url := newFixture(b, "", "plugins/examples/tools").serveHTTP(b)
 	sessions := make([]*mcp.ClientSession, clients)
 	for i := range sessions {
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
