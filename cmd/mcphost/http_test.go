@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,4 +192,55 @@ func BenchmarkHTTPToolCall16Clients(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// headerTransport adds a header to every request.
+type headerTransport struct{ key, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestBearerAuthGuardsTheHTTPTransport(t *testing.T) {
+	const token = "e2e-secret-token-0123456789"
+	t.Setenv("MCPHOST_E2E_TOKEN", token) // inherited by the server process
+	url := newFixture(t, "[auth]\nmode = \"bearer\"\ntoken_env = \"MCPHOST_E2E_TOKEN\"\n", "plugins/examples/tools").serveHTTP(t)
+	base := strings.TrimSuffix(url, "/mcp")
+
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	challenge := resp.Header.Get("WWW-Authenticate")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+base+"/.well-known/oauth-protected-resource") {
+		t.Fatalf("no token: %d %q", resp.StatusCode, challenge)
+	}
+	meta, err := http.Get(base + "/.well-known/oauth-protected-resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	_ = json.NewDecoder(meta.Body).Decode(&doc)
+	meta.Body.Close()
+	if meta.StatusCode != http.StatusOK || doc["resource"] != url {
+		t.Fatalf("protected resource metadata: %d %v", meta.StatusCode, doc)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-auth", Version: "1"}, nil)
+	withToken := &http.Client{Transport: headerTransport{"Authorization", "Bearer " + token}}
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: withToken}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}); err != nil || res.IsError {
+		t.Fatalf("call with the token: %v %+v", err, res)
+	}
+	wrong := &http.Client{Transport: headerTransport{"Authorization", "Bearer not-the-token-0123456789"}}
+	if _, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: wrong}, nil); err == nil {
+		t.Fatal("a wrong token was accepted")
+	}
 }
