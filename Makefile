@@ -40,8 +40,9 @@ check:
 	$(GO) vet ./...
 	$(WASM_ENV) $(GO) vet ./pdk/go/ ./plugins/... ./internal/testplugins/... $(TESTDATA_PLUGINS:%=./%)
 
-## examples: build the example plugins into build/plugins/<name>.wasm, manifest embedded
+## examples: build the example plugins into build/plugins/<name>.wasm, manifest embedded; create build/notes, the notes example's store
 examples: $(BUILD_DIR)/mcphost $(EXAMPLES:%=$(PLUGINS)/%.wasm)
+	@mkdir -p $(BUILD_DIR)/notes
 
 # build_plugin builds the plugin whose source (and manifest.json) is in
 # directory $(1) into $@, manifest embedded. Its rules are always handed to

@@ -51,6 +51,11 @@ const (
 	HostNotifyPromptListChanged   = "notify_prompt_list_changed"
 	HostNotifyResourceListChanged = "notify_resource_list_changed"
 	HostNotifyResourceUpdated     = "notify_resource_updated"
+	// HostNotifyElicitationComplete and HostNotifyURLElicitationCompleted
+	// (hyper-mcp's name) are one function under two names; granting
+	// either grants both.
+	HostNotifyElicitationComplete     = "notify_elicitation_complete"
+	HostNotifyURLElicitationCompleted = "notify_url_elicitation_completed"
 )
 
 // HostFunctions lists every host function name in HostModule.
@@ -59,6 +64,7 @@ var HostFunctions = []string{
 	HostNotifyLoggingMessage, HostNotifyProgress,
 	HostNotifyToolListChanged, HostNotifyPromptListChanged,
 	HostNotifyResourceListChanged, HostNotifyResourceUpdated,
+	HostNotifyElicitationComplete, HostNotifyURLElicitationCompleted,
 }
 
 // Manifest is what a plugin declares about itself in the ManifestSection

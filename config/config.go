@@ -155,6 +155,11 @@ type PluginConfig struct {
 	Config map[string]string
 	// Mounts are the host directories visible to the plugin.
 	Mounts []Mount
+	// TaskSupport sets whether clients may run the plugin's tools as MCP
+	// tasks (execution.taskSupport): TaskForbidden, TaskOptional or
+	// TaskRequired by tool name (the plugin's own, without prefix), "*"
+	// for the tools not named. It overrides what the plugin declares.
+	TaskSupport map[string]string
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.
@@ -329,6 +334,7 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.AllowedHosts = slices.Clone(p.AllowedHosts)
 	p.Config = maps.Clone(p.Config)
 	p.Mounts = slices.Clone(p.Mounts)
+	p.TaskSupport = maps.Clone(p.TaskSupport)
 	return p
 }
 

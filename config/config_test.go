@@ -801,3 +801,59 @@ func TestCheckURL(t *testing.T) {
 		t.Errorf("checkURL with query allowed: %v", err)
 	}
 }
+
+func TestTaskSupport(t *testing.T) {
+	cfg := load(t, `
+[plugins.a]
+task_support = { "report" = "optional", "build.all" = "required", "*" = "forbidden" }
+
+[plugins.b.task_support]
+"*" = "optional"
+`)
+	if got, want := cfg.Plugin("a").TaskSupport, map[string]string{"report": "optional", "build.all": "required", "*": "forbidden"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Plugin(a).TaskSupport = %v, want %v", got, want)
+	}
+	if got, want := cfg.Plugin("b").TaskSupport, map[string]string{"*": "optional"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Plugin(b).TaskSupport = %v, want %v", got, want)
+	}
+	if got := cfg.Plugin("c").TaskSupport; got != nil {
+		t.Errorf("Plugin(c).TaskSupport = %v, want nil", got)
+	}
+	a := cfg.Plugin("a")
+	a.TaskSupport["report"] = "required"
+	if cfg.Plugin("a").TaskSupport["report"] != "optional" {
+		t.Error("changing a returned TaskSupport changed the Config")
+	}
+}
+
+func TestTaskSupportErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		line int
+		msg  string
+	}{
+		{"bad mode", "[plugins.p]\n\ntask_support = { \"x\" = \"sometimes\" }\n", 3,
+			`plugins.p.task_support.x: "sometimes" is not "forbidden", "optional" or "required"`},
+		{"mode case matters", "[plugins.p.task_support]\nx = \"Optional\"\n", 2, `plugins.p.task_support.x: "Optional" is not`},
+		{"bad tool name", "[plugins.p]\ntask_support = { \"a b\" = \"optional\" }\n", 2,
+			`plugins.p.task_support."a b": "a b" is not a tool name`},
+		{"wrong type value", "[plugins.p.task_support]\n\"*\" = true\n", 2, `plugins.p.task_support."*": expected string, got boolean`},
+		{"wrong type table", "[plugins.p]\ntask_support = \"optional\"\n", 2, "plugins.p.task_support: expected table, got string"},
+		{"misspelled key", "[plugins.p]\ntask_suport = { x = \"optional\" }\n", 2, `unknown key "plugins.p.task_suport" (did you mean "task_support"?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, errs := loadErrors(t, tc.src)
+			if len(errs) != 1 {
+				t.Fatalf("got %d errors, want 1:\n%v", len(errs), errs)
+			}
+			e := errs[0]
+			if e.Line != tc.line || !strings.Contains(e.Msg, tc.msg) {
+				t.Errorf("got line %d %q\nwant line %d %q", e.Line, e.Msg, tc.line, tc.msg)
+			}
+			if prefix := fmt.Sprintf("%s:%d: ", p, tc.line); !strings.HasPrefix(e.Error(), prefix) {
+				t.Errorf("Error() = %q, want prefix %q", e.Error(), prefix)
+			}
+		})
+	}
+}

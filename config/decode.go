@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -29,7 +30,7 @@ var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue"}
-	pluginKeys   = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "config", "mounts"}, defaultsKeys...)
+	pluginKeys   = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "config", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys    = []string{"host", "guest", "mode"}
 	httpKeys     = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "max_sessions", "max_body_bytes"}
 	authKeys     = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
@@ -363,7 +364,54 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
 	pc.AllowedHosts = d.strs(t, p, "allowed_hosts", checkHost)
 	pc.Config = d.pluginConfig(t, p)
 	pc.Mounts = d.mounts(t, p)
+	pc.TaskSupport = d.taskSupport(t, p)
 	return pc
+}
+
+// TaskSupport values: whether clients may run a tool as a task.
+const (
+	TaskForbidden = "forbidden"
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+)
+
+// toolNamePattern is the MCP tool name rule: 1 to 128 of letters, digits,
+// '_', '-' and '.'.
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// taskSupport returns the task_support table: tool names (the plugin's
+// own, without prefix) or "*" mapped to a TaskSupport value.
+func (d *decoder) taskSupport(t map[string]any, p keyPath) map[string]string {
+	v, ok := t["task_support"]
+	if !ok {
+		return nil
+	}
+	p = p.add("task_support")
+	tt, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p, "table", v)
+		return nil
+	}
+	out := make(map[string]string, len(tt))
+	for _, tool := range slices.Sorted(maps.Keys(tt)) {
+		kp := p.add(tool)
+		if tool != "*" && !toolNamePattern.MatchString(tool) {
+			d.errorf(kp, "%q is not a tool name (1 to 128 of letters, digits, '_', '-' and '.') or \"*\"", tool)
+			continue
+		}
+		mode, ok := tt[tool].(string)
+		if !ok {
+			d.typeError(kp, "string", tt[tool])
+			continue
+		}
+		switch mode {
+		case TaskForbidden, TaskOptional, TaskRequired:
+			out[tool] = mode
+		default:
+			d.errorf(kp, "%q is not \"forbidden\", \"optional\" or \"required\"", mode)
+		}
+	}
+	return out
 }
 
 // checkHostFunction returns why name is not a host function.

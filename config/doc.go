@@ -43,6 +43,13 @@
 //	config = { root = "/data" }
 //	                       # values the plugin reads with config_get; strings,
 //	                       # numbers and booleans (passed on as text)
+//	task_support = { "report" = "optional", "*" = "forbidden" }
+//	                       # whether clients may run a tool as an MCP task
+//	                       # (2025-11-25 execution.taskSupport): "forbidden",
+//	                       # "optional" or "required", by tool name (the
+//	                       # plugin's own, without prefix), "*" for the
+//	                       # tools not named; overrides what the plugin
+//	                       # declares (see below)
 //
 //	[[plugins.NAME.mounts]]  # one table per host directory the plugin sees
 //	host = "./docs"        # host directory; required; relative paths are
@@ -93,7 +100,9 @@
 // The host functions are those of abi.HostFunctions: create_message,
 // create_elicitation, list_roots, notify_logging_message, notify_progress,
 // notify_tool_list_changed, notify_prompt_list_changed,
-// notify_resource_list_changed and notify_resource_updated.
+// notify_resource_list_changed, notify_resource_updated and
+// notify_elicitation_complete (also named notify_url_elicitation_completed,
+// as in hyper-mcp; granting either name grants both).
 //
 // A plugin's allowed_hosts pattern is a host name ("api.example.com"), a wildcard
 // for the subdomains of one ("*.example.org"), "*" for any host, an IPv4
@@ -120,6 +129,16 @@
 // defaults of empty allowed_hosts and allowed_origins. The defaults of
 // resource and audience derive from listen and follow it when --listen
 // overrides it ([Config.SetListen]), unless the file sets them.
+//
+// A tool's task support is the task_support entry naming it, else the "*"
+// entry, else the plugin's own execution.taskSupport, else "forbidden".
+// Tasks exist for 2025-11-25 clients only: older ones call every tool
+// directly. A task is bound to the session that created it, or, when [auth]
+// authenticates requests, to the authenticated subject. Its ttl is what the
+// client asks for, at most 1h (10m when it asks for none); the task and its
+// result are dropped when the ttl has elapsed (a task still running then is
+// cancelled), and when its session ends. A session holds at most 100 tasks
+// at once; each task's run is still bounded by the plugin's timeout.
 //
 // Mount host directories are not checked for existence here; the sandbox
 // reports missing ones when it loads the plugin. Two mounts of a plugin may

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +37,10 @@ type Catalog struct {
 	resourceIndex map[string]*resourceEntry
 
 	templates []*templateEntry
+
+	// lists keeps what each plugin listed, so a refresh can reuse the lists
+	// of plugins that did not change (see Server.Refresh).
+	lists map[*Plugin]*pluginLists
 }
 
 type toolEntry struct {
@@ -71,6 +76,13 @@ var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // the rules are left out with a warning; a plugin whose list export fails
 // contributes nothing of that kind.
 func BuildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger) *Catalog {
+	return buildCatalog(ctx, plugins, logger, nil, nil)
+}
+
+// buildCatalog builds a catalog of plugins. A plugin prev holds keeps the
+// lists it had there unless relist says to list it again; a kind whose
+// listing fails keeps its lists from prev, when prev has them.
+func buildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger, prev *Catalog, relist func(*Plugin) bool) *Catalog {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -81,15 +93,67 @@ func BuildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger) *
 		toolIndex:     map[string]*toolEntry{},
 		promptIndex:   map[string]*promptEntry{},
 		resourceIndex: map[string]*resourceEntry{},
+		lists:         map[*Plugin]*pluginLists{},
 	}
 	for _, p := range sorted {
 		log := logger.With("plugin", p.Name)
-		c.addTools(ctx, p, log)
-		c.addPrompts(ctx, p, log)
-		c.addResources(ctx, p, log)
-		c.addTemplates(ctx, p, log)
+		var old *pluginLists
+		if prev != nil {
+			old = prev.lists[p]
+		}
+		l := old
+		if l == nil || relist == nil || relist(p) {
+			l = p.list(ctx, old, log)
+		}
+		c.lists[p] = l
+		c.addTools(p, l, log)
+		c.addPrompts(p, l, log)
+		c.addResources(p, l, log)
+		c.addTemplates(p, l, log)
 	}
 	return c
+}
+
+// pluginLists is what one plugin listed, as it returned it. A nil *list is
+// a listing that failed.
+type pluginLists struct {
+	tools     *[]abi.Tool
+	prompts   *[]abi.Prompt
+	resources *[]abi.Resource
+	templates *[]abi.ResourceTemplate
+	failed    bool // some listing failed (and kept the previous list)
+}
+
+// list reads every list export of p. A listing that fails keeps the
+// plugin's previous list of that kind (from old), if there is one, so a
+// busy plugin does not lose its tools on a refresh.
+func (p *Plugin) list(ctx context.Context, old *pluginLists, log *slog.Logger) *pluginLists {
+	if old == nil {
+		old = &pluginLists{}
+	}
+	l := &pluginLists{}
+	l.tools = listed(l, log, "tools", old.tools)(p.listTools(ctx))
+	l.prompts = listed(l, log, "prompts", old.prompts)(p.listPrompts(ctx))
+	l.resources = listed(l, log, "resources", old.resources)(p.listResources(ctx))
+	l.templates = listed(l, log, "resource templates", old.templates)(p.listResourceTemplates(ctx))
+	return l
+}
+
+// listed returns what records the outcome of one listing: the items, or on
+// failure the previous items (nil when there were none).
+func listed[T any](l *pluginLists, log *slog.Logger, kind string, old *[]T) func([]T, error) *[]T {
+	return func(items []T, err error) *[]T {
+		if err == nil {
+			return &items
+		}
+		l.failed = true
+		if old != nil {
+			log.Error("listing "+kind+" failed; keeping the previous list", "err", err)
+			return old
+		}
+		log.Error("listing "+kind+" failed", "err", err)
+		return nil
+	}
 }
 
 // Plugins returns the catalog's plugins in order of name.
@@ -112,12 +176,11 @@ func exposedName(p *Plugin, name string, taken func(string) (string, bool), kind
 	return qualified
 }
 
-func (c *Catalog) addTools(ctx context.Context, p *Plugin, log *slog.Logger) {
-	tools, err := p.listTools(ctx)
-	if err != nil {
-		log.Error("listing tools failed", "err", err)
+func (c *Catalog) addTools(p *Plugin, l *pluginLists, log *slog.Logger) {
+	if l.tools == nil {
 		return
 	}
+	tools := *l.tools
 	taken := func(n string) (string, bool) {
 		e, ok := c.toolIndex[n]
 		if !ok {
@@ -153,12 +216,11 @@ func (c *Catalog) addTools(ctx context.Context, p *Plugin, log *slog.Logger) {
 	}
 }
 
-func (c *Catalog) addPrompts(ctx context.Context, p *Plugin, log *slog.Logger) {
-	prompts, err := p.listPrompts(ctx)
-	if err != nil {
-		log.Error("listing prompts failed", "err", err)
+func (c *Catalog) addPrompts(p *Plugin, l *pluginLists, log *slog.Logger) {
+	if l.prompts == nil {
 		return
 	}
+	prompts := *l.prompts
 	taken := func(n string) (string, bool) {
 		e, ok := c.promptIndex[n]
 		if !ok {
@@ -193,12 +255,11 @@ func validURI(s string) bool {
 	return err == nil && u.Scheme != ""
 }
 
-func (c *Catalog) addResources(ctx context.Context, p *Plugin, log *slog.Logger) {
-	resources, err := p.listResources(ctx)
-	if err != nil {
-		log.Error("listing resources failed", "err", err)
+func (c *Catalog) addResources(p *Plugin, l *pluginLists, log *slog.Logger) {
+	if l.resources == nil {
 		return
 	}
+	resources := *l.resources
 	for _, r := range resources {
 		if !validURI(r.URI) {
 			log.Warn("resource left out: uri must be an absolute URI", "uri", r.URI)
@@ -217,12 +278,11 @@ func (c *Catalog) addResources(ctx context.Context, p *Plugin, log *slog.Logger)
 	}
 }
 
-func (c *Catalog) addTemplates(ctx context.Context, p *Plugin, log *slog.Logger) {
-	templates, err := p.listResourceTemplates(ctx)
-	if err != nil {
-		log.Error("listing resource templates failed", "err", err)
+func (c *Catalog) addTemplates(p *Plugin, l *pluginLists, log *slog.Logger) {
+	if l.templates == nil {
 		return
 	}
+	templates := *l.templates
 	for _, t := range templates {
 		compiled, err := uritemplate.New(t.URITemplate)
 		if err != nil || t.URITemplate == "" || strings.ContainsFunc(t.URITemplate, isControl) {
@@ -265,19 +325,35 @@ func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
 // for the negotiated version.
 func (c *Catalog) capabilities(version string) map[string]any {
 	caps := map[string]any{"logging": map[string]any{}}
-	if len(c.tools) > 0 {
-		caps["tools"] = map[string]any{}
+	if len(c.tools) > 0 || c.mayAnnounce(abi.HostNotifyToolListChanged, abi.ExportListTools) {
+		caps["tools"] = map[string]any{"listChanged": true}
 	}
-	if len(c.prompts) > 0 {
-		caps["prompts"] = map[string]any{}
+	if len(c.prompts) > 0 || c.mayAnnounce(abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
+		caps["prompts"] = map[string]any{"listChanged": true}
 	}
-	if len(c.resources) > 0 || len(c.templates) > 0 {
-		caps["resources"] = map[string]any{"subscribe": true}
+	if len(c.resources) > 0 || len(c.templates) > 0 ||
+		c.mayAnnounce(abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
+		caps["resources"] = map[string]any{"subscribe": true, "listChanged": true}
 	}
 	if atLeast(version, Version20250326) && c.completes() {
 		caps["completions"] = map[string]any{}
 	}
+	if atLeast(version, Version20251125) && caps["tools"] != nil {
+		caps["tasks"] = taskCapabilities()
+	}
 	return caps
+}
+
+// mayAnnounce reports whether a plugin that has one of the list exports was
+// granted the host function that announces changes to that list: its list,
+// empty today, may fill later, so the server declares the capability.
+func (c *Catalog) mayAnnounce(hostFunction string, exports ...string) bool {
+	for _, p := range c.plugins {
+		if !p.legacy && slices.Contains(p.granted, hostFunction) && slices.ContainsFunc(exports, p.rt.HasExport) {
+			return true
+		}
+	}
+	return false
 }
 
 // completes reports whether any plugin with prompts or templates completes

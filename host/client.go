@@ -30,8 +30,8 @@ func (e errClientCannot) Error() string { return "the client cannot serve this: 
 
 // callClient sends a request to the session's client on reply (the stream of
 // the client request being served) and waits for the answer, for ctx to end,
-// or for the session to close. On ctx end it tells the client the request
-// is cancelled.
+// or for the session to close. On ctx end it tells the client, on the
+// session's own stream, that the request is cancelled.
 func (sess *Session) callClient(ctx context.Context, reply Outbound, method string, params any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -53,6 +53,9 @@ func (sess *Session) callClient(ctx context.Context, reply Outbound, method stri
 		sess.mu.Unlock()
 	}()
 
+	if tr, ok := reply.(clientCallTracker); ok {
+		defer tr.clientCallStarted(method)() // its task waits for input meanwhile
+	}
 	msg, _ := json.Marshal(message{JSONRPC: "2.0", ID: id, Method: method, Params: raw})
 	if err := reply.Send(msg); err != nil {
 		return nil, fmt.Errorf("sending %s to the client: %w", method, err)
@@ -64,11 +67,24 @@ func (sess *Session) callClient(ctx context.Context, reply Outbound, method stri
 		}
 		return m.Result, nil
 	case <-ctx.Done():
-		_ = reply.Send(encodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the plugin call ended"}))
+		// The request's own stream may be gone with the request (over HTTP
+		// the client closes it on cancel): tell the client on the session's,
+		// unless the reply routes cancellations itself.
+		out := sess.out
+		if r, ok := reply.(cancellationRouter); ok {
+			out = r.cancellations()
+		}
+		_ = out.Send(encodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": "the plugin call ended"}))
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	case <-sess.closeCtx.Done():
 		return nil, errors.New("the session closed before the client answered")
 	}
+}
+
+// cancellationRouter is a reply that carries the cancellations of the
+// requests it carried, e.g. a task's, which may still be queued unsent.
+type cancellationRouter interface {
+	cancellations() Outbound
 }
 
 // deliver hands a client's response to the request waiting for it.

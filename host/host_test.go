@@ -289,8 +289,10 @@ func TestSameToolNameInTwoPluginsIsNeverShadowed(t *testing.T) {
 	prefixed.Prefix = "g_"
 	h := newHarness(t, b, prefixed, a) // order given does not matter
 	h.init(t, Version20251125)
+	id := 0 // a new id per request: the previous one may not be released yet
 	for name, want := range map[string]string{"search": "alpha:search", "beta.search": "beta:search", "g_search": "gamma:search"} {
-		res := result(t, h.call(t, 1, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"n": 1}}))
+		id++
+		res := result(t, h.call(t, id, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"n": 1}}))
 		if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.HasPrefix(text, want) {
 			t.Errorf("%s answered %q, want %s", name, text, want)
 		}
@@ -556,6 +558,17 @@ func TestRequestsOnOneSessionRunConcurrently(t *testing.T) {
 		res := result(t, h.out.next(t))
 		if res["isError"] == true {
 			t.Fatalf("calls were not concurrent: %v", res)
+		}
+	}
+}
+
+func TestAnIDIsFreeAgainOnceItsResponseArrives(t *testing.T) {
+	h := newHarness(t, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
+	h.init(t, Version20251125)
+	for range 200 { // a client that reuses one id as soon as it has the answer
+		res := h.call(t, 1, "tools/call", map[string]any{"name": "t", "arguments": map[string]any{"n": 1}})
+		if res["error"] != nil {
+			t.Fatalf("reusing an answered id: %v", res)
 		}
 	}
 }

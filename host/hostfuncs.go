@@ -16,20 +16,26 @@ import (
 // add. Host functions act on the session and request of the call that
 // invoked them, found in the call's context.
 func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFunction {
+	elicitationComplete := s.notifyElicitationComplete(plugin)
 	impl := map[string]func(ctx context.Context, in []byte) ([]byte, error){
-		abi.HostNotifyLoggingMessage:  s.notifyLoggingMessage(plugin),
-		abi.HostNotifyProgress:        notifyProgress,
-		abi.HostCreateMessage:         createMessage,
-		abi.HostCreateElicitation:     createElicitation,
-		abi.HostListRoots:             listRoots,
-		abi.HostNotifyResourceUpdated: s.notifyResourceUpdated(plugin),
+		abi.HostNotifyLoggingMessage:          s.notifyLoggingMessage(plugin),
+		abi.HostNotifyProgress:                notifyProgress,
+		abi.HostCreateMessage:                 createMessage,
+		abi.HostCreateElicitation:             s.createElicitation(plugin),
+		abi.HostListRoots:                     listRoots,
+		abi.HostNotifyResourceUpdated:         s.notifyResourceUpdated(plugin),
+		abi.HostNotifyToolListChanged:         s.notifyListChanged(plugin),
+		abi.HostNotifyPromptListChanged:       s.notifyListChanged(plugin),
+		abi.HostNotifyResourceListChanged:     s.notifyListChanged(plugin),
+		abi.HostNotifyElicitationComplete:     elicitationComplete,
+		abi.HostNotifyURLElicitationCompleted: elicitationComplete,
 	}
 	fns := make([]sandbox.HostFunction, 0, len(hostSignatures))
 	for _, sig := range hostSignatures {
 		f := sig
 		fn, ok := impl[f.Name]
 		switch {
-		case !slices.Contains(granted, f.Name):
+		case !slices.Contains(granted, f.Name) && !slices.Contains(granted, hostAliases[f.Name]):
 			fn = denied(fmt.Sprintf("host function %s is not granted to plugin %s (add it to host_functions in [plugins.%s])", f.Name, plugin, plugin))
 		case !ok:
 			fn = denied(fmt.Sprintf("host function %s is not supported by this version of mcphost", f.Name))
@@ -52,6 +58,15 @@ var hostSignatures = []sandbox.HostFunction{
 	{Name: abi.HostNotifyPromptListChanged},
 	{Name: abi.HostNotifyResourceListChanged},
 	{Name: abi.HostNotifyResourceUpdated, Input: true},
+	{Name: abi.HostNotifyElicitationComplete, Input: true},
+	{Name: abi.HostNotifyURLElicitationCompleted, Input: true},
+}
+
+// hostAliases pairs the host functions that are one function under two
+// names; granting either grants both.
+var hostAliases = map[string]string{
+	abi.HostNotifyElicitationComplete:     abi.HostNotifyURLElicitationCompleted,
+	abi.HostNotifyURLElicitationCompleted: abi.HostNotifyElicitationComplete,
 }
 
 func denied(msg string) func(context.Context, []byte) ([]byte, error) {
@@ -59,7 +74,8 @@ func denied(msg string) func(context.Context, []byte) ([]byte, error) {
 }
 
 // notifyLoggingMessage sends notifications/message to the session of the
-// call, when its level passes the session's logging/setLevel.
+// call, when its level passes the session's logging/setLevel. Messages over
+// the plugin's rate limit (ratelimit.go) are dropped without an error.
 func (s *Server) notifyLoggingMessage(plugin string) func(ctx context.Context, in []byte) ([]byte, error) {
 	return func(ctx context.Context, in []byte) ([]byte, error) {
 		req := requestFrom(ctx)
@@ -77,7 +93,7 @@ func (s *Server) notifyLoggingMessage(plugin string) func(ctx context.Context, i
 		if p.Logger == "" {
 			p.Logger = plugin
 		}
-		if !req.sess.wantsLog(lvl) {
+		if !req.sess.wantsLog(lvl) || !s.allowLog(plugin) {
 			return nil, nil
 		}
 		return nil, req.reply.Send(encodeNotification("notifications/message", p))
@@ -97,6 +113,9 @@ func notifyProgress(ctx context.Context, in []byte) ([]byte, error) {
 		return nil, fmt.Errorf("notify_progress: bad input: %w", err)
 	}
 	token := req.progressToken()
+	if req.notification {
+		return nil, errors.New("notify_progress: a client notification (" + req.method + ") has no progress")
+	}
 	if token == nil {
 		return nil, errors.New("notify_progress: the client did not ask for progress on this request")
 	}

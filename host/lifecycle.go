@@ -74,6 +74,8 @@ func (sess *Session) handleNotification(m *message) {
 		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
 			sess.cancelRequest(p.RequestID)
 		}
+	case "notifications/roots/list_changed":
+		sess.rootsListChanged()
 	default:
 		sess.srv.logger.Debug("ignoring notification", "method", m.Method)
 	}

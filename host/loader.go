@@ -106,7 +106,10 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	}
 	sum := sha256.Sum256(wasm)
 	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	return NewPlugin(name, pc.Prefix, rt), nil
+	p := NewPlugin(name, pc.Prefix, rt)
+	p.granted = slices.Clone(pc.HostFunctions)
+	p.taskSupport = pc.TaskSupport
+	return p, nil
 }
 
 func configName(cfg *config.Config) string {
@@ -133,7 +136,7 @@ func missingGrants(name string, m *abi.Manifest, pc config.PluginConfig) string 
 	}
 	var fns, hosts, keys, paths []string
 	for _, f := range m.Needs.HostFunctions {
-		if !slices.Contains(pc.HostFunctions, f) {
+		if !slices.Contains(pc.HostFunctions, f) && !slices.Contains(pc.HostFunctions, hostAliases[f]) {
 			fns = append(fns, f)
 		}
 	}
@@ -184,8 +187,12 @@ func mapList(items []string, f func(string) string) []string {
 	return out
 }
 
-// SetCatalog makes the server serve c from now on.
-func (s *Server) SetCatalog(c *Catalog) { s.catalog.Store(c) }
+// SetCatalog makes the server serve c from now on, and tells initialized
+// sessions which of its lists differ from the previous catalog's (see
+// ReplacePlugins).
+func (s *Server) SetCatalog(c *Catalog) {
+	s.replaceCatalog(func(*Catalog) *Catalog { return c })
+}
 
 // Logger returns the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.logger }

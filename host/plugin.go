@@ -26,8 +26,12 @@ type Plugin struct {
 	// Prefix is prepended to the names of its tools and prompts.
 	Prefix string
 
-	rt     Runtime
-	legacy bool // speaks the v1 describe/call interface
+	rt      Runtime
+	legacy  bool     // speaks the v1 describe/call interface
+	granted []string // host functions the operator granted (set by the loader)
+	// taskSupport overrides the tools' execution.taskSupport, by tool name
+	// or "*" (config task_support; set by the loader). See task.go.
+	taskSupport map[string]string
 }
 
 // NewPlugin wraps a runtime. A plugin that exports describe and call but

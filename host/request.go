@@ -19,6 +19,9 @@ type request struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // cancelled by notifications/cancelled
+	// notification is true for the scope of a client notification a plugin
+	// handles (roots.go): there is no id to answer nor progress to report.
+	notification bool
 
 	mu           sync.Mutex
 	done         bool
@@ -62,7 +65,8 @@ func (sess *Session) begin(parent context.Context, m *message, reply Outbound) (
 	return req, nil
 }
 
-// end marks a request finished: no more progress goes out for it.
+// end marks a request finished: no more progress goes out for it, and its
+// id is free again. The caller still owes sess.wg.Done once it has answered.
 func (sess *Session) end(req *request) {
 	req.mu.Lock()
 	req.done = true
@@ -71,7 +75,6 @@ func (sess *Session) end(req *request) {
 	sess.mu.Lock()
 	delete(sess.inflight, string(req.id))
 	sess.mu.Unlock()
-	sess.wg.Done()
 }
 
 // cancelRequest interrupts the in-flight request with the given id, as asked

@@ -60,8 +60,10 @@ type elicitParams struct {
 }
 
 // createElicitation asks the user of the calling request's client for input:
-// a flat form, or (2025-11-25, when declared) a URL to visit.
-func createElicitation(ctx context.Context, in []byte) ([]byte, error) {
+// a flat form, or (2025-11-25, when declared) a URL to visit. trackURL is
+// told of a URL elicitation before it is sent, and of the client's answer
+// (elicitation.go).
+func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *elicitParams) (func(json.RawMessage, error), error)) ([]byte, error) {
 	req := requestFrom(ctx)
 	if req == nil {
 		return nil, errors.New("create_elicitation: no client request is being served")
@@ -72,8 +74,11 @@ func createElicitation(ctx context.Context, in []byte) ([]byte, error) {
 	}
 	caps := req.sess.capabilities()
 	version := req.sess.Version()
-	if caps.Elicitation == nil || !atLeast(version, Version20250618) {
-		return nil, errClientCannot{"the client did not declare the elicitation capability (2025-06-18 or later)"}
+	switch {
+	case !atLeast(version, Version20250618):
+		return nil, errClientCannot{"elicitation needs protocol 2025-06-18 or later; this session negotiated " + version}
+	case caps.Elicitation == nil:
+		return nil, errClientCannot{"the client did not declare the elicitation capability"}
 	}
 	switch p.Mode {
 	case "url":
@@ -83,6 +88,13 @@ func createElicitation(ctx context.Context, in []byte) ([]byte, error) {
 		if !validURI(p.URL) || p.ElicitationID == "" {
 			return nil, errors.New("create_elicitation: URL mode needs an absolute url and an elicitationId")
 		}
+		answered, err := trackURL(req, &p)
+		if err != nil {
+			return nil, err
+		}
+		res, err := req.sess.callClient(ctx, req.reply, "elicitation/create", p)
+		answered(res, err)
+		return res, err
 	case "", "form":
 		if err := checkFlatSchema(p.RequestedSchema); err != nil {
 			return nil, fmt.Errorf("create_elicitation: requestedSchema: %w", err)

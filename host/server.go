@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 )
 
@@ -28,6 +29,13 @@ type Server struct {
 	logger  *slog.Logger
 	catalog atomic.Pointer[Catalog]
 	subs    subscriptions
+
+	sessions     sessionSet         // live sessions, for server-initiated notifications
+	refreshMu    sync.Mutex         // serializes catalog swaps (listchanged.go)
+	listChanges  listChangeDebounce // pending notify_*_list_changed
+	logLimits    logLimits          // notify_logging_message rate limits, per plugin
+	elicitations urlElicitations    // URL elicitations in progress, per plugin
+	tasks        taskStore          // tasks of task-augmented requests (task.go)
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.
@@ -73,6 +81,10 @@ var methods = map[string]handlerFunc{
 	"logging/setLevel":         handleSetLevel,
 	"resources/subscribe":      handleSubscribe,
 	"resources/unsubscribe":    handleUnsubscribe,
+	"tasks/get":                handleGetTask,
+	"tasks/result":             handleTaskResult,
+	"tasks/list":               handleListTasks,
+	"tasks/cancel":             handleCancelTask,
 }
 
 func handlePing(context.Context, *request, json.RawMessage) (any, error) {

@@ -37,7 +37,9 @@ type Session struct {
 // NewSession starts a session whose server-initiated messages go to out.
 func (s *Server) NewSession(out Outbound) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
+	sess := &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
+	s.sessions.add(sess)
+	return sess
 }
 
 // Version returns the negotiated protocol version, or "" before initialize.
@@ -160,12 +162,16 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		batch.Add(1)
 	}
 	go func() {
-		defer sess.end(req)
+		defer sess.wg.Done() // after the response is written: Wait covers it
 		if batch != nil {
 			defer batch.Done()
 		}
 		res, err := h(req.ctx, req, m.Params)
-		if req.ctx.Err() != nil && req.cancelled.Load() {
+		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
+		// Free the id before answering: a client may reuse it as soon as it
+		// has the response.
+		sess.end(req)
+		if cancelled {
 			return // cancelled by the client: no response
 		}
 		_ = reply.Send(encodeResponse(m.ID, res, toRPCError(err)))
@@ -212,4 +218,6 @@ func (sess *Session) Close() {
 	sess.mu.Unlock()
 	sess.cancelClose()
 	sess.srv.subs.forget(sess)
+	sess.srv.sessions.remove(sess)
+	sess.srv.elicitations.forgetSession(sess)
 }

@@ -37,6 +37,7 @@ var streamingMethods = map[string]bool{
 	"prompts/get":         true,
 	"resources/read":      true,
 	"completion/complete": true,
+	"tasks/result":        true, // carries the requests of input_required tasks
 }
 
 var missingSessionID = rpcErrorf(CodeInvalidRequest, "bad request: missing session id (the %s header; sessionId on /messages)", headerSessionID)

@@ -10,7 +10,7 @@ import (
 
 func handleListTools(_ context.Context, req *request, params json.RawMessage) (any, error) {
 	tools, next, err := listPage(req, params, "tools", req.sess.srv.Catalog().tools,
-		func(e *toolEntry, v string) abi.Tool { return downgradeTool(e.tool, v) })
+		func(e *toolEntry, v string) abi.Tool { return downgradeTool(withTaskSupport(e), v) })
 	if err != nil {
 		return nil, err
 	}
@@ -20,7 +20,8 @@ func handleListTools(_ context.Context, req *request, params json.RawMessage) (a
 // handleCallTool validates the arguments against the tool's inputSchema,
 // runs the tool and checks what it returns. An unknown tool is a protocol
 // error; everything that goes wrong inside the tool is an isError result the
-// model can read.
+// model can read. A call with a task (2025-11-25) answers at once with the
+// task it starts and runs in the background (task.go).
 func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (any, error) {
 	var p abi.CallToolParams
 	if err := decodeParams(params, &p); err != nil {
@@ -39,6 +40,18 @@ func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	}
+	task, err := toolTask(req, e, params)
+	if err != nil {
+		return nil, err
+	}
+	if task != nil {
+		return startTask(req, task, "tools/call "+p.Name, func(ctx context.Context, req *request) (any, error) { return runToolCall(ctx, req, e, p) })
+	}
+	return runToolCall(ctx, req, e, p)
+}
+
+// runToolCall runs a tool call whose params have been checked.
+func runToolCall(ctx context.Context, req *request, e *toolEntry, p abi.CallToolParams) (any, error) {
 	if err := e.inputSchema.validate(p.Arguments); err != nil {
 		return toolError(fmt.Sprintf("invalid arguments for tool %s: %v", p.Name, err)), nil
 	}

@@ -324,6 +324,22 @@ func NotifyPromptListChanged() { hostNotifyPromptListChanged() }
 // (host function notify_resource_list_changed).
 func NotifyResourceListChanged() { hostNotifyResourceListChanged() }
 
+// NotifyElicitationComplete tells the client that the out-of-band
+// interaction of a URL-mode elicitation (Elicit with Mode "url") finished
+// (host function notify_elicitation_complete). elicitationID must be one
+// the plugin sent and the user accepted; the host sends the notification
+// once, to the client that was asked, and ignores other ids.
+func NotifyElicitationComplete(elicitationID string) {
+	in, err := allocJSON(struct {
+		ElicitationID string `json:"elicitationId"`
+	}{elicitationID})
+	if err != nil {
+		return
+	}
+	hostNotifyElicitationComplete(in)
+	extFree(in)
+}
+
 // NotifyResourceUpdated tells clients subscribed to uri that it changed
 // (host function notify_resource_updated).
 func NotifyResourceUpdated(uri string) {

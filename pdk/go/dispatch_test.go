@@ -317,9 +317,11 @@ func TestHostFunctions(t *testing.T) {
 	NotifyPromptListChanged()
 	NotifyResourceListChanged()
 	NotifyResourceUpdated("file:///a")
+	NotifyElicitationComplete("elic-1")
 	want := []hostCall{
 		{abi.HostNotifyToolListChanged, ""}, {abi.HostNotifyPromptListChanged, ""},
 		{abi.HostNotifyResourceListChanged, ""}, {abi.HostNotifyResourceUpdated, `{"uri":"file:///a"}`},
+		{abi.HostNotifyElicitationComplete, `{"elicitationId":"elic-1"}`},
 	}
 	if !reflect.DeepEqual(k.calls, want) {
 		t.Errorf("notifications %q", k.calls)

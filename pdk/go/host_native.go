@@ -31,3 +31,7 @@ func hostNotifyResourceListChanged() {
 func hostNotifyResourceUpdated(input uint64) {
 	activeKernel.HostCall(abi.HostNotifyResourceUpdated, input)
 }
+
+func hostNotifyElicitationComplete(input uint64) {
+	activeKernel.HostCall(abi.HostNotifyElicitationComplete, input)
+}

@@ -33,3 +33,6 @@ func hostNotifyResourceListChanged()
 
 //go:wasmimport extism:host/user notify_resource_updated
 func hostNotifyResourceUpdated(input uint64)
+
+//go:wasmimport extism:host/user notify_elicitation_complete
+func hostNotifyElicitationComplete(input uint64)

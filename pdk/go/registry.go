@@ -193,6 +193,19 @@ func NoOutputSchema() ToolOption {
 	return option{tool: func(t *toolDef) { t.noOutputSchema = true }}
 }
 
+// TaskSupport declares whether clients may run the tool as a task
+// (execution.taskSupport, MCP 2025-11-25): "forbidden" (the default when
+// unset), "optional" or "required". Long-running tools declare "optional".
+// It panics on any other mode.
+func TaskSupport(mode string) ToolOption {
+	switch mode {
+	case "forbidden", "optional", "required":
+	default:
+		panic(fmt.Sprintf("pdk: TaskSupport(%q): want \"forbidden\", \"optional\" or \"required\"", mode))
+	}
+	return option{tool: func(t *toolDef) { t.tool.Execution = &abi.ToolExecution{TaskSupport: mode} }}
+}
+
 // Tool registers a tool. A is the arguments type: a struct (or pointer to
 // one, or a map with string keys) whose fields and tags give the tool's
 // inputSchema; use struct{} for a tool without arguments. R is the result:

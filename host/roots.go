@@ -1,0 +1,70 @@
+package host
+
+import (
+	"context"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// rootsChangedInput is the input of on_roots_list_changed.
+var rootsChangedInput = []byte(`{"context":{"_meta":{}}}`)
+
+// rootsListChanged serves notifications/roots/list_changed: every plugin
+// that exports on_roots_list_changed is called, in the background, in a
+// request-like scope of the session, so it may call list_roots (and log).
+// Failures are logged; the client never hears of them. A client that did
+// not declare roots.listChanged, or is not initialized, is ignored.
+func (sess *Session) rootsListChanged() {
+	srv := sess.srv
+	caps := sess.capabilities()
+	sess.mu.Lock()
+	ready := sess.ready && !sess.closed
+	sess.mu.Unlock()
+	if !ready || caps.Roots == nil || !caps.Roots.ListChanged {
+		srv.log().Debug("ignoring notifications/roots/list_changed: the client is not initialized or did not declare roots.listChanged")
+		return
+	}
+	for _, p := range srv.Catalog().plugins {
+		if p.legacy || !p.rt.HasExport(abi.ExportOnRootsListChanged) {
+			continue
+		}
+		req := sess.beginNotification("notifications/roots/list_changed")
+		if req == nil {
+			return // the session closed
+		}
+		go func() {
+			defer sess.endNotification(req)
+			if _, err := p.rt.Call(req.ctx, abi.ExportOnRootsListChanged, rootsChangedInput); err != nil {
+				srv.log().Warn("on_roots_list_changed failed", "plugin", p.Name, "err", p.failure(abi.ExportOnRootsListChanged, err))
+			}
+		}()
+	}
+}
+
+// beginNotification opens the scope of a plugin call that handles a client
+// notification: host functions find the session in it and talk to the
+// client on the session's own stream. It lasts until endNotification or the
+// session's end, and Session.Wait waits for it. It returns nil once the
+// session is closed.
+func (sess *Session) beginNotification(method string) *request {
+	req := &request{sess: sess, method: method, reply: sess.out, notification: true}
+	ctx, cancel := context.WithCancel(sess.closeCtx)
+	req.ctx = context.WithValue(ctx, requestKey{}, req)
+	req.cancel = cancel
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.closed {
+		cancel()
+		return nil
+	}
+	sess.wg.Add(1)
+	return req
+}
+
+func (sess *Session) endNotification(req *request) {
+	req.mu.Lock()
+	req.done = true
+	req.mu.Unlock()
+	req.cancel()
+	sess.wg.Done()
+}
