@@ -35,6 +35,7 @@ test: check
 ## check: gofmt, go vet (native and wasip1)
 check:
 	scripts/setup.sh
+	scripts/setup-rust.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -56,6 +57,23 @@ endef
 
 $(PLUGINS)/%.wasm: FORCE
 	$(call build_plugin,plugins/examples/$*)
+
+# Rust example plugins: each directory under plugins/examples-rust with a
+# Cargo.toml, built into build/plugins/<name>.wasm too. The crate embeds its
+# manifest itself (mcphost_pdk::manifest!). pdk/rust/build-plugin.sh picks
+# the toolchain (scripts/setup-rust.sh installs Debian's) and, when there is
+# none, skips with a warning, unless CI is set.
+RUST_EXAMPLES := $(notdir $(patsubst %/Cargo.toml,%,$(wildcard plugins/examples-rust/*/Cargo.toml)))
+
+examples: $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm)
+
+## rust-examples: build only the Rust example plugins
+rust-examples: $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm)
+
+$(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm): $(PLUGINS)/%.wasm: FORCE
+	pdk/rust/build-plugin.sh --skip-missing plugins/examples-rust/$* $@
+
+.PHONY: rust-examples
 
 FORCE:
 
