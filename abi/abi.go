@@ -67,6 +67,29 @@ var HostFunctions = []string{
 	HostNotifyElicitationComplete, HostNotifyURLElicitationCompleted,
 }
 
+// HostSignature is the wasm shape of a host function: whether it takes an
+// input and returns an output, each an Extism memory handle (i64) holding
+// JSON.
+type HostSignature struct {
+	Input, Output bool
+}
+
+// HostSignatures gives the signature of every function in HostFunctions
+// (the table of ABI.md section 3).
+var HostSignatures = map[string]HostSignature{
+	HostCreateMessage:                 {Input: true, Output: true},
+	HostCreateElicitation:             {Input: true, Output: true},
+	HostListRoots:                     {Output: true},
+	HostNotifyLoggingMessage:          {Input: true},
+	HostNotifyProgress:                {Input: true},
+	HostNotifyToolListChanged:         {},
+	HostNotifyPromptListChanged:       {},
+	HostNotifyResourceListChanged:     {},
+	HostNotifyResourceUpdated:         {Input: true},
+	HostNotifyElicitationComplete:     {Input: true},
+	HostNotifyURLElicitationCompleted: {Input: true},
+}
+
 // Manifest is what a plugin declares about itself in the ManifestSection
 // custom section. The host never trusts it for anything but a request: what
 // the plugin actually gets is what the operator granted.

@@ -46,21 +46,17 @@ func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFu
 	return fns
 }
 
-// hostSignatures gives each host function's shape: whether it takes input
-// and returns output (Extism memory handles holding JSON).
-var hostSignatures = []sandbox.HostFunction{
-	{Name: abi.HostCreateMessage, Input: true, Output: true},
-	{Name: abi.HostCreateElicitation, Input: true, Output: true},
-	{Name: abi.HostListRoots, Output: true},
-	{Name: abi.HostNotifyLoggingMessage, Input: true},
-	{Name: abi.HostNotifyProgress, Input: true},
-	{Name: abi.HostNotifyToolListChanged},
-	{Name: abi.HostNotifyPromptListChanged},
-	{Name: abi.HostNotifyResourceListChanged},
-	{Name: abi.HostNotifyResourceUpdated, Input: true},
-	{Name: abi.HostNotifyElicitationComplete, Input: true},
-	{Name: abi.HostNotifyURLElicitationCompleted, Input: true},
-}
+// hostSignatures gives each host function's shape, in the order of
+// abi.HostFunctions: whether it takes input and returns output (Extism
+// memory handles holding JSON), from abi.HostSignatures.
+var hostSignatures = func() []sandbox.HostFunction {
+	fns := make([]sandbox.HostFunction, 0, len(abi.HostFunctions))
+	for _, name := range abi.HostFunctions {
+		sig := abi.HostSignatures[name]
+		fns = append(fns, sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output})
+	}
+	return fns
+}()
 
 // hostAliases pairs the host functions that are one function under two
 // names; granting either grants both.

@@ -1,5 +1,7 @@
 // Package plugintest builds Go plugins for tests: it compiles a package with
-// GOOS=wasip1 and appends its manifest.json, as `make examples` does.
+// GOOS=wasip1 and appends its manifest.json, as `make examples` does. It
+// also runs plugins directly with the Extism Go SDK against a fake host that
+// records and answers their host function calls (extism.go).
 package plugintest
 
 import (

@@ -10,17 +10,14 @@ package conformance_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +26,6 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/tetratelabs/wazero"
-)
-
-var (
-	cache       = wazero.NewCompilationCache()
-	raceEnabled bool // set in race_test.go
 )
 
 // redPixelPNG is the reference server's image (base64).
@@ -48,177 +39,10 @@ func wasmPath(t *testing.T) string {
 	return plugintest.Build(t, "plugins/conformance")
 }
 
-// host records the plugin's host function calls and answers them with
-// the reply function of each.
-type host struct {
-	mu      sync.Mutex
-	calls   []hostCall
-	replies map[string]func(in string) string
-}
-
-type hostCall struct {
-	Name  string
-	Input string
-	At    time.Time
-}
-
-func (h *host) callsTo(name string) []hostCall {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []hostCall
-	for _, c := range h.calls {
-		if c.Name == name {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (h *host) reset() {
-	h.mu.Lock()
-	h.calls = nil
-	h.replies = map[string]func(string) string{}
-	h.mu.Unlock()
-}
-
-func (h *host) reply(name string, fn func(in string) string) {
-	h.mu.Lock()
-	h.replies[name] = fn
-	h.mu.Unlock()
-}
-
-// Host function signatures: whether each takes and returns a memory handle.
-var hostSignatures = map[string]struct{ in, out bool }{
-	abi.HostCreateMessage:             {true, true},
-	abi.HostCreateElicitation:         {true, true},
-	abi.HostListRoots:                 {false, true},
-	abi.HostNotifyLoggingMessage:      {true, false},
-	abi.HostNotifyProgress:            {true, false},
-	abi.HostNotifyToolListChanged:     {false, false},
-	abi.HostNotifyPromptListChanged:   {false, false},
-	abi.HostNotifyResourceListChanged: {false, false},
-	abi.HostNotifyResourceUpdated:     {true, false},
-}
-
-func (h *host) functions() []extism.HostFunction {
-	var fns []extism.HostFunction
-	for _, name := range abi.HostFunctions {
-		sig := hostSignatures[name]
-		var params, results []extism.ValueType
-		if sig.in {
-			params = []extism.ValueType{extism.ValueTypeI64}
-		}
-		if sig.out {
-			results = []extism.ValueType{extism.ValueTypeI64}
-		}
-		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-			c := hostCall{Name: name, At: time.Now()}
-			if sig.in {
-				b, err := p.ReadBytes(stack[0])
-				if err != nil {
-					panic(err)
-				}
-				c.Input = string(b)
-			}
-			h.mu.Lock()
-			h.calls = append(h.calls, c)
-			reply := h.replies[name]
-			h.mu.Unlock()
-			if sig.out {
-				out := `{"error":{"code":-32603,"message":"not available"}}`
-				if reply != nil {
-					out = reply(c.Input)
-				}
-				off, err := p.WriteBytes([]byte(out))
-				if err != nil {
-					panic(err)
-				}
-				stack[0] = off
-			}
-		}, params, results))
-	}
-	return fns
-}
-
-type plugin struct {
-	t    *testing.T
-	p    *extism.Plugin
-	host *host
-}
-
-func load(t *testing.T) *plugin {
+// load loads the conformance plugin with a fresh plugintest.Host.
+func load(t *testing.T) *plugintest.Plugin {
 	t.Helper()
-	h := &host{replies: map[string]func(string) string{}}
-	ctx := context.Background()
-	rc := wazero.NewRuntimeConfig()
-	if raceEnabled {
-		// The race detector slows wazero's compiler down tenfold.
-		rc = wazero.NewRuntimeConfigInterpreter()
-	}
-	p, err := extism.NewPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmFile{Path: wasmPath(t)}}},
-		extism.PluginConfig{
-			EnableWasi:    true,
-			RuntimeConfig: rc.WithCompilationCache(cache),
-			// Real clocks and sleep, as mcphost's sandbox gives plugins: the
-			// logging and progress tools pause between notifications.
-			ModuleConfig: wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep(),
-		}, h.functions())
-	if err != nil {
-		t.Fatalf("loading the plugin: %v", err)
-	}
-	t.Cleanup(func() { p.Close(ctx) })
-	return &plugin{t: t, p: p, host: h}
-}
-
-func input(params any, meta map[string]any) abi.Input {
-	b, err := json.Marshal(params)
-	if err != nil {
-		panic(err)
-	}
-	return abi.Input{Request: b, Context: abi.Context{ID: json.RawMessage(`1`), Meta: meta}}
-}
-
-// ok runs export fn and decodes its output into out.
-func (p *plugin) ok(fn string, in any, out any) {
-	p.t.Helper()
-	b, err := json.Marshal(in)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	rc, res, err := p.p.Call(fn, b)
-	if rc != 0 || err != nil {
-		p.t.Fatalf("%s(%s) failed (%d): %v", fn, b, rc, err)
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		p.t.Fatalf("%s output %s: %v", fn, res, err)
-	}
-}
-
-// fail runs fn, expects it to fail and returns its abi.Error.
-func (p *plugin) fail(fn string, in any) abi.Error {
-	p.t.Helper()
-	b, _ := json.Marshal(in)
-	rc, res, err := p.p.Call(fn, b)
-	if rc == 0 || err == nil {
-		p.t.Fatalf("%s(%s) succeeded: %s", fn, b, res)
-	}
-	var e abi.Error
-	if jerr := json.Unmarshal([]byte(err.Error()), &e); jerr != nil {
-		p.t.Fatalf("%s error %q is not an abi.Error: %v", fn, err, jerr)
-	}
-	return e
-}
-
-// call runs a tool with arguments (JSON; "" for none) and request _meta.
-func (p *plugin) call(name, args string, meta map[string]any) abi.CallToolResult {
-	p.t.Helper()
-	params := abi.CallToolParams{Name: name}
-	if args != "" {
-		params.Arguments = json.RawMessage(args)
-	}
-	var r abi.CallToolResult
-	p.ok(abi.ExportCallTool, input(params, meta), &r)
-	return r
+	return plugintest.Load(t, wasmPath(t), extism.Manifest{}, nil)
 }
 
 // text returns the text of a result that must be one text block.
@@ -238,25 +62,6 @@ func asJSON(t *testing.T, raw string) map[string]any {
 		t.Fatalf("%s: %v", raw, err)
 	}
 	return v
-}
-
-// compile compiles a JSON Schema (2020-12 by default), as the host does.
-func compile(t *testing.T, raw []byte) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem:///schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("mem:///schema.json")
-	if err != nil {
-		t.Fatalf("schema %s: %v", raw, err)
-	}
-	return s
 }
 
 func validates(t *testing.T, s *jsonschema.Schema, doc string) error {
@@ -279,33 +84,8 @@ var wantTools = []string{
 // manifest declares, and plugins/conformance/mcphost.toml grants exactly
 // those.
 func TestManifestAndConfig(t *testing.T) {
-	wasm, err := os.ReadFile(wasmPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-	defer rt.Close(ctx)
-	cm, err := rt.CompileModule(ctx, wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var imported []string
-	for _, f := range cm.ImportedFunctions() {
-		if mod, fn, _ := f.Import(); mod == abi.HostModule {
-			imported = append(imported, fn)
-		}
-	}
-	slices.Sort(imported)
-
-	var m abi.Manifest
-	raw, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
+	imported, _ := plugintest.InspectWasm(t, wasmPath(t))
+	m := plugintest.ReadManifest(t, "manifest.json")
 	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
 	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress}
 	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
@@ -333,7 +113,7 @@ func TestManifestAndConfig(t *testing.T) {
 func TestToolsList(t *testing.T) {
 	p := load(t)
 	var list abi.ListToolsResult
-	p.ok(abi.ExportListTools, abi.ListInput{}, &list)
+	p.OK(abi.ExportListTools, abi.ListInput{}, &list)
 	var names []string
 	tools := map[string]abi.Tool{}
 	for _, tool := range list.Tools {
@@ -345,7 +125,7 @@ func TestToolsList(t *testing.T) {
 		if s := asJSON(t, string(tool.InputSchema)); s["type"] != "object" {
 			t.Errorf("tool %s: inputSchema type %v", tool.Name, s["type"])
 		}
-		compile(t, tool.InputSchema)
+		plugintest.CompileSchema(t, tool.InputSchema)
 		// The suite's client validates structuredContent against an
 		// outputSchema; the fixtures return plain content.
 		if tool.OutputSchema != nil {
@@ -366,7 +146,7 @@ func TestToolsList(t *testing.T) {
 	if ap, ok := s["additionalProperties"]; !ok || ap != false {
 		t.Errorf("additionalProperties = %v", ap)
 	}
-	js := compile(t, tools["json_schema_2020_12_tool"].InputSchema)
+	js := plugintest.CompileSchema(t, tools["json_schema_2020_12_tool"].InputSchema)
 	if err := validates(t, js, `{"name":"n","address":{"street":"s","city":"c"}}`); err != nil {
 		t.Error(err)
 	}
@@ -388,28 +168,28 @@ func TestToolsList(t *testing.T) {
 func TestContentTools(t *testing.T) {
 	p := load(t)
 
-	if got := text(t, p.call("test_simple_text", "", nil)); got != "This is a simple text response for testing." {
+	if got := text(t, p.CallTool("test_simple_text", "", nil)); got != "This is a simple text response for testing." {
 		t.Errorf("test_simple_text = %q", got)
 	}
 
-	r := p.call("test_image_content", "{}", nil)
+	r := p.CallTool("test_image_content", "{}", nil)
 	if len(r.Content) != 1 || !reflect.DeepEqual(r.Content[0], abi.Content{Type: abi.ContentImage, Data: redPixelPNG, MimeType: "image/png"}) {
 		t.Errorf("test_image_content = %+v", r)
 	}
 
-	r = p.call("test_audio_content", "{}", nil)
+	r = p.CallTool("test_audio_content", "{}", nil)
 	if len(r.Content) != 1 || r.Content[0].Type != abi.ContentAudio || r.Content[0].MimeType != "audio/wav" {
 		t.Fatalf("test_audio_content = %+v", r)
 	}
 	checkWAV(t, r.Content[0].Data)
 
-	r = p.call("test_embedded_resource", "{}", nil)
+	r = p.CallTool("test_embedded_resource", "{}", nil)
 	want := abi.ResourceContents{URI: "test://embedded-resource", MimeType: "text/plain", Text: "This is an embedded resource content."}
 	if len(r.Content) != 1 || r.Content[0].Type != abi.ContentResource || r.Content[0].Resource == nil || !reflect.DeepEqual(*r.Content[0].Resource, want) {
 		t.Errorf("test_embedded_resource = %+v", r)
 	}
 
-	r = p.call("test_multiple_content_types", "{}", nil)
+	r = p.CallTool("test_multiple_content_types", "{}", nil)
 	var types []string
 	for _, c := range r.Content {
 		types = append(types, c.Type)
@@ -421,17 +201,17 @@ func TestContentTools(t *testing.T) {
 		t.Errorf("test_multiple_content_types = %+v", r)
 	}
 
-	r = p.call("test_error_handling", "{}", nil)
+	r = p.CallTool("test_error_handling", "{}", nil)
 	if !r.IsError || text(t, r) != "This tool intentionally returns an error for testing" {
 		t.Errorf("test_error_handling = %+v", r)
 	}
 
-	r = p.call("test_reconnection", "{}", nil)
+	r = p.CallTool("test_reconnection", "{}", nil)
 	if r.IsError || !strings.Contains(text(t, r), "Reconnection test completed successfully") {
 		t.Errorf("test_reconnection = %+v", r)
 	}
 
-	r = p.call("json_schema_2020_12_tool", `{"name":"n","address":{"city":"c"}}`, nil)
+	r = p.CallTool("json_schema_2020_12_tool", `{"name":"n","address":{"city":"c"}}`, nil)
 	if r.IsError || text(t, r) != `JSON Schema 2020-12 tool called with: {"address":{"city":"c"},"name":"n"}` {
 		t.Errorf("json_schema_2020_12_tool = %+v", r)
 	}
@@ -460,11 +240,11 @@ func checkWAV(t *testing.T, data string) {
 func TestLoggingTool(t *testing.T) {
 	p := load(t)
 	start := time.Now()
-	r := p.call("test_tool_with_logging", "{}", nil)
+	r := p.CallTool("test_tool_with_logging", "{}", nil)
 	if r.IsError || text(t, r) == "" {
 		t.Errorf("test_tool_with_logging = %+v", r)
 	}
-	logs := p.host.callsTo(abi.HostNotifyLoggingMessage)
+	logs := p.Host.Calls(abi.HostNotifyLoggingMessage)
 	var got []string
 	for _, l := range logs {
 		got = append(got, l.Input)
@@ -488,12 +268,12 @@ func TestLoggingTool(t *testing.T) {
 func TestProgressTool(t *testing.T) {
 	p := load(t)
 	for _, token := range []any{float64(7), "progress-test-1"} {
-		p.host.reset()
-		r := p.call("test_tool_with_progress", "{}", map[string]any{"progressToken": token})
+		p.Host.Reset()
+		r := p.CallTool("test_tool_with_progress", "{}", map[string]any{"progressToken": token})
 		if r.IsError || text(t, r) != fmt.Sprintf("Progress reported with token %v", token) {
 			t.Errorf("test_tool_with_progress = %+v", r)
 		}
-		calls := p.host.callsTo(abi.HostNotifyProgress)
+		calls := p.Host.Calls(abi.HostNotifyProgress)
 		if len(calls) != 3 {
 			t.Fatalf("token %v: %d progress notifications, want 3", token, len(calls))
 		}
@@ -512,9 +292,9 @@ func TestProgressTool(t *testing.T) {
 		}
 	}
 	// Without a token the tool runs and notifies nothing.
-	p.host.reset()
-	if r := p.call("test_tool_with_progress", "{}", nil); r.IsError || len(p.host.callsTo(abi.HostNotifyProgress)) != 0 {
-		t.Errorf("without a token: %+v, %d notifications", r, len(p.host.callsTo(abi.HostNotifyProgress)))
+	p.Host.Reset()
+	if r := p.CallTool("test_tool_with_progress", "{}", nil); r.IsError || len(p.Host.Calls(abi.HostNotifyProgress)) != 0 {
+		t.Errorf("without a token: %+v, %d notifications", r, len(p.Host.Calls(abi.HostNotifyProgress)))
 	}
 }
 
@@ -523,14 +303,14 @@ func TestProgressTool(t *testing.T) {
 func TestSamplingTool(t *testing.T) {
 	p := load(t)
 	// What the suite's client answers.
-	p.host.reply(abi.HostCreateMessage, func(string) string {
+	p.Host.Reply(abi.HostCreateMessage, func(string) string {
 		return `{"role":"assistant","content":{"type":"text","text":"This is a test response from the client"},"model":"test-model","stopReason":"endTurn"}`
 	})
-	r := p.call("test_sampling", `{"prompt":"Test prompt for sampling"}`, nil)
+	r := p.CallTool("test_sampling", `{"prompt":"Test prompt for sampling"}`, nil)
 	if r.IsError || text(t, r) != "LLM response: This is a test response from the client" {
 		t.Errorf("test_sampling = %+v", r)
 	}
-	calls := p.host.callsTo(abi.HostCreateMessage)
+	calls := p.Host.Calls(abi.HostCreateMessage)
 	if len(calls) != 1 {
 		t.Fatalf("%d create_message calls", len(calls))
 	}
@@ -540,37 +320,37 @@ func TestSamplingTool(t *testing.T) {
 	}
 
 	// A client without sampling: a tool error naming the cause.
-	p.host.reset()
-	p.host.reply(abi.HostCreateMessage, func(string) string {
+	p.Host.Reset()
+	p.Host.Reply(abi.HostCreateMessage, func(string) string {
 		return `{"error":{"code":-32601,"message":"the client did not declare the sampling capability"}}`
 	})
-	r = p.call("test_sampling", `{"prompt":"x"}`, nil)
+	r = p.CallTool("test_sampling", `{"prompt":"x"}`, nil)
 	if !r.IsError || !strings.Contains(text(t, r), "sampling capability") {
 		t.Errorf("test_sampling without sampling = %+v", r)
 	}
 	// The prompt is required.
-	if r := p.call("test_sampling", `{}`, nil); !r.IsError || len(p.host.callsTo(abi.HostCreateMessage)) != 1 {
+	if r := p.CallTool("test_sampling", `{}`, nil); !r.IsError || len(p.Host.Calls(abi.HostCreateMessage)) != 1 {
 		t.Errorf("test_sampling without prompt = %+v", r)
 	}
 }
 
 // elicitation runs tool, answering its elicitation with answer, and returns
 // the elicitation request and the tool's text.
-func elicitation(t *testing.T, p *plugin, tool, args, answer string) (req map[string]any, schema *jsonschema.Schema, out string) {
+func elicitation(t *testing.T, p *plugintest.Plugin, tool, args, answer string) (req map[string]any, schema *jsonschema.Schema, out string) {
 	t.Helper()
-	p.host.reset()
-	p.host.reply(abi.HostCreateElicitation, func(string) string { return answer })
-	r := p.call(tool, args, nil)
+	p.Host.Reset()
+	p.Host.Reply(abi.HostCreateElicitation, func(string) string { return answer })
+	r := p.CallTool(tool, args, nil)
 	if r.IsError {
 		t.Fatalf("%s = %+v", tool, r)
 	}
-	calls := p.host.callsTo(abi.HostCreateElicitation)
+	calls := p.Host.Calls(abi.HostCreateElicitation)
 	if len(calls) != 1 {
 		t.Fatalf("%s: %d create_elicitation calls", tool, len(calls))
 	}
 	req = asJSON(t, calls[0].Input)
 	raw, _ := json.Marshal(req["requestedSchema"])
-	schema = compile(t, raw)
+	schema = plugintest.CompileSchema(t, raw)
 	// The suite's client checks its answer against the schema.
 	var a struct {
 		Content json.RawMessage `json:"content"`
@@ -632,11 +412,11 @@ func TestElicitationTool(t *testing.T) {
 		t.Errorf("declined: %q", out)
 	}
 
-	p.host.reset()
-	p.host.reply(abi.HostCreateElicitation, func(string) string {
+	p.Host.Reset()
+	p.Host.Reply(abi.HostCreateElicitation, func(string) string {
 		return `{"error":{"code":-32601,"message":"the client did not declare the elicitation capability (2025-06-18 or later)"}}`
 	})
-	if r := p.call("test_elicitation", `{"message":"m"}`, nil); !r.IsError || !strings.Contains(text(t, r), "elicitation capability") {
+	if r := p.CallTool("test_elicitation", `{"message":"m"}`, nil); !r.IsError || !strings.Contains(text(t, r), "elicitation capability") {
 		t.Errorf("without elicitation: %+v", r)
 	}
 }
@@ -735,7 +515,7 @@ func TestElicitationSEP1330Enums(t *testing.T) {
 func TestResources(t *testing.T) {
 	p := load(t)
 	var list abi.ListResourcesResult
-	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	p.OK(abi.ExportListResources, abi.ListInput{}, &list)
 	got := map[string]string{}
 	for _, r := range list.Resources {
 		if r.URI == "" || r.Name == "" || r.Description == "" {
@@ -749,21 +529,13 @@ func TestResources(t *testing.T) {
 	}
 
 	var templates abi.ListResourceTemplatesResult
-	p.ok(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
+	p.OK(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
 	if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "test://template/{id}/data" ||
 		templates.ResourceTemplates[0].Name == "" || templates.ResourceTemplates[0].MimeType != "application/json" {
 		t.Errorf("templates %+v", templates)
 	}
 
-	read := func(uri string) abi.ResourceContents {
-		t.Helper()
-		var r abi.ReadResourceResult
-		p.ok(abi.ExportReadResource, input(abi.ReadResourceParams{URI: uri}, nil), &r)
-		if len(r.Contents) != 1 {
-			t.Fatalf("%s: %d contents", uri, len(r.Contents))
-		}
-		return r.Contents[0]
-	}
+	read := p.ReadResource
 	for uri, want := range map[string]abi.ResourceContents{
 		"test://static-text":       {URI: "test://static-text", MimeType: "text/plain", Text: "This is the content of the static text resource."},
 		"test://static-binary":     {URI: "test://static-binary", MimeType: "image/png", Blob: redPixelPNG},
@@ -777,7 +549,7 @@ func TestResources(t *testing.T) {
 		}
 	}
 	for _, uri := range []string{"test://template//data", "test://template/1/2/data", "test://nothing"} {
-		if e := p.fail(abi.ExportReadResource, input(abi.ReadResourceParams{URI: uri}, nil)); e.Code != abi.CodeResourceNotFound {
+		if e := p.Fail(abi.ExportReadResource, plugintest.Input(abi.ReadResourceParams{URI: uri}, nil)); e.Code != abi.CodeResourceNotFound {
 			t.Errorf("%s: %+v", uri, e)
 		}
 	}
@@ -788,7 +560,7 @@ func TestResources(t *testing.T) {
 func TestPrompts(t *testing.T) {
 	p := load(t)
 	var list abi.ListPromptsResult
-	p.ok(abi.ExportListPrompts, abi.ListInput{}, &list)
+	p.OK(abi.ExportListPrompts, abi.ListInput{}, &list)
 	args := map[string][]string{}
 	var names []string
 	for _, pr := range list.Prompts {
@@ -813,7 +585,7 @@ func TestPrompts(t *testing.T) {
 	get := func(name string, args map[string]string) []abi.PromptMessage {
 		t.Helper()
 		var r abi.GetPromptResult
-		p.ok(abi.ExportGetPrompt, input(abi.GetPromptParams{Name: name, Arguments: args}, nil), &r)
+		p.OK(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: name, Arguments: args}, nil), &r)
 		for i, m := range r.Messages {
 			if m.Role != "user" || m.Content.Type == "" {
 				t.Errorf("%s message %d: %+v", name, i, m)
@@ -836,7 +608,7 @@ func TestPrompts(t *testing.T) {
 	if b, _ := json.Marshal(got); !bytes.Contains(b, []byte("testValue1")) || !bytes.Contains(b, []byte("testValue2")) {
 		t.Errorf("arguments not substituted: %s", b)
 	}
-	if e := p.fail(abi.ExportGetPrompt, input(abi.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "x"}}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "arg2") {
+	if e := p.Fail(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "x"}}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "arg2") {
 		t.Errorf("missing arg2: %+v", e)
 	}
 
@@ -861,7 +633,7 @@ func TestCompletion(t *testing.T) {
 	complete := func(ref abi.CompleteRef, arg, value string) []string {
 		t.Helper()
 		var raw json.RawMessage
-		p.ok(abi.ExportComplete, input(abi.CompleteParams{Ref: ref, Argument: abi.CompleteArgument{Name: arg, Value: value}}, nil), &raw)
+		p.OK(abi.ExportComplete, plugintest.Input(abi.CompleteParams{Ref: ref, Argument: abi.CompleteArgument{Name: arg, Value: value}}, nil), &raw)
 		var r struct {
 			Completion struct {
 				Values *[]string `json:"values"`

@@ -1,8 +1,6 @@
 package examples_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,32 +10,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/plugintest"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/tetratelabs/wazero"
 )
 
 // The example plugins are built once per test run, with the flags of
 // `make examples`, and run with the Extism Go SDK.
 
 var examples = []string{"prompts", "files", "tools"}
-
-var (
-	cache       = wazero.NewCompilationCache()
-	raceEnabled bool // set in race_test.go
-)
-
-func runtimeConfig() wazero.RuntimeConfig {
-	if raceEnabled {
-		return wazero.NewRuntimeConfigInterpreter().WithCompilationCache(cache)
-	}
-	return wazero.NewRuntimeConfig().WithCompilationCache(cache)
-}
 
 // wasmPath builds an example (once per run) and returns its path, with its
 // manifest embedded as `make examples` does.
@@ -49,194 +32,18 @@ func wasmPath(t *testing.T, name string) string {
 	return plugintest.Build(t, "plugins/examples/"+name)
 }
 
-// host records the calls a plugin makes to the mcphost host functions and
-// answers them.
-type host struct {
-	mu      sync.Mutex
-	calls   []hostCall
-	replies map[string]string
-}
-
-type hostCall struct {
-	Name  string
-	Input string
-}
-
-func (h *host) callsTo(name string) []hostCall {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []hostCall
-	for _, c := range h.calls {
-		if c.Name == name {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func (h *host) reset() {
-	h.mu.Lock()
-	h.calls = nil
-	h.mu.Unlock()
-}
-
-// Host function signatures: whether each takes and returns a memory handle.
-var hostSignatures = map[string]struct{ in, out bool }{
-	abi.HostCreateMessage:             {true, true},
-	abi.HostCreateElicitation:         {true, true},
-	abi.HostListRoots:                 {false, true},
-	abi.HostNotifyLoggingMessage:      {true, false},
-	abi.HostNotifyProgress:            {true, false},
-	abi.HostNotifyToolListChanged:     {false, false},
-	abi.HostNotifyPromptListChanged:   {false, false},
-	abi.HostNotifyResourceListChanged: {false, false},
-	abi.HostNotifyResourceUpdated:     {true, false},
-}
-
-func (h *host) functions() []extism.HostFunction {
-	var fns []extism.HostFunction
-	for _, name := range abi.HostFunctions {
-		sig := hostSignatures[name]
-		var params, results []extism.ValueType
-		if sig.in {
-			params = []extism.ValueType{extism.ValueTypeI64}
-		}
-		if sig.out {
-			results = []extism.ValueType{extism.ValueTypeI64}
-		}
-		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-			c := hostCall{Name: name}
-			if sig.in {
-				b, err := p.ReadBytes(stack[0])
-				if err != nil {
-					panic(err)
-				}
-				c.Input = string(b)
-			}
-			h.mu.Lock()
-			h.calls = append(h.calls, c)
-			reply, ok := h.replies[name]
-			h.mu.Unlock()
-			if sig.out {
-				if !ok {
-					reply = `{"error":{"code":-32603,"message":"not available"}}`
-				}
-				off, err := p.WriteBytes([]byte(reply))
-				if err != nil {
-					panic(err)
-				}
-				stack[0] = off
-			}
-		}, params, results))
-	}
-	return fns
-}
-
-type plugin struct {
-	t    *testing.T
-	p    *extism.Plugin
-	host *host
-}
-
-func load(t *testing.T, name string, m extism.Manifest) *plugin {
+// load loads an example with manifest m and a fresh plugintest.Host.
+func load(t *testing.T, name string, m extism.Manifest) *plugintest.Plugin {
 	t.Helper()
-	m.Wasm = []extism.Wasm{extism.WasmFile{Path: wasmPath(t, name)}}
-	h := &host{replies: map[string]string{}}
-	ctx := context.Background()
-	p, err := extism.NewPlugin(ctx, m, extism.PluginConfig{
-		EnableWasi:    true,
-		RuntimeConfig: runtimeConfig(),
-	}, h.functions())
-	if err != nil {
-		t.Fatalf("loading %s: %v", name, err)
-	}
-	t.Cleanup(func() { p.Close(ctx) })
-	return &plugin{t: t, p: p, host: h}
-}
-
-// call runs export fn with input (marshalled) and returns its status,
-// output and Extism error text.
-func (p *plugin) call(fn string, input any) (uint32, []byte, string) {
-	p.t.Helper()
-	b, err := json.Marshal(input)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if s, ok := input.(string); ok {
-		b = []byte(s)
-	}
-	rc, out, err := p.p.Call(fn, b)
-	errText := ""
-	if err != nil {
-		errText = err.Error()
-	}
-	return rc, out, errText
-}
-
-func (p *plugin) ok(fn string, input any, out any) {
-	p.t.Helper()
-	rc, b, errText := p.call(fn, input)
-	if rc != 0 || errText != "" {
-		p.t.Fatalf("%s(%v) failed (%d): %s", fn, input, rc, errText)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		p.t.Fatalf("%s output %s: %v", fn, b, err)
-	}
-}
-
-// fail runs fn, expects the ABI error convention and returns the error.
-func (p *plugin) fail(fn string, input any) abi.Error {
-	p.t.Helper()
-	rc, b, errText := p.call(fn, input)
-	if rc == 0 {
-		p.t.Fatalf("%s(%v) succeeded: %s", fn, input, b)
-	}
-	var e abi.Error
-	if err := json.Unmarshal([]byte(errText), &e); err != nil {
-		p.t.Fatalf("%s error %q is not an abi.Error: %v", fn, errText, err)
-	}
-	return e
-}
-
-func req(params any, meta map[string]any) abi.Input {
-	b, err := json.Marshal(params)
-	if err != nil {
-		panic(err)
-	}
-	return abi.Input{Request: b, Context: abi.Context{ID: json.RawMessage(`1`), Meta: meta}}
+	return plugintest.Load(t, wasmPath(t, name), m, nil)
 }
 
 // TestImportsMatchManifests checks that each example imports exactly the
 // host functions its manifest declares.
 func TestImportsMatchManifests(t *testing.T) {
 	for _, name := range examples {
-		wasm, err := os.ReadFile(wasmPath(t, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		rt := wazero.NewRuntimeWithConfig(ctx, runtimeConfig())
-		cm, err := rt.CompileModule(ctx, wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var imported []string
-		for _, f := range cm.ImportedFunctions() {
-			if mod, fn, _ := f.Import(); mod == abi.HostModule {
-				imported = append(imported, fn)
-			}
-		}
-		var exports []string
-		for e := range cm.ExportedFunctions() {
-			exports = append(exports, e)
-		}
-		rt.Close(ctx)
-		var m abi.Manifest
-		raw, _ := os.ReadFile(filepath.Join(name, "manifest.json"))
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(imported)
+		imported, exports := plugintest.InspectWasm(t, wasmPath(t, name))
+		m := plugintest.ReadManifest(t, filepath.Join(name, "manifest.json"))
 		declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
 		if !slices.Equal(imported, declared) {
 			t.Errorf("%s imports %v from %s, manifest declares %v", name, imported, abi.HostModule, declared)
@@ -257,7 +64,7 @@ func TestPromptsPlugin(t *testing.T) {
 	p := load(t, "prompts", extism.Manifest{})
 
 	var list abi.ListPromptsResult
-	p.ok(abi.ExportListPrompts, abi.ListInput{}, &list)
+	p.OK(abi.ExportListPrompts, abi.ListInput{}, &list)
 	var names []string
 	for _, pr := range list.Prompts {
 		names = append(names, pr.Name)
@@ -266,13 +73,13 @@ func TestPromptsPlugin(t *testing.T) {
 		t.Errorf("prompts = %v", names)
 	}
 	var tools abi.ListToolsResult
-	p.ok(abi.ExportListTools, abi.ListInput{}, &tools)
+	p.OK(abi.ExportListTools, abi.ListInput{}, &tools)
 	if tools.Tools == nil || len(tools.Tools) != 0 {
 		t.Errorf("tools = %+v", tools)
 	}
 
 	var r abi.GetPromptResult
-	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{
+	p.OK(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{
 		"code": "def f(x):\n    return eval(x)\n", "language": "py", "focus": "security",
 	}}, nil), &r)
 	if len(r.Messages) != 1 || r.Messages[0].Role != "user" {
@@ -288,34 +95,34 @@ func TestPromptsPlugin(t *testing.T) {
 		t.Errorf("description %q", r.Description)
 	}
 
-	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{
+	p.OK(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{
 		"diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
 	}}, nil), &r)
 	if !strings.Contains(r.Messages[0].Content.Text, "Conventional Commits") || !strings.Contains(r.Messages[0].Content.Text, "```diff\n--- a/x") {
 		t.Errorf("git-commit text:\n%s", r.Messages[0].Content.Text)
 	}
-	p.ok(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "explain-code", Arguments: map[string]string{
+	p.OK(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "explain-code", Arguments: map[string]string{
 		"code": "fn main() {}", "language": "rs", "audience": "beginner",
 	}}, nil), &r)
 	if !strings.Contains(r.Messages[0].Content.Text, "Explain what this Rust code does") || r.Description != "Explanation of this Rust code for a beginner reader" {
 		t.Errorf("explain-code: %q\n%s", r.Description, r.Messages[0].Content.Text)
 	}
 
-	e := p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{"language": "go"}}, nil))
+	e := p.Fail(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "code_review", Arguments: map[string]string{"language": "go"}}, nil))
 	if e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, `"code"`) {
 		t.Errorf("missing code: %+v", e)
 	}
-	e = p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{"diff": "x", "style": "haiku"}}, nil))
+	e = p.Fail(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "git-commit", Arguments: map[string]string{"diff": "x", "style": "haiku"}}, nil))
 	if e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "haiku") {
 		t.Errorf("bad style: %+v", e)
 	}
-	if e := p.fail(abi.ExportGetPrompt, req(abi.GetPromptParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams {
+	if e := p.Fail(abi.ExportGetPrompt, plugintest.Input(abi.GetPromptParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams {
 		t.Errorf("unknown prompt: %+v", e)
 	}
 
 	complete := func(prompt, arg, value string) []string {
 		var r abi.CompleteResult
-		p.ok(abi.ExportComplete, req(abi.CompleteParams{
+		p.OK(abi.ExportComplete, plugintest.Input(abi.CompleteParams{
 			Ref:      abi.CompleteRef{Type: abi.RefPrompt, Name: prompt},
 			Argument: abi.CompleteArgument{Name: arg, Value: value},
 		}, nil), &r)
@@ -371,7 +178,7 @@ func TestFilesPlugin(t *testing.T) {
 	p := load(t, "files", extism.Manifest{AllowedPaths: map[string]string{data: "/data"}})
 
 	var list abi.ListResourcesResult
-	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
+	p.OK(abi.ExportListResources, abi.ListInput{}, &list)
 	got := map[string]string{}
 	for _, r := range list.Resources {
 		got[r.URI] = r.Name + "|" + r.MimeType
@@ -393,25 +200,17 @@ func TestFilesPlugin(t *testing.T) {
 	}
 
 	var templates abi.ListResourceTemplatesResult
-	p.ok(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
+	p.OK(abi.ExportListResourceTemplates, abi.ListInput{}, &templates)
 	if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "file:///{+path}" {
 		t.Errorf("templates = %+v", templates)
 	}
 
-	read := func(uri string) abi.ResourceContents {
-		t.Helper()
-		var r abi.ReadResourceResult
-		p.ok(abi.ExportReadResource, req(abi.ReadResourceParams{URI: uri}, nil), &r)
-		if len(r.Contents) != 1 {
-			t.Fatalf("%s: %d contents", uri, len(r.Contents))
-		}
-		return r.Contents[0]
-	}
-	p.host.reset()
+	read := p.ReadResource
+	p.Host.Reset()
 	if c := read("file:///hello.txt"); c.Text != "Hello, world\n" || c.MimeType != "text/plain" || c.URI != "file:///hello.txt" {
 		t.Errorf("hello.txt = %+v", c)
 	}
-	logs := p.host.callsTo(abi.HostNotifyLoggingMessage)
+	logs := p.Host.Calls(abi.HostNotifyLoggingMessage)
 	if len(logs) != 1 || logs[0].Input != `{"level":"debug","data":{"data":{"bytes":13,"mimeType":"text/plain","text":true},"message":"read hello.txt"}}` {
 		t.Errorf("log calls = %v", logs)
 	}
@@ -440,14 +239,14 @@ func TestFilesPlugin(t *testing.T) {
 		"file:///missing.txt":                abi.CodeResourceNotFound,
 		"http://example.com/hello.txt":       abi.CodeResourceNotFound,
 	} {
-		if e := p.fail(abi.ExportReadResource, req(abi.ReadResourceParams{URI: uri}, nil)); e.Code != code {
+		if e := p.Fail(abi.ExportReadResource, plugintest.Input(abi.ReadResourceParams{URI: uri}, nil)); e.Code != code {
 			t.Errorf("%s: error %+v, want code %d", uri, e, code)
 		}
 	}
 
 	complete := func(value string) []string {
 		var r abi.CompleteResult
-		p.ok(abi.ExportComplete, req(abi.CompleteParams{
+		p.OK(abi.ExportComplete, plugintest.Input(abi.CompleteParams{
 			Ref:      abi.CompleteRef{Type: abi.RefResource, URI: "file:///{+path}"},
 			Argument: abi.CompleteArgument{Name: "path", Value: value},
 		}, nil), &r)
@@ -469,51 +268,29 @@ func TestFilesPlugin(t *testing.T) {
 
 	// The operator can lower the size limit through configuration.
 	small := load(t, "files", extism.Manifest{AllowedPaths: map[string]string{data: "/data"}, Config: map[string]string{"max_file_bytes": "5"}})
-	if e := small.fail(abi.ExportReadResource, req(abi.ReadResourceParams{URI: "file:///hello.txt"}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "limit of 5") {
+	if e := small.Fail(abi.ExportReadResource, plugintest.Input(abi.ReadResourceParams{URI: "file:///hello.txt"}, nil)); e.Code != abi.CodeInvalidParams || !strings.Contains(e.Message, "limit of 5") {
 		t.Errorf("size limit: %+v", e)
 	}
 	// Without a mount the plugin lists nothing and reports why.
 	bare := load(t, "files", extism.Manifest{})
-	p.ok(abi.ExportListResources, abi.ListInput{}, &list)
-	bare.ok(abi.ExportListResources, abi.ListInput{}, &list)
-	if len(list.Resources) != 0 || len(bare.host.callsTo(abi.HostNotifyLoggingMessage)) != 1 {
-		t.Errorf("unmounted: %+v, logs %v", list, bare.host.calls)
+	p.OK(abi.ExportListResources, abi.ListInput{}, &list)
+	bare.OK(abi.ExportListResources, abi.ListInput{}, &list)
+	if len(list.Resources) != 0 || len(bare.Host.Calls(abi.HostNotifyLoggingMessage)) != 1 {
+		t.Errorf("unmounted: %+v, logs %v", list, bare.Host.AllCalls())
 	}
-}
-
-// schemaFor compiles a JSON Schema the plugin declared (2020-12).
-func compileSchema(t *testing.T, raw json.RawMessage) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatalf("schema %s: %v", raw, err)
-	}
-	return s
 }
 
 func TestToolsPlugin(t *testing.T) {
 	p := load(t, "tools", extism.Manifest{})
 
-	var list abi.ListToolsResult
-	p.ok(abi.ExportListTools, abi.ListInput{}, &list)
-	tools := map[string]abi.Tool{}
-	for _, tool := range list.Tools {
-		tools[tool.Name] = tool
-		compileSchema(t, tool.InputSchema)
+	tools, callTool := toolCaller(t, p)
+	for name, tool := range tools {
 		if tool.OutputSchema == nil {
-			t.Errorf("%s has no output schema", tool.Name)
+			t.Errorf("%s has no output schema", name)
 		}
 	}
 	if len(tools) != 5 {
-		t.Fatalf("tools: %v", list.Tools)
+		t.Fatalf("tools: %v", tools)
 	}
 	if !strings.Contains(string(tools["hash"].InputSchema), `"enum":["sha256","sha512","sha1","md5"]`) {
 		t.Errorf("hash input schema %s", tools["hash"].InputSchema)
@@ -522,20 +299,15 @@ func TestToolsPlugin(t *testing.T) {
 		t.Errorf("text_stats annotations %+v", a)
 	}
 
-	// call runs a tool and checks its structured output against the
-	// declared output schema.
+	// call runs a tool (toolCaller checks its structured output against the
+	// declared output schema) and checks that its text content says the same.
 	call := func(name string, args string, meta map[string]any) abi.CallToolResult {
 		t.Helper()
-		var r abi.CallToolResult
-		p.ok(abi.ExportCallTool, req(abi.CallToolParams{Name: name, Arguments: json.RawMessage(args)}, meta), &r)
+		r := callTool(name, args, meta)
 		if r.IsError {
 			return r
 		}
 		raw, _ := json.Marshal(r.StructuredContent)
-		v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err := compileSchema(t, tools[name].OutputSchema).Validate(v); err != nil {
-			t.Errorf("%s structured output %s does not match its schema: %v", name, raw, err)
-		}
 		var fromText any
 		if len(r.Content) != 1 || json.Unmarshal([]byte(r.Content[0].Text), &fromText) != nil || !reflect.DeepEqual(fromText, r.StructuredContent) {
 			t.Errorf("%s text content %+v differs from %s", name, r.Content, raw)
@@ -640,13 +412,13 @@ func TestToolsPlugin(t *testing.T) {
 	}
 
 	// count_primes reports progress when the request has a token.
-	p.host.reset()
+	p.Host.Reset()
 	var primes struct{ Limit, Count, Largest int }
 	structured(call("count_primes", `{"limit":1000000}`, map[string]any{"progressToken": "p1"}), &primes)
 	if primes.Count != 78498 || primes.Largest != 999983 {
 		t.Errorf("count_primes = %+v", primes)
 	}
-	progress := p.host.callsTo(abi.HostNotifyProgress)
+	progress := p.Host.Calls(abi.HostNotifyProgress)
 	if len(progress) < 3 || len(progress) > 21 {
 		t.Fatalf("%d progress notifications", len(progress))
 	}
@@ -664,20 +436,20 @@ func TestToolsPlugin(t *testing.T) {
 	if last != 1000000 {
 		t.Errorf("last progress %v", last)
 	}
-	p.host.reset()
+	p.Host.Reset()
 	structured(call("count_primes", `{"limit":2}`, nil), &primes)
-	if primes.Count != 1 || primes.Largest != 2 || len(p.host.callsTo(abi.HostNotifyProgress)) != 0 {
-		t.Errorf("count_primes(2) = %+v, progress %v", primes, p.host.calls)
+	if primes.Count != 1 || primes.Largest != 2 || len(p.Host.Calls(abi.HostNotifyProgress)) != 0 {
+		t.Errorf("count_primes(2) = %+v, progress %v", primes, p.Host.AllCalls())
 	}
 	if r := call("count_primes", `{"limit":1}`, nil); !r.IsError {
 		t.Errorf("count_primes(1) = %+v", r)
 	}
 
 	// Protocol errors.
-	if e := p.fail(abi.ExportCallTool, req(abi.CallToolParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams || e.Message != `unknown tool: "nope"` {
+	if e := p.Fail(abi.ExportCallTool, plugintest.Input(abi.CallToolParams{Name: "nope"}, nil)); e.Code != abi.CodeInvalidParams || e.Message != `unknown tool: "nope"` {
 		t.Errorf("unknown tool: %+v", e)
 	}
-	if e := p.fail(abi.ExportCallTool, `{"request":`); e.Code != abi.CodeInvalidParams {
+	if e := p.Fail(abi.ExportCallTool, `{"request":`); e.Code != abi.CodeInvalidParams {
 		t.Errorf("invalid input: %+v", e)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/plugintest"
 )
 
 // Tests of the examples that talk back to the client (summarize, notes,
@@ -31,25 +32,24 @@ func TestTalkbackImportsMatchManifests(t *testing.T) {
 }
 
 // toolCaller lists a plugin's tools and returns a function that calls one.
-func toolCaller(t *testing.T, p *plugin) (map[string]abi.Tool, func(name, args string, meta map[string]any) abi.CallToolResult) {
+func toolCaller(t *testing.T, p *plugintest.Plugin) (map[string]abi.Tool, func(name, args string, meta map[string]any) abi.CallToolResult) {
 	var list abi.ListToolsResult
-	p.ok(abi.ExportListTools, abi.ListInput{}, &list)
+	p.OK(abi.ExportListTools, abi.ListInput{}, &list)
 	tools := map[string]abi.Tool{}
 	for _, tool := range list.Tools {
 		tools[tool.Name] = tool
-		compileSchema(t, tool.InputSchema)
+		plugintest.CompileSchema(t, tool.InputSchema)
 	}
 	return tools, func(name, args string, meta map[string]any) abi.CallToolResult {
 		t.Helper()
-		var r abi.CallToolResult
-		p.ok(abi.ExportCallTool, req(abi.CallToolParams{Name: name, Arguments: json.RawMessage(args)}, meta), &r)
+		r := p.CallTool(name, args, meta)
 		if !r.IsError && tools[name].OutputSchema != nil {
 			raw, _ := json.Marshal(r.StructuredContent)
 			v, err := jsonschemaValue(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := compileSchema(t, tools[name].OutputSchema).Validate(v); err != nil {
+			if err := plugintest.CompileSchema(t, tools[name].OutputSchema).Validate(v); err != nil {
 				t.Errorf("%s structured output %s does not match its schema: %v", name, raw, err)
 			}
 		}
@@ -75,16 +75,6 @@ func structuredAs(t *testing.T, r abi.CallToolResult, v any) {
 	}
 }
 
-func (h *host) reply(name, json string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if json == "" {
-		delete(h.replies, name)
-	} else {
-		h.replies[name] = json
-	}
-}
-
 func TestSummarizePlugin(t *testing.T) {
 	p := load(t, "summarize", extism.Manifest{})
 	tools, call := toolCaller(t, p)
@@ -92,7 +82,7 @@ func TestSummarizePlugin(t *testing.T) {
 		t.Fatalf("tools = %+v", tools)
 	}
 
-	p.host.reply(abi.HostCreateMessage, `{"role":"assistant","content":{"type":"text","text":"  Cats sleep a lot.  "},"model":"test-model","stopReason":"endTurn"}`)
+	p.Host.Answer(abi.HostCreateMessage, `{"role":"assistant","content":{"type":"text","text":"  Cats sleep a lot.  "},"model":"test-model","stopReason":"endTurn"}`)
 	var s struct {
 		Summary, Style, Model string
 		Words                 int
@@ -102,7 +92,7 @@ func TestSummarizePlugin(t *testing.T) {
 	if s.Summary != "Cats sleep a lot." || s.Style != "bullets" || s.Model != "test-model" || s.Words != 4 || s.Truncated {
 		t.Errorf("summary = %+v", s)
 	}
-	calls := p.host.callsTo(abi.HostCreateMessage)
+	calls := p.Host.Calls(abi.HostCreateMessage)
 	if len(calls) != 1 {
 		t.Fatalf("create_message calls: %v", calls)
 	}
@@ -132,14 +122,14 @@ func TestSummarizePlugin(t *testing.T) {
 	}
 
 	// A reply over the word limit is cut; the defaults apply.
-	p.host.reply(abi.HostCreateMessage, `{"role":"assistant","content":[{"type":"text","text":"one two three\nfour five six seven"}],"model":"m"}`)
+	p.Host.Answer(abi.HostCreateMessage, `{"role":"assistant","content":[{"type":"text","text":"one two three\nfour five six seven"}],"model":"m"}`)
 	structuredAs(t, call("summarize", `{"text":"x","max_words":5}`, nil), &s)
 	if s.Summary != "one two three\nfour five …" || s.Words != 5 || !s.Truncated || s.Style != "paragraph" {
 		t.Errorf("cut summary = %+v", s)
 	}
 
 	// The host's error (here: the client cannot sample) becomes a tool error.
-	p.host.reply(abi.HostCreateMessage, `{"error":{"code":-32603,"message":"the client cannot serve this: the client did not declare the sampling capability"}}`)
+	p.Host.Answer(abi.HostCreateMessage, `{"error":{"code":-32603,"message":"the client cannot serve this: the client did not declare the sampling capability"}}`)
 	r := call("summarize", `{"text":"abc"}`, nil)
 	if !r.IsError || !strings.Contains(r.Content[0].Text, "sampling") || !strings.Contains(r.Content[0].Text, "did not declare the sampling capability") {
 		t.Errorf("without sampling: %+v", r)
@@ -175,25 +165,25 @@ func TestNotesPlugin(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "groceries-friday.md")); err != nil || string(b) != "# Groceries: Friday!\n\n- milk\n- bread\n" {
 		t.Errorf("file: %q %v", b, err)
 	}
-	if logs := p.host.callsTo(abi.HostNotifyLoggingMessage); len(logs) != 1 || !strings.Contains(logs[0].Input, `note \"groceries-friday\" added`) {
+	if logs := p.Host.Calls(abi.HostNotifyLoggingMessage); len(logs) != 1 || !strings.Contains(logs[0].Input, `note \"groceries-friday\" added`) {
 		t.Errorf("logs %v", logs)
 	}
-	if up := p.host.callsTo(abi.HostNotifyResourceUpdated); len(up) != 1 || up[0].Input != `{"uri":"note:///groceries-friday"}` {
+	if up := p.Host.Calls(abi.HostNotifyResourceUpdated); len(up) != 1 || up[0].Input != `{"uri":"note:///groceries-friday"}` {
 		t.Errorf("resource updated calls %v", up)
 	}
-	if lc := p.host.callsTo(abi.HostNotifyResourceListChanged); len(lc) != 1 {
+	if lc := p.Host.Calls(abi.HostNotifyResourceListChanged); len(lc) != 1 {
 		t.Errorf("list changed calls %v", lc)
 	}
 	if r := call("add_note", `{"title":"Groceries","text":"x","name":"groceries-friday"}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, "replace=true") {
 		t.Errorf("overwrite without replace: %+v", r)
 	}
-	p.host.reset()
+	p.Host.Reset()
 	structuredAs(t, call("add_note", `{"title":"Groceries","text":"- eggs","name":"groceries-friday","replace":true}`, nil), &n)
 	if !n.Replaced || n.Title != "Groceries" {
 		t.Errorf("replaced %+v", n)
 	}
-	if len(p.host.callsTo(abi.HostNotifyResourceUpdated)) != 1 || len(p.host.callsTo(abi.HostNotifyResourceListChanged)) != 0 {
-		t.Errorf("replace notifications %v", p.host.calls)
+	if len(p.Host.Calls(abi.HostNotifyResourceUpdated)) != 1 || len(p.Host.Calls(abi.HostNotifyResourceListChanged)) != 0 {
+		t.Errorf("replace notifications %v", p.Host.AllCalls())
 	}
 	if r := call("add_note", `{"title":"x","text":"y","name":"Bad Name"}`, nil); !r.IsError {
 		t.Errorf("bad name accepted: %+v", r)
@@ -214,22 +204,22 @@ func TestNotesPlugin(t *testing.T) {
 
 	// Resources.
 	var resources abi.ListResourcesResult
-	p.ok(abi.ExportListResources, abi.ListInput{}, &resources)
+	p.OK(abi.ExportListResources, abi.ListInput{}, &resources)
 	if len(resources.Resources) != 2 || resources.Resources[1].URI != "note:///ideas" || resources.Resources[1].Title != "Ideas" || resources.Resources[1].MimeType != "text/markdown" {
 		t.Errorf("resources = %+v", resources)
 	}
 	var read abi.ReadResourceResult
-	p.ok(abi.ExportReadResource, req(abi.ReadResourceParams{URI: "note:///ideas"}, nil), &read)
+	p.OK(abi.ExportReadResource, plugintest.Input(abi.ReadResourceParams{URI: "note:///ideas"}, nil), &read)
 	if len(read.Contents) != 1 || read.Contents[0].Text != "# Ideas\n\nworld peace\n" {
 		t.Errorf("read = %+v", read)
 	}
 	for _, uri := range []string{"note:///missing", "note:///..", "note:///UPPER"} {
-		if e := p.fail(abi.ExportReadResource, req(abi.ReadResourceParams{URI: uri}, nil)); e.Code != abi.CodeResourceNotFound {
+		if e := p.Fail(abi.ExportReadResource, plugintest.Input(abi.ReadResourceParams{URI: uri}, nil)); e.Code != abi.CodeResourceNotFound {
 			t.Errorf("%s: %+v", uri, e)
 		}
 	}
 	var completion abi.CompleteResult
-	p.ok(abi.ExportComplete, req(abi.CompleteParams{
+	p.OK(abi.ExportComplete, plugintest.Input(abi.CompleteParams{
 		Ref: abi.CompleteRef{Type: abi.RefResource, URI: "note:///{name}"}, Argument: abi.CompleteArgument{Name: "name", Value: "gro"},
 	}, nil), &completion)
 	if !slices.Equal(completion.Completion.Values, []string{"groceries-friday"}) {
@@ -246,7 +236,7 @@ func TestNotesPlugin(t *testing.T) {
 		`{"action":"cancel"}`:                             "cancelled",
 		`{"action":"accept","content":{"confirm":false}}`: "not confirmed",
 	} {
-		p.host.reply(abi.HostCreateElicitation, reply)
+		p.Host.Answer(abi.HostCreateElicitation, reply)
 		structuredAs(t, call("delete_note", `{"name":"ideas"}`, nil), &del)
 		if del.Deleted || del.Outcome != outcome {
 			t.Errorf("%s: %+v", reply, del)
@@ -255,15 +245,15 @@ func TestNotesPlugin(t *testing.T) {
 			t.Fatalf("%s deleted the note: %v", reply, err)
 		}
 	}
-	p.host.reply(abi.HostCreateElicitation, "") // the fake host's error: not available
+	p.Host.Answer(abi.HostCreateElicitation, "") // the fake host's error: not available
 	if r := call("delete_note", `{"name":"ideas"}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, "NOT deleted") || !strings.Contains(r.Content[0].Text, "elicitation") {
 		t.Errorf("without elicitation: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ideas.md")); err != nil {
 		t.Fatalf("deleted without confirmation: %v", err)
 	}
-	p.host.reset()
-	p.host.reply(abi.HostCreateElicitation, `{"action":"accept","content":{"confirm":true}}`)
+	p.Host.Reset()
+	p.Host.Answer(abi.HostCreateElicitation, `{"action":"accept","content":{"confirm":true}}`)
 	structuredAs(t, call("delete_note", `{"name":"ideas"}`, nil), &del)
 	if !del.Deleted || del.Outcome != "deleted" || del.Title != "Ideas" {
 		t.Errorf("confirmed delete: %+v", del)
@@ -271,12 +261,12 @@ func TestNotesPlugin(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "ideas.md")); !os.IsNotExist(err) {
 		t.Errorf("note still there: %v", err)
 	}
-	el := p.host.callsTo(abi.HostCreateElicitation)
+	el := p.Host.Calls(abi.HostCreateElicitation)
 	if len(el) != 1 || !strings.Contains(el[0].Input, `Delete the note \"Ideas\"`) ||
 		!strings.Contains(el[0].Input, `"requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"`) {
 		t.Errorf("elicitation request %v", el)
 	}
-	if up := p.host.callsTo(abi.HostNotifyResourceUpdated); len(up) != 1 || up[0].Input != `{"uri":"note:///ideas"}` {
+	if up := p.Host.Calls(abi.HostNotifyResourceUpdated); len(up) != 1 || up[0].Input != `{"uri":"note:///ideas"}` {
 		t.Errorf("updated after delete %v", up)
 	}
 	if r := call("delete_note", `{"name":"ideas"}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, "no note named") {
@@ -284,13 +274,13 @@ func TestNotesPlugin(t *testing.T) {
 	}
 
 	// Roots.
-	p.host.reply(abi.HostListRoots, `{"roots":[{"uri":"file:///home/me/project","name":"project"}]}`)
+	p.Host.Answer(abi.HostListRoots, `{"roots":[{"uri":"file:///home/me/project","name":"project"}]}`)
 	var roots struct{ Roots []struct{ URI, Name string } }
 	structuredAs(t, call("roots", `{}`, nil), &roots)
 	if len(roots.Roots) != 1 || roots.Roots[0].URI != "file:///home/me/project" || roots.Roots[0].Name != "project" {
 		t.Errorf("roots = %+v", roots)
 	}
-	p.host.reply(abi.HostListRoots, "")
+	p.Host.Answer(abi.HostListRoots, "")
 	if r := call("roots", `{}`, nil); !r.IsError || !strings.Contains(r.Content[0].Text, "roots") {
 		t.Errorf("roots unavailable: %+v", r)
 	}
@@ -333,7 +323,7 @@ func TestJobsPlugin(t *testing.T) {
 	if r.Steps != 5 || r.Rounds != 100 || r.Hashes != 500 || r.Digest != crunchDigest("abc", 5, 100) {
 		t.Errorf("crunch = %+v, want digest %s", r, crunchDigest("abc", 5, 100))
 	}
-	progress := p.host.callsTo(abi.HostNotifyProgress)
+	progress := p.Host.Calls(abi.HostNotifyProgress)
 	if len(progress) != 5 {
 		t.Fatalf("%d progress notifications, want 5", len(progress))
 	}
@@ -347,7 +337,7 @@ func TestJobsPlugin(t *testing.T) {
 		}
 	}
 	var levels []string
-	for _, c := range p.host.callsTo(abi.HostNotifyLoggingMessage) {
+	for _, c := range p.Host.Calls(abi.HostNotifyLoggingMessage) {
 		var lm abi.LoggingMessageParams
 		if err := json.Unmarshal([]byte(c.Input), &lm); err != nil {
 			t.Fatal(err)
@@ -358,10 +348,10 @@ func TestJobsPlugin(t *testing.T) {
 		t.Errorf("log levels %v, want %v", levels, want)
 	}
 	// Without a progress token: no progress, same result; defaults apply.
-	p.host.reset()
+	p.Host.Reset()
 	structuredAs(t, call("crunch", `{"steps":2,"rounds":10}`, nil), &r)
-	if r.Digest != crunchDigest("mcphost", 2, 10) || len(p.host.callsTo(abi.HostNotifyProgress)) != 0 {
-		t.Errorf("without token: %+v, progress %v", r, p.host.callsTo(abi.HostNotifyProgress))
+	if r.Digest != crunchDigest("mcphost", 2, 10) || len(p.Host.Calls(abi.HostNotifyProgress)) != 0 {
+		t.Errorf("without token: %+v, progress %v", r, p.Host.Calls(abi.HostNotifyProgress))
 	}
 	if r := call("crunch", `{"steps":0}`, nil); !r.IsError {
 		t.Errorf("steps 0 accepted: %+v", r)

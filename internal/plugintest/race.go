@@ -1,0 +1,7 @@
+//go:build race
+
+package plugintest
+
+// raceEnabled selects wazero's interpreter: the race detector slows its
+// compiler down tenfold, and the interpreter starts much faster.
+const raceEnabled = true
