@@ -65,16 +65,24 @@ func (sess *Session) begin(parent context.Context, m *message, reply Outbound) (
 	return req, nil
 }
 
-// end marks a request finished: no more progress goes out for it, and its
-// id is free again. The caller still owes sess.wg.Done once it has answered.
+// release frees a request's id: a client may reuse it as soon as it has
+// the response, so this comes before the response is sent.
+func (sess *Session) release(req *request) {
+	sess.mu.Lock()
+	if sess.inflight[string(req.id)] == req {
+		delete(sess.inflight, string(req.id))
+	}
+	sess.mu.Unlock()
+}
+
+// end marks a request finished, after its response was sent: no more
+// progress goes out for it, and its context ends (a task it created starts
+// then). The caller still owes sess.wg.Done.
 func (sess *Session) end(req *request) {
 	req.mu.Lock()
 	req.done = true
 	req.mu.Unlock()
 	req.cancel()
-	sess.mu.Lock()
-	delete(sess.inflight, string(req.id))
-	sess.mu.Unlock()
 }
 
 // cancelRequest interrupts the in-flight request with the given id, as asked

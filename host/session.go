@@ -166,11 +166,10 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		if batch != nil {
 			defer batch.Done()
 		}
+		defer sess.end(req)
 		res, err := h(req.ctx, req, m.Params)
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
-		// Free the id before answering: a client may reuse it as soon as it
-		// has the response.
-		sess.end(req)
+		sess.release(req)
 		if cancelled {
 			return // cancelled by the client: no response
 		}
