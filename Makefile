@@ -7,6 +7,10 @@ PLUGINS   := $(BUILD_DIR)/plugins
 # Example plugins: each directory under plugins/examples with a manifest.
 EXAMPLES := $(notdir $(patsubst %/manifest.json,%,$(wildcard plugins/examples/*/manifest.json)))
 
+# JavaScript example plugins: each .js file in plugins/examples-js, copied
+# as is (mcphost runs them on its embedded engine, pdk/js).
+JS_EXAMPLES := $(notdir $(wildcard plugins/examples-js/*.js))
+
 # Test-only plugins in testdata folders (go patterns skip those, so they are listed).
 TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard sandbox/testdata/*/ pdk/go/testdata/*/))
 
@@ -36,13 +40,14 @@ test: check
 check:
 	scripts/setup.sh
 	scripts/setup-rust.sh
+	scripts/setup-js.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(WASM_ENV) $(GO) vet ./pdk/go/ ./plugins/... ./internal/testplugins/... $(TESTDATA_PLUGINS:%=./%)
 
 ## examples: build the example plugins into build/plugins/<name>.wasm, manifest embedded; create build/notes, the notes example's store
-examples: $(BUILD_DIR)/mcphost $(EXAMPLES:%=$(PLUGINS)/%.wasm)
+examples: $(BUILD_DIR)/mcphost $(EXAMPLES:%=$(PLUGINS)/%.wasm) $(JS_EXAMPLES:%=$(PLUGINS)/%)
 	@mkdir -p $(BUILD_DIR)/notes
 
 # build_plugin builds the plugin whose source (and manifest.json) is in
@@ -57,6 +62,22 @@ endef
 
 $(PLUGINS)/%.wasm: FORCE
 	$(call build_plugin,plugins/examples/$*)
+
+$(PLUGINS)/%.js: plugins/examples-js/%.js
+	@mkdir -p $(@D)
+	cp $< $@
+
+## js-engine: rebuild pdk/js/engine.wasm, the JavaScript engine, from its pinned source (installs clang, lld and wasi-libc with scripts/setup-js.sh)
+js-engine:
+	scripts/setup-js.sh
+	pdk/js/build.sh
+
+## check-js-engine: check that the committed pdk/js/engine.wasm is what its pinned source builds to
+check-js-engine:
+	scripts/setup-js.sh
+	pdk/js/build.sh --check
+
+.PHONY: js-engine check-js-engine
 
 # Rust example plugins: each directory under plugins/examples-rust with a
 # Cargo.toml, built into build/plugins/<name>.wasm too. The crate embeds its

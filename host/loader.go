@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
+	js "github.com/mcphost/mcphost/pdk/js"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -29,10 +30,12 @@ type LoadResult struct {
 	Errors []error
 }
 
-// LoadDir loads every .wasm file in dir, in order of name. Each plugin is
-// checked before any of its code runs: its manifest's needs must be within
-// the grants of cfg, and its ABI version must be known. A plugin that fails
-// does not stop the others.
+// LoadDir loads every .wasm and .js file in dir, in order of name. Each
+// plugin is checked before any of its code runs: its manifest's needs must
+// be within the grants of cfg, and its ABI version must be known. A plugin
+// that fails does not stop the others. A .js file is a JavaScript plugin,
+// run by the engine of package pdk/js; a .js and a .wasm file of the same
+// name are one plugin name: the first in order of name loads.
 func (s *Server) LoadDir(ctx context.Context, engine *sandbox.Engine, dir string, cfg *config.Config) LoadResult {
 	var res LoadResult
 	entries, err := os.ReadDir(dir)
@@ -42,12 +45,19 @@ func (s *Server) LoadDir(ctx context.Context, engine *sandbox.Engine, dir string
 	}
 	var files []string
 	for _, e := range entries {
-		if !e.IsDir() && filepath.Ext(e.Name()) == ".wasm" && !strings.HasPrefix(e.Name(), ".") {
+		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".wasm" || ext == js.Ext) && !strings.HasPrefix(e.Name(), ".") {
 			files = append(files, e.Name())
 		}
 	}
 	sort.Strings(files)
+	taken := map[string]string{} // plugin name -> file
 	for _, f := range files {
+		name := strings.TrimSuffix(f, filepath.Ext(f))
+		if other, ok := taken[name]; ok {
+			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f, name, other))
+			continue
+		}
+		taken[name] = f
 		p, err := s.loadFile(ctx, engine, filepath.Join(dir, f), cfg)
 		switch {
 		case err != nil:
@@ -62,7 +72,7 @@ func (s *Server) LoadDir(ctx context.Context, engine *sandbox.Engine, dir string
 // loadFile validates and provisions one plugin file. It returns nil, nil for
 // a plugin the config disables.
 func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path string, cfg *config.Config) (*Plugin, error) {
-	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
 		return nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
 	}
@@ -75,13 +85,26 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	if err != nil {
 		return nil, err
 	}
-	info, err := sandbox.Inspect(wasm)
-	if err != nil {
-		return nil, fmt.Errorf("not a valid wasm module: %w", err)
-	}
-	manifest, err := info.Manifest()
-	if err != nil {
-		return nil, err
+	module, grants, isJS := wasm, grantsOf(pc), filepath.Ext(path) == js.Ext
+	var manifest *abi.Manifest
+	if isJS {
+		// The plugin is the embedded JavaScript engine; the source reaches
+		// it as reserved config values, the manifest is a leading comment.
+		if manifest, err = js.Manifest(wasm); err != nil {
+			return nil, err
+		}
+		if grants.Config, err = js.Config(filepath.Base(path), wasm, grants.Config); err != nil {
+			return nil, err
+		}
+		module = js.Engine()
+	} else {
+		info, err := sandbox.Inspect(wasm)
+		if err != nil {
+			return nil, fmt.Errorf("not a valid wasm module: %w", err)
+		}
+		if manifest, err = info.Manifest(); err != nil {
+			return nil, err
+		}
 	}
 	if manifest != nil && manifest.ABI != abi.Version {
 		return nil, fmt.Errorf("plugin is built for mcphost ABI %d; this mcphost speaks ABI %d", manifest.ABI, abi.Version)
@@ -89,7 +112,7 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	if missing := missingGrants(name, manifest, pc); missing != "" {
 		return nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
-	rt, err := engine.Load(ctx, name, wasm, sandbox.Options{
+	rt, err := engine.Load(ctx, name, module, sandbox.Options{
 		Limits: sandbox.Limits{
 			MemoryMiB:      uint32(pc.Limits.MemoryMiB),
 			Timeout:        pc.Limits.Timeout,
@@ -97,16 +120,22 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 			MaxInstances:   pc.Limits.MaxInstances,
 			MaxQueue:       pc.Limits.MaxQueue,
 		},
-		Grants:        grantsOf(pc),
+		Grants:        grants,
 		HostFunctions: s.HostFunctions(name, pc.HostFunctions),
 		Logger:        s.logger,
 	})
 	if err != nil {
 		return nil, err
 	}
+	if isJS {
+		if err := js.Check(ctx, rt); err != nil {
+			_ = rt.Close(ctx) // the load error says more
+			return nil, err
+		}
+	}
 	sum := sha256.Sum256(wasm)
 	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	p := NewPlugin(name, pc.Prefix, rt)
+	p := NewPlugin(name, pc.Prefix, guardRuntime(name, pc, rt, s.logger))
 	p.granted = slices.Clone(pc.HostFunctions)
 	p.taskSupport = pc.TaskSupport
 	return p, nil
@@ -120,7 +149,7 @@ func configName(cfg *config.Config) string {
 }
 
 func grantsOf(pc config.PluginConfig) sandbox.Grants {
-	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, Config: pc.Config}
+	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, AllowPrivateNetwork: pc.AllowPrivateNetwork, Config: pc.Config}
 	for _, m := range pc.Mounts {
 		g.Mounts = append(g.Mounts, sandbox.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
 	}
@@ -141,12 +170,12 @@ func missingGrants(name string, m *abi.Manifest, pc config.PluginConfig) string 
 		}
 	}
 	for _, h := range m.Needs.Hosts {
-		if !slices.Contains(pc.AllowedHosts, h) {
+		if !slices.Contains(pc.AllowedHosts, h) && !sandbox.HostGranted(pc.AllowedHosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
 	for _, k := range m.Needs.Config {
-		if _, ok := pc.Config[k]; !ok {
+		if _, ok := pc.Config[k]; !ok && pc.Secrets[k] == (config.Secret{}) {
 			keys = append(keys, k)
 		}
 	}

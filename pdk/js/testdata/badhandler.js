@@ -1,0 +1,1 @@
+mcphost.tool('x', { description: 'no handler' });

@@ -1,0 +1,5 @@
+mcphost.tool('x', 'x', () => 1);
+
+function broken( {
+  return 1;
+}
