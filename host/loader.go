@@ -135,7 +135,7 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	}
 	sum := sha256.Sum256(wasm)
 	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	p := NewPlugin(name, pc.Prefix, guardRuntime(name, pc, rt, s.logger))
+	p := NewPlugin(name, pc.Prefix, rt)
 	p.granted = slices.Clone(pc.HostFunctions)
 	p.taskSupport = pc.TaskSupport
 	return p, nil
@@ -149,7 +149,7 @@ func configName(cfg *config.Config) string {
 }
 
 func grantsOf(pc config.PluginConfig) sandbox.Grants {
-	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, AllowPrivateNetwork: pc.AllowPrivateNetwork, Config: pc.Config}
+	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, Config: pc.Config}
 	for _, m := range pc.Mounts {
 		g.Mounts = append(g.Mounts, sandbox.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
 	}
@@ -170,12 +170,12 @@ func missingGrants(name string, m *abi.Manifest, pc config.PluginConfig) string 
 		}
 	}
 	for _, h := range m.Needs.Hosts {
-		if !slices.Contains(pc.AllowedHosts, h) && !sandbox.HostGranted(pc.AllowedHosts, h) {
+		if !slices.Contains(pc.AllowedHosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
 	for _, k := range m.Needs.Config {
-		if _, ok := pc.Config[k]; !ok && pc.Secrets[k] == (config.Secret{}) {
+		if _, ok := pc.Config[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
