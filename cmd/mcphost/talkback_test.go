@@ -763,7 +763,8 @@ func TestSamplingNotGranted(t *testing.T) {
 
 // TestRepoConfigServesTalkBackExamples: ./mcphost.toml grants the talk-back
 // examples what their manifests ask for (with the notes store created as
-// `make examples` does), and grants sampling to summarize alone.
+// `make examples` does), and grants sampling only to the examples that
+// sample.
 func TestRepoConfigServesTalkBackExamples(t *testing.T) {
 	root, err := plugintest.ModuleRoot()
 	if err != nil {
@@ -773,9 +774,12 @@ func TestRepoConfigServesTalkBackExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Sampling spends the user's money: only the examples built to sample
+	// (the Go summarize and the Rust textkit) are granted it.
+	samplers := []string{"summarize", "textkit"}
 	for name, pc := range repoConfig.Plugins {
-		if granted := slices.Contains(pc.HostFunctions, "create_message"); granted != (name == "summarize") {
-			t.Errorf("plugin %s: create_message granted = %v; summarize, and only summarize, may sample", name, granted)
+		if granted := slices.Contains(pc.HostFunctions, "create_message"); granted != slices.Contains(samplers, name) {
+			t.Errorf("plugin %s: create_message granted = %v; only %v may sample", name, granted, samplers)
 		}
 	}
 	if notes := repoConfig.Plugin("notes"); len(notes.Mounts) != 1 || notes.Mounts[0].Host != filepath.Join(root, "build", "notes") || notes.Mounts[0].ReadOnly {
