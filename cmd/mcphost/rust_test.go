@@ -30,13 +30,13 @@ var (
 	rustBuilt = map[string][]byte{}
 )
 
-// rustScript returns the module root and pdk/rust/build-plugin.sh, after
-// checking that it finds a toolchain: a skip without one, a failure in CI.
-func rustScript(t *testing.T) (root, script string) {
-	t.Helper()
+// rustToolchain returns the module root and pdk/rust/build-plugin.sh, or,
+// when that finds no Rust toolchain for WebAssembly, why (a failure in CI).
+func rustToolchain(tb testing.TB) (root, script, missing string) {
+	tb.Helper()
 	root, err := plugintest.ModuleRoot()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	script = filepath.Join(root, "pdk", "rust", "build-plugin.sh")
 	check := exec.Command(script, "--check")
@@ -45,41 +45,66 @@ func rustScript(t *testing.T) (root, script string) {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return root, script
+		return root, script, ""
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
 		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but there is no Rust toolchain for WebAssembly (scripts/setup-rust.sh installs it):\n%s", out)
+			tb.Fatalf("CI is set but there is no Rust toolchain for WebAssembly (scripts/setup-rust.sh installs it):\n%s", out)
 		}
-		t.Skipf("SKIPPED: no Rust toolchain for WebAssembly; run scripts/setup-rust.sh to test the Rust PDK:\n%s", out)
+		return "", "", "SKIPPED: no Rust toolchain for WebAssembly; run scripts/setup-rust.sh to include the Rust PDK:\n" + string(out)
 	default:
-		t.Fatalf("build-plugin.sh --check: %v\n%s", err, out)
+		tb.Fatalf("build-plugin.sh --check: %v\n%s", err, out)
 	}
-	return "", ""
+	return "", "", ""
 }
 
-// buildRust builds the Rust plugin crate at crate (relative to the module
-// root) once per test binary and returns the module.
-func buildRust(t *testing.T, crate string) []byte {
+// rustScript is rustToolchain for tests, which are skipped without one.
+func rustScript(t *testing.T) (root, script string) {
 	t.Helper()
-	root, script := rustScript(t)
+	root, script, missing := rustToolchain(t)
+	if missing != "" {
+		t.Skip(missing)
+	}
+	return root, script
+}
+
+// buildRustPlugin builds the Rust plugin crate at crate (relative to the
+// module root) once per test binary and returns the module, or no module
+// and why there is no toolchain.
+func buildRustPlugin(tb testing.TB, crate string) (wasm []byte, missing string) {
+	tb.Helper()
+	root, script, missing := rustToolchain(tb)
+	if missing != "" {
+		return nil, missing
+	}
 	rustMu.Lock()
 	defer rustMu.Unlock()
 	if wasm, ok := rustBuilt[crate]; ok {
-		return wasm
+		return wasm, ""
 	}
-	out := filepath.Join(t.TempDir(), filepath.Base(crate)+".wasm")
+	out := filepath.Join(tb.TempDir(), filepath.Base(crate)+".wasm")
 	start := time.Now()
 	cmd := exec.Command(script, crate, out)
 	cmd.Dir = root
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", crate, err, msg)
+		tb.Fatalf("building %s: %v\n%s", crate, err, msg)
 	}
 	wasm, err := os.ReadFile(out)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Logf("built %s: %d bytes in %v", crate, len(wasm), time.Since(start).Round(time.Millisecond))
+	tb.Logf("built %s: %d bytes in %v", crate, len(wasm), time.Since(start).Round(time.Millisecond))
 	rustBuilt[crate] = wasm
+	return wasm, ""
+}
+
+// buildRust is buildRustPlugin for tests, which are skipped without a
+// toolchain.
+func buildRust(t *testing.T, crate string) []byte {
+	t.Helper()
+	wasm, missing := buildRustPlugin(t, crate)
+	if missing != "" {
+		t.Skip(missing)
+	}
 	return wasm
 }
 
