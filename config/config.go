@@ -132,6 +132,30 @@ type Limits struct {
 	// MaxQueue is the number of calls that may wait for a free instance;
 	// a call that finds the queue full fails at once.
 	MaxQueue int
+	// CallsPerSecond caps the calls clients make into the plugin (tool
+	// calls, prompt gets, resource reads, completions): a token bucket
+	// refilled at this rate, holding up to max(1, CallsPerSecond) calls. A
+	// call beyond it fails at once. 0 means no limit.
+	CallsPerSecond float64
+	// HostCallsPerSecond bounds the host function calls one call into
+	// the plugin makes: a token bucket of this many, refilled at this
+	// rate; a call that goes beyond it is stopped with an error.
+	HostCallsPerSecond int
+	// MaxListItems caps how many tools, prompts, resources or resource
+	// templates one plugin may list (each kind separately); the rest are
+	// left out with a warning.
+	MaxListItems int
+	// BreakerFailures is how many failures (traps, timeouts, oversized or
+	// malformed output) within BreakerWindow open the plugin's circuit
+	// breaker; 0 turns the breaker off.
+	BreakerFailures int
+	// BreakerWindow is the window in which BreakerFailures are counted.
+	BreakerWindow time.Duration
+	// BreakerBackoff is how long the breaker first stays open; it doubles
+	// each time the probe after it fails, up to BreakerMaxBackoff.
+	BreakerBackoff time.Duration
+	// BreakerMaxBackoff caps how long the breaker stays open.
+	BreakerMaxBackoff time.Duration
 }
 
 // PluginConfig holds the settings of one plugin.
@@ -148,9 +172,28 @@ type PluginConfig struct {
 	// HostFunctions are the granted host functions (names from
 	// abi.HostFunctions). A plugin may import no others.
 	HostFunctions []string
-	// AllowedHosts are the network host patterns the plugin may reach:
-	// "api.example.com", "*.example.org", "example.net:8443" or "*".
+	// AllowedHosts are what the plugin may send HTTP requests to, each
+	// "[scheme://]host[:port]": "api.example.com" (http or https on the
+	// default port), "https://*.example.org", "example.net:8443",
+	// "10.0.0.5:*", "*".
 	AllowedHosts []string
+	// AllowPrivateNetwork lets the plugin's requests connect to loopback,
+	// private, link-local, CGNAT and other non-public addresses. Without
+	// it, such an address is refused when connecting, whatever name led
+	// to it, unless AllowedHosts names the address itself.
+	AllowPrivateNetwork bool
+	// Secrets are configuration values the plugin reads with config_get
+	// like Config, taken from the environment or a file when the plugin
+	// loads; their values never appear in logs or errors.
+	Secrets map[string]Secret
+	// SHA256 pins the plugin file: the lower-case hex SHA-256 the file
+	// must have, or "" for no pin.
+	SHA256 string
+	// Tools, Prompts and Resources are allow-lists of glob patterns
+	// ("search_*") of the items the plugin exposes: tool and prompt names
+	// (the plugin's own, without prefix), resource URIs and resource
+	// template URI templates. Nil exposes everything; empty, nothing.
+	Tools, Prompts, Resources []string
 	// Config holds the values the plugin may read with config_get.
 	Config map[string]string
 	// Mounts are the host directories visible to the plugin.
@@ -176,8 +219,67 @@ type Mount struct {
 	ReadOnly bool
 }
 
+// Secret is where a secret configuration value comes from: exactly one of
+// Env and File is set.
+type Secret struct {
+	// Env names the environment variable holding the value.
+	Env string
+	// File is the absolute path of the file holding the value.
+	File string
+}
+
+// String describes where the secret comes from, never its value.
+func (s Secret) String() string {
+	if s.File != "" {
+		return "file:" + s.File
+	}
+	return "env:" + s.Env
+}
+
+// Value reads the secret: the environment variable, which must be set and
+// not empty, or the file, without trailing newlines, which must not be
+// empty. Errors name the variable or file, never the value.
+func (s Secret) Value() (string, error) {
+	if s.File != "" {
+		b, err := os.ReadFile(s.File)
+		if err != nil {
+			return "", fmt.Errorf("reading secret file: %w", err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return "", fmt.Errorf("secret file %s is empty", s.File)
+		}
+		return v, nil
+	}
+	v, ok := os.LookupEnv(s.Env)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("environment variable %s is not set", s.Env)
+	case v == "":
+		return "", fmt.Errorf("environment variable %s is empty", s.Env)
+	}
+	return v, nil
+}
+
+// SecretValues reads the plugin's secrets, by config key. The error names
+// the key and the source of the first secret that cannot be read.
+func (p PluginConfig) SecretValues() (map[string]string, error) {
+	if len(p.Secrets) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(p.Secrets))
+	for _, k := range slices.Sorted(maps.Keys(p.Secrets)) {
+		v, err := p.Secrets[k].Value()
+		if err != nil {
+			return nil, fmt.Errorf("plugins.%s.secrets.%s (%s): %w", p.Name, k, p.Secrets[k], err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
 // limitKeys is a set of Limits fields, one bit per [defaults] key.
-type limitKeys uint8
+type limitKeys uint16
 
 const (
 	setMemoryMiB limitKeys = 1 << iota
@@ -185,6 +287,13 @@ const (
 	setMaxOutputBytes
 	setMaxInstances
 	setMaxQueue
+	setCallsPerSecond
+	setMaxListItems
+	setBreakerFailures
+	setBreakerWindow
+	setBreakerBackoff
+	setBreakerMaxBackoff
+	setHostCallsPerSecond
 )
 
 // merge returns l with the fields in set taken from over.
@@ -204,6 +313,27 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	if set&setMaxQueue != 0 {
 		l.MaxQueue = over.MaxQueue
 	}
+	if set&setCallsPerSecond != 0 {
+		l.CallsPerSecond = over.CallsPerSecond
+	}
+	if set&setHostCallsPerSecond != 0 {
+		l.HostCallsPerSecond = over.HostCallsPerSecond
+	}
+	if set&setMaxListItems != 0 {
+		l.MaxListItems = over.MaxListItems
+	}
+	if set&setBreakerFailures != 0 {
+		l.BreakerFailures = over.BreakerFailures
+	}
+	if set&setBreakerWindow != 0 {
+		l.BreakerWindow = over.BreakerWindow
+	}
+	if set&setBreakerBackoff != 0 {
+		l.BreakerBackoff = over.BreakerBackoff
+	}
+	if set&setBreakerMaxBackoff != 0 {
+		l.BreakerMaxBackoff = over.BreakerMaxBackoff
+	}
 	return l
 }
 
@@ -221,6 +351,13 @@ func Default() *Config {
 			MaxOutputBytes: 4 << 20,
 			MaxInstances:   4,
 			MaxQueue:       64,
+			// CallsPerSecond 0: no limit.
+			HostCallsPerSecond: 1000,
+			MaxListItems:       1000,
+			BreakerFailures:    5,
+			BreakerWindow:      30 * time.Second,
+			BreakerBackoff:     10 * time.Second,
+			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
@@ -335,6 +472,10 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.Config = maps.Clone(p.Config)
 	p.Mounts = slices.Clone(p.Mounts)
 	p.TaskSupport = maps.Clone(p.TaskSupport)
+	p.Secrets = maps.Clone(p.Secrets)
+	p.Tools = slices.Clone(p.Tools)
+	p.Prompts = slices.Clone(p.Prompts)
+	p.Resources = slices.Clone(p.Resources)
 	return p
 }
 

@@ -56,6 +56,13 @@ func TestDefault(t *testing.T) {
 			MaxOutputBytes: 4194304,
 			MaxInstances:   4,
 			MaxQueue:       64,
+
+			HostCallsPerSecond: 1000,
+			MaxListItems:       1000,
+			BreakerFailures:    5,
+			BreakerWindow:      30 * time.Second,
+			BreakerBackoff:     10 * time.Second,
+			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
@@ -124,7 +131,8 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
-	defaults := Limits{MemoryMiB: 256, Timeout: time.Minute, MaxOutputBytes: 1024, MaxInstances: 2, MaxQueue: 0}
+	defaults := Default().Defaults
+	defaults.MemoryMiB, defaults.Timeout, defaults.MaxOutputBytes, defaults.MaxInstances, defaults.MaxQueue = 256, time.Minute, 1024, 2, 0
 	if cfg.Defaults != defaults {
 		t.Errorf("Defaults = %+v, want %+v", cfg.Defaults, defaults)
 	}
@@ -133,7 +141,7 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 		Name:          "files",
 		Prefix:        "fs_",
 		Disabled:      true,
-		Limits:        Limits{MemoryMiB: 64, Timeout: 5 * time.Second, MaxOutputBytes: 1024, MaxInstances: 2, MaxQueue: 0},
+		Limits:        withLimits(defaults, func(l *Limits) { l.MemoryMiB, l.Timeout = 64, 5*time.Second }),
 		HostFunctions: []string{"notify_logging_message", "list_roots"},
 		AllowedHosts:  []string{"api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"},
 		Config:        map[string]string{"root": "/data", "depth": "3", "ratio": "0.5", "verbose": "true"},
@@ -158,7 +166,7 @@ max_queue = 0
 max_instances = 1
 `)
 	a := cfg.Plugin("a")
-	if want := (Limits{MemoryMiB: 128, Timeout: 20 * time.Second, MaxOutputBytes: 4194304, MaxInstances: 1, MaxQueue: 0}); a.Limits != want {
+	if want := withLimits(Default().Defaults, func(l *Limits) { l.Timeout, l.MaxInstances, l.MaxQueue = 20*time.Second, 1, 0 }); a.Limits != want {
 		t.Errorf("Plugin(a).Limits = %+v, want %+v", a.Limits, want)
 	}
 
@@ -381,8 +389,10 @@ guest = "/b"
 		{"unknown host function", "[plugins.p]\nhost_functions = [\"notify_progress\", \"notify_log\"]\n", 2,
 			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, notify_logging_message, notify_progress,`},
 		{"empty host", "[plugins.p]\nallowed_hosts = [\"\"]\n", 2, "plugins.p.allowed_hosts[0]: empty host pattern"},
-		{"host with scheme", "[plugins.p]\nallowed_hosts = [\"https://api.example.com\"]\n", 2,
-			`plugins.p.allowed_hosts[0]: "https://api.example.com" includes a scheme`},
+		{"host with other scheme", "[plugins.p]\nallowed_hosts = [\"ftp://api.example.com\"]\n", 2,
+			`plugins.p.allowed_hosts[0]: "ftp://api.example.com": the scheme may only be http or https`},
+		{"host with scheme and path", "[plugins.p]\nallowed_hosts = [\"https://api.example.com/v1\"]\n", 2,
+			`plugins.p.allowed_hosts[0]: "https://api.example.com/v1": "api.example.com/v1" is not a host pattern`},
 		{"host with bad port", "[plugins.p]\nallowed_hosts = [\"example.net:99999\"]\n", 2,
 			`plugins.p.allowed_hosts[0]: "example.net:99999" has a bad port "99999"`},
 		{"invalid plugin name", "[plugins.\"my plugin\"]\ndisabled = true\n", 1,
@@ -507,7 +517,7 @@ memory_mib = 64
 [plugins.files]
 memroy_mib = 64         # 10
 host_functions = ["notify_logging_message", "sampling"]  # 11
-allowed_hosts = ["http://x.com"]                         # 12
+allowed_hosts = ["ftp://x.com"]                          # 12
 
 [[plugins.files.mounts]]
 host = "./docs"
@@ -525,7 +535,7 @@ mode = "rx"             # 17
 		{6, `defaults.timeout: bad duration "forever"`},
 		{10, `unknown key "plugins.files.memroy_mib"`},
 		{11, `plugins.files.host_functions[1]: unknown host function "sampling"`},
-		{12, `plugins.files.allowed_hosts[0]: "http://x.com" includes a scheme`},
+		{12, `plugins.files.allowed_hosts[0]: "ftp://x.com": the scheme may only be http or https`},
 		{16, `plugins.files.mounts[0].guest: "docs" is not absolute`},
 		{17, `plugins.files.mounts[0].mode: "rx" is not "ro" or "rw"`},
 		{19, `invalid plugin name "a b"`},
@@ -856,4 +866,10 @@ func TestTaskSupportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withLimits returns l changed by f.
+func withLimits(l Limits, f func(*Limits)) Limits {
+	f(&l)
+	return l
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/gobwas/glob"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -29,11 +30,13 @@ import (
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
-	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue"}
-	pluginKeys   = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "config", "mounts", "task_support"}, defaultsKeys...)
-	mountKeys    = []string{"host", "guest", "mode"}
-	httpKeys     = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "max_sessions", "max_body_bytes"}
-	authKeys     = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
+	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
+		"calls_per_second", "host_calls_per_second", "max_list_items", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
+	pluginKeys = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "allow_private_network",
+		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
+	mountKeys = []string{"host", "guest", "mode"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "max_sessions", "max_body_bytes"}
+	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -53,6 +56,11 @@ const (
 	maxIdleTimeout = 24 * time.Hour
 	maxSessions    = 100000
 	maxBodyBytes   = 1 << 30
+	maxCallRate    = 100000
+	maxListItems   = 100000
+	maxFailures    = 1000
+	maxWindow      = time.Hour
+	maxBackoff     = 24 * time.Hour
 )
 
 // parse decodes and checks src, the content of file, whose directory is the
@@ -76,6 +84,7 @@ func parse(file, dir, src string) (*Config, Errors) {
 	if v, ok := root["defaults"]; ok {
 		if t, ok := d.table(v, keyPath{"defaults"}, defaultsKeys); ok {
 			cfg.Defaults = cfg.Defaults.merge(d.limits(t, keyPath{"defaults"}))
+			d.checkBackoff(cfg.Defaults, keyPath{"defaults"})
 		}
 	}
 	if v, ok := root["plugins"]; ok {
@@ -312,7 +321,60 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	if l.MaxQueue, ok = d.integer(t, p, "max_queue", 0, maxQueue); ok {
 		set |= setMaxQueue
 	}
+	if l.CallsPerSecond, ok = d.number(t, p, "calls_per_second", 0, maxCallRate); ok {
+		set |= setCallsPerSecond
+	}
+	if l.HostCallsPerSecond, ok = d.integer(t, p, "host_calls_per_second", 1, maxCallRate); ok {
+		set |= setHostCallsPerSecond
+	}
+	if l.MaxListItems, ok = d.integer(t, p, "max_list_items", 1, maxListItems); ok {
+		set |= setMaxListItems
+	}
+	if l.BreakerFailures, ok = d.integer(t, p, "breaker_failures", 0, maxFailures); ok {
+		set |= setBreakerFailures
+	}
+	if l.BreakerWindow, ok = d.duration(t, p, "breaker_window", maxWindow); ok {
+		set |= setBreakerWindow
+	}
+	if l.BreakerBackoff, ok = d.duration(t, p, "breaker_backoff", maxBackoff); ok {
+		set |= setBreakerBackoff
+	}
+	if l.BreakerMaxBackoff, ok = d.duration(t, p, "breaker_max_backoff", maxBackoff); ok {
+		set |= setBreakerMaxBackoff
+	}
 	return l, set
+}
+
+// checkBackoff reports merged limits whose breaker back-off exceeds its
+// cap.
+func (d *decoder) checkBackoff(l Limits, p keyPath) {
+	if l.BreakerBackoff > l.BreakerMaxBackoff {
+		d.errorf(p.add("breaker_backoff"), "%v is longer than breaker_max_backoff (%v)", l.BreakerBackoff, l.BreakerMaxBackoff)
+	}
+}
+
+// number returns the number (integer or float) t[key], if t has key and it
+// is in lo..hi.
+func (d *decoder) number(t map[string]any, p keyPath, key string, lo, hi float64) (float64, bool) {
+	v, ok := t[key]
+	if !ok {
+		return 0, false
+	}
+	var n float64
+	switch v := v.(type) {
+	case int64:
+		n = float64(v)
+	case float64:
+		n = v
+	default:
+		d.typeError(p.add(key), "number", v)
+		return 0, false
+	}
+	if n != n || n < lo || n > hi {
+		d.errorf(p.add(key), "%v is out of range (%v..%v)", v, lo, hi)
+		return 0, false
+	}
+	return n, true
 }
 
 func (d *decoder) plugins(v any, p keyPath, cfg *Config) {
@@ -360,12 +422,110 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
 	var over Limits
 	over, pc.set = d.limits(t, p)
 	pc.Limits = defaults.merge(over, pc.set)
+	if pc.set&(setBreakerBackoff|setBreakerMaxBackoff) != 0 {
+		d.checkBackoff(pc.Limits, p)
+	}
 	pc.HostFunctions = d.strs(t, p, "host_functions", checkHostFunction)
-	pc.AllowedHosts = d.strs(t, p, "allowed_hosts", checkHost)
+	pc.AllowedHosts = d.strs(t, p, "allowed_hosts", checkPluginHost)
+	if allow, ok := d.boolean(t, p, "allow_private_network"); ok {
+		pc.AllowPrivateNetwork = allow
+	}
 	pc.Config = d.pluginConfig(t, p)
+	pc.Secrets = d.secrets(t, p, pc.Config)
+	if sum, ok := d.checked(t, p, "sha256", checkSHA256); ok {
+		pc.SHA256 = strings.ToLower(sum)
+	}
+	pc.Tools = d.strs(t, p, "tools", checkGlob)
+	pc.Prompts = d.strs(t, p, "prompts", checkGlob)
+	pc.Resources = d.strs(t, p, "resources", checkGlob)
 	pc.Mounts = d.mounts(t, p)
 	pc.TaskSupport = d.taskSupport(t, p)
 	return pc
+}
+
+// secrets returns the secrets table: config keys mapped to "env:NAME" or
+// "file:PATH" (relative paths resolved against the file's directory). A key
+// may not also be in the config table.
+func (d *decoder) secrets(t map[string]any, p keyPath, config map[string]string) map[string]Secret {
+	v, ok := t["secrets"]
+	if !ok {
+		return nil
+	}
+	p = p.add("secrets")
+	st, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p, "table", v)
+		return nil
+	}
+	out := make(map[string]Secret, len(st))
+	for _, k := range slices.Sorted(maps.Keys(st)) {
+		kp := p.add(k)
+		if _, dup := config[k]; dup {
+			d.errorf(kp, "%q is also in config; a key is either a config value or a secret", k)
+			continue
+		}
+		ref, ok := st[k].(string)
+		if !ok {
+			d.typeError(kp, `string "env:VARIABLE" or "file:PATH"`, st[k])
+			continue
+		}
+		kind, val, _ := strings.Cut(ref, ":")
+		switch {
+		case kind == "env" && checkEnvName(val) == nil:
+			out[k] = Secret{Env: val}
+		case kind == "env":
+			d.errorf(kp, "%v", checkEnvName(val))
+		case kind == "file" && val != "":
+			out[k] = Secret{File: d.abs(val)}
+		default:
+			// Never echo the value: it may be the secret itself, written
+			// here by mistake.
+			d.errorf(kp, `must be "env:VARIABLE" or "file:PATH" (the secret itself never goes in this file)`)
+		}
+	}
+	return out
+}
+
+// checkSHA256 returns why s is not a hex SHA-256 digest.
+func checkSHA256(s string) error {
+	if len(s) != 64 || !only(s, func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }) {
+		return fmt.Errorf("%q is not a SHA-256 digest: 64 hex digits (sha256sum PLUGIN.wasm)", s)
+	}
+	return nil
+}
+
+// checkGlob returns why s is not an allow-list pattern.
+func checkGlob(s string) error {
+	if s == "" {
+		return errors.New("empty pattern")
+	}
+	if _, err := glob.Compile(s); err != nil {
+		return fmt.Errorf("%q is not a valid glob pattern: %v", s, err)
+	}
+	return nil
+}
+
+// checkPluginHost returns why pattern is not a valid plugin allowed_hosts
+// entry: an optional "http://" or "https://", then a host pattern as
+// checkHost accepts, whose port may also be "*".
+func checkPluginHost(pattern string) error {
+	rest := pattern
+	if scheme, after, ok := strings.Cut(pattern, "://"); ok {
+		if scheme != "http" && scheme != "https" {
+			return fmt.Errorf("%q: the scheme may only be http or https", pattern)
+		}
+		rest = after
+	}
+	if host, ok := strings.CutSuffix(rest, ":*"); ok {
+		rest = host
+	}
+	if err := checkHost(rest); err != nil {
+		if rest != pattern {
+			return fmt.Errorf("%q: %w", pattern, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // TaskSupport values: whether clients may run a tool as a task.

@@ -4,7 +4,9 @@
 // is none. Every key is optional: a key the file leaves out keeps its
 // default. A plugin gets nothing it is not granted here: without a table
 // it runs with the [defaults] limits, no host functions, no network, no
-// configuration values and no files.
+// configuration values, no secrets and no files. SECURITY.md at the root
+// of the repository is the threat model: what a plugin can and cannot do
+// and what every grant and limit allows.
 //
 // # Reference
 //
@@ -25,6 +27,27 @@
 //	max_instances = 4      # instances of the plugin running at once, 1..64
 //	max_queue = 64         # calls waiting for a free instance, 0..10000;
 //	                       # a call that finds the queue full fails at once
+//	calls_per_second = 0   # client calls into the plugin per second (tool
+//	                       # calls, prompt gets, resource reads,
+//	                       # completions), a number, 0..100000; 0 = no
+//	                       # limit; bursts of max(1, rate); a call beyond it
+//	                       # fails at once with "plugin rate limit exceeded"
+//	host_calls_per_second = 1000  # host function calls one plugin call may
+//	                       # make per second (bursts of as many), 1..100000;
+//	                       # a call beyond it is stopped (a trap)
+//	max_list_items = 1000  # tools, prompts, resources and resource
+//	                       # templates one plugin may list, each kind
+//	                       # counted apart, 1..100000; the rest are left
+//	                       # out with a warning
+//	breaker_failures = 5   # failures (traps, timeouts, oversized or
+//	                       # malformed output) within breaker_window that
+//	                       # open the plugin's circuit breaker, 0..1000;
+//	                       # 0 = no breaker
+//	breaker_window = "30s" # > 0 and <= 1h
+//	breaker_backoff = "10s"  # how long the breaker first stays open; it
+//	                       # doubles after each failed probe; > 0, <= 24h
+//	                       # and <= breaker_max_backoff
+//	breaker_max_backoff = "5m"  # cap of the back-off; > 0 and <= 24h
 //
 //	[plugins.NAME]         # NAME is the plugin file name without extension:
 //	                       # letters, digits, '-' and '_'
@@ -37,12 +60,36 @@
 //	host_functions = ["notify_logging_message"]
 //	                       # host functions the plugin may import (see
 //	                       # below); none unless listed
-//	allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443"]
-//	                       # network hosts the plugin may reach; none unless
-//	                       # listed (see below)
+//	allowed_hosts = ["api.example.com", "https://*.example.org", "example.net:8443"]
+//	                       # what the plugin may send HTTP requests to;
+//	                       # nothing unless listed (see below)
+//	allow_private_network = false
+//	                       # true: its requests may connect to loopback,
+//	                       # private, link-local, CGNAT and other
+//	                       # non-public addresses (see below)
 //	config = { root = "/data" }
 //	                       # values the plugin reads with config_get; strings,
 //	                       # numbers and booleans (passed on as text)
+//	secrets = { api_key = "env:WEATHER_API_KEY", cert = "file:secrets/cert.pem" }
+//	                       # values the plugin reads with config_get too,
+//	                       # read when the plugin loads from an environment
+//	                       # variable ("env:NAME") or a file ("file:PATH",
+//	                       # relative to this file's directory, trailing
+//	                       # newlines removed); never written here; a key
+//	                       # may not also be in config (see below)
+//	sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+//	                       # pins the plugin file (sha256sum PLUGIN.wasm,
+//	                       # or the .js file); a file that differs is not
+//	                       # loaded; the error gives both digests
+//	tools = ["search", "fetch_*"]
+//	                       # allow-list of the tools the plugin exposes:
+//	                       # glob patterns of their names (the plugin's
+//	                       # own, without prefix); unset = all, [] = none
+//	prompts = ["*"]        # the same for prompts
+//	resources = ["docs://*"]
+//	                       # the same for resources (their URIs) and
+//	                       # resource templates (their URI templates); a
+//	                       # read of a URI outside the list is refused
 //	task_support = { "report" = "optional", "*" = "forbidden" }
 //	                       # whether clients may run a tool as an MCP task
 //	                       # (2025-11-25 execution.taskSupport): "forbidden",
@@ -104,10 +151,50 @@
 // notify_elicitation_complete (also named notify_url_elicitation_completed,
 // as in hyper-mcp; granting either name grants both).
 //
-// A plugin's allowed_hosts pattern is a host name ("api.example.com"), a wildcard
-// for the subdomains of one ("*.example.org"), "*" for any host, an IPv4
-// address or a bracketed IPv6 address ("[::1]"), each optionally followed
-// by ":port" (1..65535). It is a host, not a URL: no scheme, path or user.
+// A plugin's allowed_hosts entry is "[scheme://]host[:port]". The scheme is
+// "http" or "https"; without one, either. The host is a host name
+// ("api.example.com"), a wildcard for the subdomains of one
+// ("*.example.org"), "*" for any host, an IPv4 address or a bracketed IPv6
+// address ("[::1]"). The port is a number (1..65535) or "*" for any; without
+// one, the scheme's default port (443 for https, 80 for http): "example.net"
+// does not grant example.net:8443. No path, query or user. Only http and
+// https requests are ever sent. Every redirect is checked like the first
+// request, and a plugin's requests never go through a proxy nor share a
+// connection with another plugin's. Each request is bounded by the plugin's
+// timeout, and a response body by 16 MiB.
+//
+// Whatever the host name, the address a request connects to is checked
+// when connecting, after name resolution (so DNS cannot smuggle a private
+// address past a granted name): loopback (127.0.0.0/8, ::1), private
+// (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, where
+// cloud metadata services such as 169.254.169.254 live, and fe80::/10;
+// fd00:ec2::254 is in fc00::/7), CGNAT (100.64/10), "this network"
+// (0/8), multicast, reserved, documentation and benchmarking ranges, and
+// IPv6 addresses that embed one of them (IPv4-mapped, NAT64, 6to4), are
+// refused unless allow_private_network = true or an allowed_hosts entry
+// names that address itself ("10.0.0.5:9000", "[fd00::1]").
+//
+// A plugin's secrets are read when it loads; a variable that is not set or
+// is empty, or a file that cannot be read or is empty, keeps the plugin
+// from loading with an error that names the key and the variable or file,
+// never the value. Secret values are replaced by "[REDACTED]" wherever they
+// appear verbatim in the plugin's output, log lines, stderr and errors, and
+// in what the host logs for it. The secrets of one plugin are never given
+// to another. mcphost check reads them too, to report the missing ones.
+//
+// The circuit breaker counts a plugin's failures: traps (crashes, running
+// out of memory, exceeding host_calls_per_second, denied network access),
+// timeouts, output over max_output_bytes and output that is not valid JSON.
+// Errors the plugin returns on purpose, cancelled calls and busy refusals
+// are not failures. When breaker_failures of them fall within
+// breaker_window, the breaker opens: every call of the plugin fails at
+// once with "plugin unavailable: circuit breaker open ..." for
+// breaker_backoff. Then the next call runs as a probe (the others still
+// fail at once): if it succeeds the breaker closes, if it fails the
+// breaker opens again for twice as long, up to breaker_max_backoff. Each
+// change is logged with the plugin's name. Listings the host makes itself
+// (list_tools and the like) go through the breaker too, but not through
+// calls_per_second.
 //
 // Authorization is off by default, which is safe only on loopback:
 // [Config.CheckExposure] refuses to serve HTTP on any other address while
@@ -141,8 +228,13 @@
 // at once; each task's run is still bounded by the plugin's timeout.
 //
 // Mount host directories are not checked for existence here; the sandbox
-// reports missing ones when it loads the plugin. Two mounts of a plugin may
-// not share a guest path.
+// reports missing ones when it loads the plugin, and mcphost check reports
+// them too. Two mounts of a plugin may not share a guest path. A plugin
+// cannot leave its mounts: a path that climbs out of one with ".." is
+// refused, the plugin cannot create symbolic links, and a link the host left in a
+// mounted directory is followed only while it resolves inside the mount
+// (otherwise EACCES, "permission denied"). A "ro" mount refuses every
+// change.
 //
 // # Errors
 //
@@ -154,6 +246,7 @@
 //	mcphost.toml:12: unknown key "plugins.files.memroy_mib" (did you mean "memory_mib"?)
 //	mcphost.toml:13: plugins.files.timeout: bad duration "5 s": use a Go duration such as "30s", "1m30s" or "500ms"
 //	mcphost.toml:19: plugins.files.mounts[0].guest: "data" is not absolute; guest paths start with "/"
+//	mcphost.toml:21: plugins.web.secrets.key: must be "env:VARIABLE" or "file:PATH" (the secret itself never goes in this file)
 //
 // Keys are matched exactly, case included. A syntax error stops the check
 // at that error.

@@ -85,7 +85,13 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPin(pc, wasm); err != nil {
+		return nil, err
+	}
 	module, grants, isJS := wasm, grantsOf(pc), filepath.Ext(path) == js.Ext
+	if grants.Secrets, err = pc.SecretValues(); err != nil {
+		return nil, err
+	}
 	var manifest *abi.Manifest
 	if isJS {
 		// The plugin is the embedded JavaScript engine; the source reaches
@@ -118,7 +124,9 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 			Timeout:        pc.Limits.Timeout,
 			MaxOutputBytes: pc.Limits.MaxOutputBytes,
 			MaxInstances:   pc.Limits.MaxInstances,
-			MaxQueue:       pc.Limits.MaxQueue,
+			MaxQueue:       queueLimit(pc.Limits.MaxQueue),
+
+			HostCallsPerSecond: pc.Limits.HostCallsPerSecond,
 		},
 		Grants:        grants,
 		HostFunctions: s.HostFunctions(name, pc.HostFunctions),
@@ -135,7 +143,7 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 	}
 	sum := sha256.Sum256(wasm)
 	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	p := NewPlugin(name, pc.Prefix, rt)
+	p := NewPlugin(name, pc.Prefix, guardRuntime(name, pc, rt, s.logger))
 	p.granted = slices.Clone(pc.HostFunctions)
 	p.taskSupport = pc.TaskSupport
 	return p, nil
@@ -149,7 +157,7 @@ func configName(cfg *config.Config) string {
 }
 
 func grantsOf(pc config.PluginConfig) sandbox.Grants {
-	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, Config: pc.Config}
+	g := sandbox.Grants{AllowedHosts: pc.AllowedHosts, AllowPrivateNetwork: pc.AllowPrivateNetwork, Config: pc.Config}
 	for _, m := range pc.Mounts {
 		g.Mounts = append(g.Mounts, sandbox.Mount{HostPath: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
 	}
@@ -170,12 +178,12 @@ func missingGrants(name string, m *abi.Manifest, pc config.PluginConfig) string 
 		}
 	}
 	for _, h := range m.Needs.Hosts {
-		if !slices.Contains(pc.AllowedHosts, h) {
+		if !slices.Contains(pc.AllowedHosts, h) && !sandbox.HostGranted(pc.AllowedHosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
 	for _, k := range m.Needs.Config {
-		if _, ok := pc.Config[k]; !ok {
+		if _, ok := pc.Config[k]; !ok && pc.Secrets[k] == (config.Secret{}) {
 			keys = append(keys, k)
 		}
 	}

@@ -26,12 +26,16 @@ type Engine struct {
 //
 // It changes two process-wide settings: the Extism log level, to debug
 // (Extism drops all guest log calls by default), so that Options.Logger
-// decides what is kept; and the redirect policy of http.DefaultClient, which
-// Extism sends plugin requests with, so that a plugin's request is not
-// redirected to a host outside its Grants.AllowedHosts.
+// decides what is kept; and the transport and redirect policy of
+// http.DefaultClient, which Extism sends plugin requests with, so that
+// every request of a plugin, and every redirect, is checked against its
+// Grants (scheme, host, port, and the address really connected to) and
+// sent on a transport of its own. Other requests through http.DefaultClient
+// are unchanged. Do not replace http.DefaultClient.Transport afterwards:
+// plugins granted AllowedHosts would then fail to load.
 func NewEngine(opts EngineOptions) (*Engine, error) {
 	extism.SetLogLevel(extism.LogLevelDebug)
-	guardRedirects()
+	guardHTTP()
 	if opts.CacheDir == "" {
 		return &Engine{cache: wazero.NewCompilationCache()}, nil
 	}

@@ -40,6 +40,10 @@ func (f HostFunction) toExtism(logger *slog.Logger) extism.HostFunction {
 		results = []extism.ValueType{extism.ValueTypePTR}
 	}
 	hf := extism.NewHostFunctionWithStack(f.Name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+		state := callStateFrom(ctx)
+		if err := state.takeHostCall(f.Name); err != nil {
+			panic(err) // stops the call: a trap
+		}
 		var input []byte
 		if f.Input {
 			var err error
@@ -50,8 +54,10 @@ func (f HostFunction) toExtism(logger *slog.Logger) extism.HostFunction {
 		output, err := f.Fn(ctx, input)
 		if err != nil {
 			if !f.Output {
-				logger.LogAttrs(ctx, slog.LevelWarn, "host function failed",
-					slog.String("function", f.Name), slog.Any("error", err))
+				// Within the call's log budget: a plugin calling a
+				// failing function in a loop must not flood the log.
+				state.logWarn(logger, ctx, "host function failed",
+					slog.String("function", f.Name), slog.String("error", err.Error()))
 				return
 			}
 			output = errorEnvelope(err)

@@ -1,33 +1,423 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/gobwas/glob"
 )
 
-var guardRedirectsOnce sync.Once
+// How plugin HTTP requests are guarded.
+//
+// Extism's http_request checks the URL's host name (without port or
+// scheme) against the manifest's allowed hosts, then sends the request with
+// http.DefaultClient, under the context of the plugin call. NewEngine makes
+// http.DefaultClient's transport a guardTransport and its redirect policy
+// one that knows plugins, so that every request of a plugin, and every
+// redirect it is sent to:
+//
+//   - uses http or https, to a host, port and scheme that one of the
+//     plugin's AllowedHosts rules grants (host glob, port, optional scheme);
+//   - goes through the plugin's own *http.Transport (no proxy, no
+//     connection shared with another plugin), whose dialer checks the
+//     address it is about to connect to, after name resolution: loopback,
+//     private, link-local (cloud metadata), CGNAT and other special
+//     addresses are refused unless the plugin has AllowPrivateNetwork or
+//     lists that address literally.
+//
+// Requests that are not a plugin's keep http.DefaultClient's transport and
+// redirect policy.
 
-// guardRedirects closes a hole in Extism's http_request: it checks the
-// plugin's AllowedHosts against the URL the plugin asks for, then sends the
-// request with http.DefaultClient, which follows redirects to any host. This
-// makes http.DefaultClient refuse to follow a plugin's request (recognized by
-// the Extism plugin in its context) to a host the plugin may not reach, which
-// fails the call. Other requests keep their redirect policy.
-func guardRedirects() {
-	guardRedirectsOnce.Do(func() {
-		next := http.DefaultClient.CheckRedirect
-		http.DefaultClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-			p, ok := req.Context().Value(extism.PluginCtxKey("plugin")).(*extism.Plugin)
-			if ok && !hostAllowed(p.AllowedHosts, req.URL.Hostname()) {
-				return fmt.Errorf("redirect to %s is not allowed", req.URL.Redacted())
+// policyKey is the context key of the *netPolicy of the plugin whose call
+// the context belongs to.
+type policyKey struct{}
+
+// netPolicy is what one plugin may reach over HTTP.
+type netPolicy struct {
+	plugin       string
+	rules        []hostRule
+	allowPrivate bool
+	transport    *http.Transport
+}
+
+// hostRule is one parsed AllowedHosts entry: [scheme "://"] host [":" port].
+type hostRule struct {
+	text   string
+	scheme string     // "http", "https", or "" for either
+	host   string     // lower case; IPv6 without brackets
+	glob   glob.Glob  // host pattern, when host has a '*'
+	ip     netip.Addr // valid when host is an IP address
+	port   string     // "" for the scheme's default port, "*" for any
+}
+
+// parseHostRule parses an AllowedHosts entry.
+func parseHostRule(s string) (hostRule, error) {
+	r := hostRule{text: s}
+	rest := s
+	if scheme, after, ok := strings.Cut(rest, "://"); ok {
+		scheme = strings.ToLower(scheme)
+		if scheme != "http" && scheme != "https" {
+			return r, fmt.Errorf("allowed host %q: scheme must be http or https", s)
+		}
+		r.scheme, rest = scheme, after
+	}
+	if strings.ContainsAny(rest, "/?#@ ") {
+		return r, fmt.Errorf("allowed host %q: write a host, with an optional scheme and port, e.g. \"https://api.example.com:8443\"", s)
+	}
+	host := rest
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return r, fmt.Errorf("allowed host %q: unclosed '['", s)
+		}
+		host = rest[1:end]
+		after := rest[end+1:]
+		if after != "" {
+			if after[0] != ':' {
+				return r, fmt.Errorf("allowed host %q: text after the IPv6 address", s)
 			}
-			if next != nil {
-				return next(req, via)
+			r.port = after[1:]
+			if r.port == "" {
+				return r, fmt.Errorf("allowed host %q: empty port", s)
+			}
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.Is6() {
+			return r, fmt.Errorf("allowed host %q: bad IPv6 address", s)
+		}
+	} else if strings.Count(rest, ":") > 1 {
+		return r, fmt.Errorf("allowed host %q: put IPv6 addresses in brackets, e.g. \"[::1]:8080\"", s)
+	} else if h, port, ok := strings.Cut(rest, ":"); ok {
+		host, r.port = h, port
+		if port == "" {
+			return r, fmt.Errorf("allowed host %q: empty port", s)
+		}
+	}
+	if r.port != "" && r.port != "*" {
+		n, err := parsePort(r.port)
+		if err != nil || n == 0 {
+			return r, fmt.Errorf("allowed host %q: bad port %q (want 1..65535 or *)", s, r.port)
+		}
+	}
+	if host == "" {
+		return r, fmt.Errorf("allowed host %q: no host", s)
+	}
+	r.host = strings.ToLower(host)
+	if ip, err := netip.ParseAddr(r.host); err == nil {
+		r.ip = ip.Unmap()
+		r.host = r.ip.String()
+		return r, nil
+	}
+	if strings.Contains(r.host, "*") {
+		g, err := glob.Compile(r.host)
+		if err != nil {
+			return r, fmt.Errorf("allowed host %q: %w", s, err)
+		}
+		r.glob = g
+	}
+	return r, nil
+}
+
+// parsePort parses a decimal port number.
+func parsePort(s string) (int, error) {
+	n := 0
+	if s == "" || len(s) > 5 {
+		return 0, errors.New("bad port")
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, errors.New("bad port")
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > 65535 {
+		return 0, errors.New("bad port")
+	}
+	return n, nil
+}
+
+// extismPattern is the rule as Extism's own check sees it: the host alone.
+// The guard checks the rest.
+func (r hostRule) extismPattern() string { return r.host }
+
+// defaultPort returns the port a URL of scheme uses when it names none.
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// matches reports whether the rule grants scheme://host:port; host is lower
+// case, without brackets.
+func (r hostRule) matches(scheme, host, port string) bool {
+	if r.scheme != "" && r.scheme != scheme {
+		return false
+	}
+	switch {
+	case r.port == "*":
+	case r.port == "" && port != defaultPort(scheme):
+		return false
+	case r.port != "" && r.port != port:
+		return false
+	}
+	if r.ip.IsValid() {
+		ip, err := netip.ParseAddr(host)
+		return err == nil && ip.Unmap() == r.ip
+	}
+	if r.glob != nil {
+		return r.glob.Match(host)
+	}
+	return r.host == host
+}
+
+// newNetPolicy parses a plugin's grants into its network policy.
+func newNetPolicy(plugin string, g Grants) (*netPolicy, error) {
+	pol := &netPolicy{plugin: plugin, allowPrivate: g.AllowPrivateNetwork}
+	for _, h := range g.AllowedHosts {
+		r, err := parseHostRule(h)
+		if err != nil {
+			return nil, err
+		}
+		pol.rules = append(pol.rules, r)
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: pol.control}
+	pol.transport = &http.Transport{
+		Proxy:                  nil, // a proxy would hide the address really reached
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	return pol, nil
+}
+
+// extismHosts returns the host patterns for Extism's manifest.
+func (pol *netPolicy) extismHosts() []string {
+	out := make([]string, 0, len(pol.rules))
+	for _, r := range pol.rules {
+		out = append(out, r.extismPattern())
+	}
+	return out
+}
+
+// checkURL returns why the plugin may not request u, or nil.
+func (pol *netPolicy) checkURL(u *url.URL) error {
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return fmt.Errorf("scheme %q is not allowed (only http and https)", u.Scheme)
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(scheme)
+	}
+	hostOK, portOK := false, false
+	for _, r := range pol.rules {
+		if r.matches(scheme, host, port) {
+			return nil
+		}
+		if r.matches(r.schemeOr(scheme), host, r.portOr(scheme, port)) {
+			hostOK = true
+			portOK = portOK || r.matches(r.schemeOr(scheme), host, port) || r.port == port
+		}
+	}
+	switch {
+	case !hostOK:
+		return fmt.Errorf("host %s is not in the allowed_hosts of plugin %s", host, pol.plugin)
+	case !portOK:
+		return fmt.Errorf("port %s of %s is not in the allowed_hosts of plugin %s", port, host, pol.plugin)
+	}
+	return fmt.Errorf("%s to %s:%s is not in the allowed_hosts of plugin %s", scheme, host, port, pol.plugin)
+}
+
+// schemeOr returns the rule's scheme, or scheme when the rule has none.
+func (r hostRule) schemeOr(scheme string) string {
+	if r.scheme != "" {
+		return r.scheme
+	}
+	return scheme
+}
+
+// portOr returns a port the rule grants for scheme, port when it grants any.
+func (r hostRule) portOr(scheme, port string) string {
+	switch r.port {
+	case "*":
+		return port
+	case "":
+		return defaultPort(r.schemeOr(scheme))
+	}
+	return r.port
+}
+
+// control is the dialer's check of the address it connects to, after name
+// resolution, so that a granted name cannot lead to a private address.
+func (pol *netPolicy) control(_, address string, _ syscall.RawConn) error {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("sandbox: bad dial address %q", address)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("sandbox: dial address %q is not an IP address", address)
+	}
+	ip = ip.WithZone("").Unmap()
+	kind := specialAddress(ip)
+	if kind == "" || pol.allowPrivate || pol.listed(ip, port) {
+		return nil
+	}
+	return fmt.Errorf("address %s is %s: plugin %s may not connect to it (grant allow_private_network, or list the address in allowed_hosts)",
+		ip, kind, pol.plugin)
+}
+
+// listed reports whether an allowed_hosts rule names ip (and port)
+// literally.
+func (pol *netPolicy) listed(ip netip.Addr, port string) bool {
+	for _, r := range pol.rules {
+		if r.ip == ip && (r.port == "*" || r.port == port || r.port == "" && (port == "80" || port == "443")) {
+			return true
+		}
+	}
+	return false
+}
+
+// specialRanges are the addresses a plugin reaches only when granted: what
+// is not the public internet.
+var specialRanges = []struct {
+	prefix netip.Prefix
+	kind   string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "a \"this network\" address"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (CGNAT) address"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address (cloud metadata lives here)"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "a 6to4 relay address"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
+	{netip.MustParsePrefix("::/128"), "the unspecified address"},
+	{netip.MustParsePrefix("::1/128"), "a loopback address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local NAT64 address"},
+	{netip.MustParsePrefix("100::/64"), "a discard address"},
+	{netip.MustParsePrefix("2001::/32"), "a Teredo address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
+	{netip.MustParsePrefix("fc00::/7"), "a unique local (private) address (cloud metadata lives here)"},
+	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
+	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
+}
+
+// Prefixes of IPv6 addresses that embed an IPv4 address: NAT64 (RFC 6052,
+// the last 32 bits) and 6to4 (RFC 3056, bits 16 to 48).
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+)
+
+// specialAddress describes ip when it is not a public internet address,
+// and returns "" when it is one. An IPv6 address embedding an IPv4 address
+// (NAT64, 6to4) is judged by the IPv4 address.
+func specialAddress(ip netip.Addr) string {
+	ip = ip.Unmap()
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64Prefix.Contains(ip):
+			return specialAddress(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(ip):
+			return specialAddress(netip.AddrFrom4([4]byte(b[2:6])))
+		}
+	}
+	for _, r := range specialRanges {
+		if r.prefix.Contains(ip) {
+			return r.kind
+		}
+	}
+	if ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return "the broadcast address"
+	}
+	return ""
+}
+
+// guardTransport is http.DefaultClient's transport once NewEngine ran: it
+// sends a plugin's requests through that plugin's policy and transport, and
+// any other request through next.
+type guardTransport struct {
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	pol, isPlugin := pluginPolicy(req.Context())
+	if !isPlugin {
+		return g.next.RoundTrip(req)
+	}
+	err := errors.New("a plugin request without a network policy is refused")
+	if pol != nil {
+		err = pol.checkURL(req.URL)
+	}
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("HTTP request to %s is not allowed: %w", req.URL.Redacted(), err)
+	}
+	return pol.transport.RoundTrip(req)
+}
+
+// pluginPolicy returns the network policy in ctx, and whether ctx belongs
+// to a plugin call at all (with or without a policy).
+func pluginPolicy(ctx context.Context) (*netPolicy, bool) {
+	if pol, ok := ctx.Value(policyKey{}).(*netPolicy); ok {
+		return pol, true
+	}
+	_, ok := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin)
+	return nil, ok
+}
+
+var guardOnce sync.Once
+
+// guardHTTP installs the guard on http.DefaultClient, once.
+func guardHTTP() {
+	guardOnce.Do(func() {
+		next := http.DefaultClient.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		http.DefaultClient.Transport = &guardTransport{next: next}
+		checkRedirect := http.DefaultClient.CheckRedirect
+		http.DefaultClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			pol, isPlugin := pluginPolicy(req.Context())
+			if isPlugin {
+				if pol == nil {
+					return errors.New("a plugin request without a network policy is refused")
+				}
+				if err := pol.checkURL(req.URL); err != nil {
+					return fmt.Errorf("redirect to %s is not allowed: %w", req.URL.Redacted(), err)
+				}
+			}
+			if checkRedirect != nil {
+				return checkRedirect(req, via)
 			}
 			if len(via) >= 10 { // http.Client's default policy
 				return errors.New("stopped after 10 redirects")
@@ -37,14 +427,40 @@ func guardRedirects() {
 	})
 }
 
-// hostAllowed matches host against allowed as Extism's http_request does.
-func hostAllowed(allowed []string, host string) bool {
-	for _, pattern := range allowed {
-		if pattern == host {
-			return true
+// guarded reports whether plugin requests are guarded: NewEngine installed
+// the guard and nothing replaced it since.
+func guarded() bool {
+	_, ok := http.DefaultClient.Transport.(*guardTransport)
+	return ok
+}
+
+// HostGranted reports whether the AllowedHosts entries allowed grant need,
+// a host a plugin asks for in its manifest ("api.example.com",
+// "api.example.com:8443", "https://api.example.com"): whether a request to
+// it, over its scheme (or either) and port (or the default), would pass
+// the host check. The address check at connection time still applies.
+func HostGranted(allowed []string, need string) bool {
+	want, err := parseHostRule(need)
+	if err != nil || want.glob != nil {
+		return false
+	}
+	host := want.host
+	for _, s := range allowed {
+		r, err := parseHostRule(s)
+		if err != nil {
+			continue
 		}
-		if g, err := glob.Compile(pattern); err == nil && g.Match(host) {
-			return true
+		for _, scheme := range []string{"https", "http"} {
+			if want.scheme != "" && want.scheme != scheme {
+				continue
+			}
+			port := want.port
+			if port == "" {
+				port = defaultPort(scheme)
+			}
+			if r.matches(scheme, host, port) {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,57 +2,235 @@ package sandbox
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
-func TestHTTPGrants(t *testing.T) {
-	t.Parallel()
-	var hits atomic.Int32
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		io.WriteString(w, "pong")
+// httpServer is a test server that counts its hits.
+type httpServer struct {
+	*httptest.Server
+	hits atomic.Int32
+	port string
+}
+
+func newHTTPServer(t *testing.T, h http.Handler) *httpServer {
+	s := &httpServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		h.ServeHTTP(w, r)
 	}))
-	defer server.Close()
-	// The server under its other name, and a redirect to it by that name.
-	byName := strings.Replace(server.URL, "127.0.0.1", "localhost", 1)
-	redirect := httptest.NewServer(http.RedirectHandler(byName, http.StatusFound))
-	defer redirect.Close()
-	get := func(p *Plugin, url string) (string, error) {
-		out, err := p.Call(t.Context(), "http", []byte(`{"url":"`+url+`"}`))
-		return string(out), err
+	t.Cleanup(s.Close)
+	_, s.port, _ = net.SplitHostPort(s.Listener.Addr().String())
+	return s
+}
+
+func pong() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "pong") })
+}
+
+func httpGet(t *testing.T, p *Plugin, url string) (string, error) {
+	t.Helper()
+	out, err := p.Call(t.Context(), "http", []byte(`{"url":"`+url+`"}`))
+	return string(out), err
+}
+
+// wantRefused checks that err is a trap whose message contains want.
+func wantRefused(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: request went through; want it refused with %q", what, want)
+		return
+	}
+	if ce := wantKind(t, err, KindTrap); !strings.Contains(ce.Message, want) {
+		t.Errorf("%s: got %q, want it to contain %q", what, ce.Message, want)
+	}
+}
+
+func grantHosts(hosts ...string) Options {
+	return Options{Grants: Grants{AllowedHosts: hosts}}
+}
+
+func TestHTTPHostsPortsAndSchemes(t *testing.T) {
+	t.Parallel()
+	server := newHTTPServer(t, pong())
+	ip := "127.0.0.1:" + server.port
+
+	for _, hosts := range [][]string{nil, {"example.com"}, {"127.0.0.2:" + server.port}} {
+		_, err := httpGet(t, load(t, "guest", grantHosts(hosts...)), server.URL)
+		wantRefused(t, strings.Join(hosts, ","), err, "not allowed")
+	}
+	// Ports: none means the scheme's default port.
+	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1")), server.URL)
+	wantRefused(t, "no port granted", err, "port "+server.port+" of 127.0.0.1 is not in the allowed_hosts of plugin guest")
+	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:1")), server.URL)
+	wantRefused(t, "other port granted", err, "port "+server.port+" of 127.0.0.1 is not in the allowed_hosts")
+	// Schemes.
+	_, err = httpGet(t, load(t, "guest", grantHosts("https://"+ip)), server.URL)
+	wantRefused(t, "https only", err, "http to 127.0.0.1:"+server.port+" is not in the allowed_hosts")
+	_, err = httpGet(t, load(t, "guest", grantHosts("*:*")), "ftp://"+ip+"/")
+	wantRefused(t, "ftp", err, `scheme "ftp" is not allowed (only http and https)`)
+	if n := server.hits.Load(); n != 0 {
+		t.Fatalf("%d denied requests reached the server", n)
 	}
 
-	for _, hosts := range [][]string{nil, {"example.com"}, {"localhost"}, {"127.0.0.2"}} {
-		_, err := get(load(t, "guest", Options{Grants: Grants{AllowedHosts: hosts}}), server.URL)
-		if ce := wantKind(t, err, KindTrap); !strings.Contains(ce.Message, "not allowed") {
-			t.Errorf("allowed hosts %q: got %q", hosts, ce.Message)
+	for _, hosts := range [][]string{{ip}, {"http://" + ip}, {"127.0.0.1:*"}} {
+		if got, err := httpGet(t, load(t, "guest", grantHosts(hosts...)), server.URL); got != "pong" || err != nil {
+			t.Errorf("granted %q: got %q, %v", hosts, got, err)
 		}
 	}
-	if hits.Load() != 0 {
-		t.Fatal("a denied request reached the server")
+}
+
+func TestHTTPPrivateAddressesNeedAGrant(t *testing.T) {
+	t.Parallel()
+	server := newHTTPServer(t, pong())
+	byName := "http://localhost:" + server.port
+
+	// A granted name that resolves to loopback is refused when connecting.
+	_, err := httpGet(t, load(t, "guest", grantHosts("localhost:"+server.port)), byName)
+	wantRefused(t, "localhost by name", err, "is a loopback address: plugin guest may not connect to it (grant allow_private_network, or list the address in allowed_hosts)")
+	// So is any address through a wildcard.
+	_, err = httpGet(t, load(t, "guest", grantHosts("*:*")), server.URL)
+	wantRefused(t, "wildcard", err, "address 127.0.0.1 is a loopback address")
+	_, err = httpGet(t, load(t, "guest", grantHosts("*:*")), "http://169.254.169.254/latest/meta-data/")
+	wantRefused(t, "cloud metadata", err, "address 169.254.169.254 is a link-local address")
+	if n := server.hits.Load(); n != 0 {
+		t.Fatalf("%d refused requests reached the server", n)
 	}
 
-	p := load(t, "guest", Options{Grants: Grants{AllowedHosts: []string{"127.0.0.*"}}})
-	if got, err := get(p, server.URL); got != "pong" || err != nil {
-		t.Errorf("allowed request: got %q, %v", got, err)
+	// allow_private_network, or the address itself listed, grants it.
+	opts := grantHosts("localhost:" + server.port)
+	opts.Grants.AllowPrivateNetwork = true
+	if got, err := httpGet(t, load(t, "guest", opts), byName); got != "pong" || err != nil {
+		t.Errorf("allow_private_network: got %q, %v", got, err)
 	}
-	_, err := get(p, redirect.URL)
-	if ce := wantKind(t, err, KindTrap); !strings.Contains(ce.Message, "redirect to "+byName+" is not allowed") {
-		t.Errorf("redirect to a denied host: got %q", ce.Message)
+	// localhost may resolve to ::1 first; list both.
+	if got, err := httpGet(t, load(t, "guest", grantHosts("localhost:"+server.port, "127.0.0.1:"+server.port, "[::1]:"+server.port)), byName); got != "pong" || err != nil {
+		t.Errorf("address listed: got %q, %v", got, err)
 	}
-	if hits.Load() != 1 {
-		t.Fatal("a redirect to a denied host reached the server")
+}
+
+func TestHTTPRedirectsAreChecked(t *testing.T) {
+	t.Parallel()
+	target := newHTTPServer(t, pong())
+	redirectTo := func(u string) *httpServer {
+		return newHTTPServer(t, http.RedirectHandler(u, http.StatusFound))
 	}
-	p = load(t, "guest", Options{Grants: Grants{AllowedHosts: []string{"127.0.0.1", "localhost"}}})
-	if got, err := get(p, redirect.URL); got != "pong" || err != nil {
+	byName := "http://localhost:" + target.port
+	toName := redirectTo(byName)
+	toOtherLoopback := redirectTo("http://127.0.0.2:" + target.port)
+	toMetadata := redirectTo("http://169.254.169.254/latest/meta-data/")
+
+	// The plugin may reach the redirecting server (listed by address), not
+	// where it redirects.
+	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toName.port)), toName.URL)
+	wantRefused(t, "redirect to a host not granted", err, "redirect to "+byName+" is not allowed: host localhost is not in the allowed_hosts")
+	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toMetadata.port)), toMetadata.URL)
+	wantRefused(t, "redirect to metadata", err, "redirect to http://169.254.169.254/latest/meta-data/ is not allowed")
+	// A granted name or wildcard is still checked on the address.
+	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toName.port, "localhost:"+target.port)), toName.URL)
+	wantRefused(t, "redirect to a granted name of loopback", err, "is a loopback address")
+	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toOtherLoopback.port, "*:*")), toOtherLoopback.URL)
+	wantRefused(t, "redirect through a wildcard", err, "address 127.0.0.2 is a loopback address")
+	if n := target.hits.Load(); n != 0 {
+		t.Fatalf("%d refused redirects reached the target", n)
+	}
+
+	opts := grantHosts("127.0.0.1:"+toName.port, "localhost:"+target.port)
+	opts.Grants.AllowPrivateNetwork = true
+	if got, err := httpGet(t, load(t, "guest", opts), toName.URL); got != "pong" || err != nil {
 		t.Errorf("redirect to an allowed host: got %q, %v", got, err)
 	}
+}
 
-	if _, err := engine.Load(t.Context(), "guest", testWasm(t, "guest"), Options{Grants: Grants{AllowedHosts: []string{"[a-"}}}); err == nil {
-		t.Error("invalid host pattern accepted")
+func TestHTTPSizeAndTimeCaps(t *testing.T) {
+	t.Parallel()
+	big := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := strings.Repeat("x", 1<<20)
+		for range maxHTTPResponseBytes>>20 + 1 {
+			io.WriteString(w, chunk)
+		}
+	}))
+	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+big.port)), big.URL)
+	wantRefused(t, "response over the cap", err, "http: request body too large")
+
+	release := make(chan struct{})
+	slow := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(release)
+	opts := grantHosts("127.0.0.1:" + slow.port)
+	opts.Limits.Timeout = 300 * time.Millisecond
+	start := time.Now()
+	_, err = httpGet(t, load(t, "guest", opts), slow.URL)
+	wantKind(t, err, KindTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a hanging server held the call for %v", d)
+	}
+}
+
+func TestHostRules(t *testing.T) {
+	for _, bad := range []string{"", "ftp://x.com", "x.com/path", "x.com:0", "x.com:99999", "x.com:", "::1", "[::1", "[x]:80", "user@x.com", "[a-"} {
+		if _, err := parseHostRule(bad); err == nil {
+			t.Errorf("parseHostRule(%q) accepted", bad)
+		}
+	}
+	for _, c := range []struct {
+		rule string
+		url  string
+		want bool
+	}{
+		{"api.example.com", "https://api.example.com/x", true},
+		{"api.example.com", "http://api.example.com/x", true},
+		{"api.example.com", "https://API.example.com/x", true},
+		{"api.example.com", "https://api.example.com:8443/x", false},
+		{"api.example.com", "http://api.example.com:443/x", false},
+		{"api.example.com:8443", "https://api.example.com:8443/x", true},
+		{"https://api.example.com", "http://api.example.com/x", false},
+		{"https://api.example.com", "https://api.example.com/x", true},
+		{"*.example.com", "https://a.b.example.com/", true},
+		{"*.example.com", "https://example.com/", false},
+		{"*", "https://anything.org/", true},
+		{"*", "https://anything.org:8080/", false},
+		{"*:*", "http://anything.org:8080/", true},
+		{"[::1]:8080", "http://[::1]:8080/", true},
+		{"10.0.0.1", "http://10.0.0.1/", true},
+		{"10.0.0.1", "http://10.0.0.2/", false},
+	} {
+		pol, err := newNetPolicy("p", Grants{AllowedHosts: []string{c.rule}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(c.url)
+		if got := pol.checkURL(u) == nil; got != c.want {
+			t.Errorf("rule %q, %s: allowed=%v, want %v", c.rule, c.url, got, c.want)
+		}
+	}
+}
+
+func TestSpecialAddresses(t *testing.T) {
+	for _, special := range []string{
+		"127.0.0.1", "127.1.2.3", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+		"169.254.169.254", "100.64.0.1", "100.100.100.200", "0.0.0.0", "224.0.0.1", "255.255.255.255",
+		"::1", "::", "fd00:ec2::254", "fe80::1", "fc00::1", "ff02::1",
+		"::ffff:127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1",
+	} {
+		if specialAddress(netip.MustParseAddr(special)) == "" {
+			t.Errorf("%s counted as public", special)
+		}
+	}
+	for _, public := range []string{"8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "64:ff9b::808:808"} {
+		if kind := specialAddress(netip.MustParseAddr(public)); kind != "" {
+			t.Errorf("%s counted as %s", public, kind)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path"
 	"time"
-
-	"github.com/gobwas/glob"
 )
 
 // Defaults applied to zero (or negative) Limits fields.
@@ -17,7 +15,12 @@ const (
 	DefaultMaxOutputBytes = 4 << 20
 	DefaultMaxInstances   = 4
 	DefaultMaxQueue       = 64
+	DefaultHostCallRate   = 1000
 )
+
+// NoQueue is the Limits.MaxQueue of a plugin whose calls never wait for an
+// instance: when every instance is busy, a call fails at once.
+const NoQueue = -1
 
 // Bounds of Limits.MemoryMiB: what a 32-bit wasm memory can address, and
 // enough for the Extism kernel (1 MiB) to hold an input of half the limit.
@@ -53,8 +56,15 @@ type Limits struct {
 	// instance. Default DefaultMaxInstances.
 	MaxInstances int
 	// MaxQueue is how many calls may wait for an instance; further calls
-	// fail with ErrBusy. Default DefaultMaxQueue.
+	// fail with ErrBusy. Default DefaultMaxQueue; negative means none may
+	// wait (NoQueue).
 	MaxQueue int
+	// HostCallsPerSecond bounds the host function calls (HostFunctions)
+	// of one call: a token bucket of this many calls, refilled at this
+	// rate. A call that goes beyond it is stopped with a trap, so that a
+	// plugin cannot flood the client with notifications or the host with
+	// work. Default DefaultHostCallRate.
+	HostCallsPerSecond int
 }
 
 // Grants are what the operator allows a plugin. Anything not granted is
@@ -62,18 +72,36 @@ type Limits struct {
 // arguments, and the plugin's stdout and stderr only reach the Logger. Every
 // plugin gets the real clocks and cryptographic randomness.
 type Grants struct {
-	// AllowedHosts are the host names the plugin may send HTTP requests to
-	// through Extism's http_request. Extism matches each entry, as a glob
-	// ("*.example.com"), against the request URL's host name without its
-	// port, for any scheme and port. Redirects are followed only to allowed
-	// hosts. Empty denies every request.
+	// AllowedHosts are what the plugin may send HTTP requests to through
+	// Extism's http_request, each "[scheme://]host[:port]": scheme http or
+	// https (either when left out); host a name, a glob of names
+	// ("*.example.com", "*"), an IPv4 address or a bracketed IPv6 address;
+	// port a number, "*" for any, or, when left out, the scheme's default
+	// port (443 for https, 80 for http). Only http and https are ever
+	// allowed. Every redirect is checked the same way. Empty denies every
+	// request.
 	AllowedHosts []string
+	// AllowPrivateNetwork lets the plugin connect to addresses that are not
+	// on the public internet: loopback, private, link-local (where cloud
+	// metadata services live), CGNAT, unique local IPv6 and other special
+	// ranges. Without it such an address is refused when the connection is
+	// made, whatever name resolved to it, unless an AllowedHosts entry
+	// names the address itself (e.g. "127.0.0.1:8080").
+	AllowPrivateNetwork bool
 	// Mounts are the host directories the plugin sees. The plugin cannot
-	// create symbolic links in them, but links already there are followed,
-	// even out of the mount.
+	// create symbolic links in them, nor climb out of them with "..";
+	// links already there are followed, even out of the mount: mount only
+	// directories whose links you trust.
 	Mounts []Mount
 	// Config is what the plugin reads with Extism's config_get.
 	Config map[string]string
+	// Secrets are read with config_get like Config (a key may not be in
+	// both), but their values are replaced by "[REDACTED]" wherever they
+	// appear verbatim in what leaves the sandbox: the plugin's output, its
+	// log lines and output streams, its error and trap messages, and what
+	// the sandbox logs for it. This stops accidental disclosure only: a
+	// plugin granted a secret can still disclose it encoded.
+	Secrets map[string]string
 }
 
 // Mount makes the host directory HostPath visible to the plugin as
@@ -95,7 +123,13 @@ func (l Limits) withDefaults() (Limits, error) {
 	l.Timeout = orDefault(l.Timeout, DefaultTimeout)
 	l.MaxOutputBytes = orDefault(l.MaxOutputBytes, DefaultMaxOutputBytes)
 	l.MaxInstances = orDefault(l.MaxInstances, DefaultMaxInstances)
-	l.MaxQueue = orDefault(l.MaxQueue, DefaultMaxQueue)
+	switch {
+	case l.MaxQueue == 0:
+		l.MaxQueue = DefaultMaxQueue
+	case l.MaxQueue < 0:
+		l.MaxQueue = 0
+	}
+	l.HostCallsPerSecond = orDefault(l.HostCallsPerSecond, DefaultHostCallRate)
 	return l, nil
 }
 
@@ -106,13 +140,18 @@ func orDefault[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// check reports the first grant that cannot work: a host pattern that is
-// not a valid glob, or a mount whose host path is not a directory or whose
+// check reports the first grant that cannot work: a host pattern that
+// does not parse, a key both in Config and Secrets, or a mount whose host path is not a directory or whose
 // guest path is not absolute.
 func (g Grants) check() error {
 	for _, h := range g.AllowedHosts {
-		if _, err := glob.Compile(h); err != nil {
-			return fmt.Errorf("allowed host %q: %w", h, err)
+		if _, err := parseHostRule(h); err != nil {
+			return err
+		}
+	}
+	for k := range g.Secrets {
+		if _, ok := g.Config[k]; ok {
+			return fmt.Errorf("config key %q is both a config value and a secret", k)
 		}
 	}
 	for _, m := range g.Mounts {

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -26,6 +26,8 @@ type Plugin struct {
 	compiled     *extism.CompiledPlugin
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
+	net          *netPolicy
+	redact       *strings.Replacer // of the secret values; nil when none
 }
 
 // instance is one instantiation of a plugin, used by one call at a time.
@@ -41,6 +43,10 @@ const (
 	maxHTTPResponseBytes = 16 << 20
 	maxVarBytes          = 1 << 20
 )
+
+// forceCloseAfter is how long a call may go on after its context ended
+// before its instance is closed under it.
+const forceCloseAfter = 200 * time.Millisecond
 
 // sleepSlice bounds one guest sleep, so that a sleeping plugin notices its
 // call's timeout or cancellation.
@@ -70,9 +76,20 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	if err := opts.Grants.check(); err != nil {
 		return nil, err
 	}
+	pol, err := newNetPolicy(name, opts.Grants)
+	if err != nil {
+		return nil, err
+	}
+	if len(pol.rules) > 0 && !guarded() {
+		return nil, errors.New("http.DefaultClient.Transport was replaced after NewEngine: plugin HTTP requests would not be guarded")
+	}
+	redact := secretReplacer(opts.Grants.Secrets)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if redact != nil {
+		logger = slog.New(redactHandler{next: logger.Handler(), r: redact})
 	}
 	logger = logger.With(slog.String("plugin", name))
 	hostFns, err := hostFunctions(info, opts.HostFunctions, logger)
@@ -87,8 +104,8 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 			MaxHttpResponseBytes: maxHTTPResponseBytes,
 			MaxVarBytes:          maxVarBytes,
 		},
-		Config:       maps.Clone(opts.Grants.Config),
-		AllowedHosts: slices.Clone(opts.Grants.AllowedHosts),
+		Config:       configValues(opts.Grants),
+		AllowedHosts: pol.extismHosts(),
 	}
 	config := extism.PluginConfig{
 		RuntimeConfig: wazero.NewRuntimeConfig().
@@ -108,8 +125,13 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		timeout:      fmt.Errorf("exceeded the %s timeout", limits.Timeout),
 		compiled:     compiled,
 		moduleConfig: moduleConfig(opts.Grants.Mounts),
+		net:          pol,
+		redact:       redact,
 	}
-	p.pool = newPool(limits.MaxInstances, limits.MaxQueue, p.newInstance, compiled.Close)
+	p.pool = newPool(limits.MaxInstances, limits.MaxQueue, p.newInstance, func(ctx context.Context) error {
+		pol.transport.CloseIdleConnections()
+		return compiled.Close(ctx)
+	})
 	inst, err := p.pool.acquire(ctx)
 	if err != nil {
 		_ = p.Close(ctx) // the instantiation error says more
@@ -145,7 +167,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
 	defer cancel()
+	ctx = context.WithValue(ctx, policyKey{}, p.net)
 	log := newGuestLog(p.logger)
+	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{
 		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr),
 	})
@@ -153,7 +177,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
-		return nil, fmt.Errorf("instantiate: %w", err)
+		return nil, fmt.Errorf("instantiate: %s", p.redacted(err.Error()))
 	}
 	ep.SetLogger(log.kernel)
 	return &instance{plugin: ep, log: log}, nil
@@ -200,6 +224,8 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 		out, cerr := p.run(ctx, inst, export, input)
 		// A call whose context ended may have closed the instance even if
 		// it returned first.
+		// An instance that wrote malformed output may be in any state: it
+		// is discarded like one that trapped.
 		healthy := ctx.Err() == nil && (cerr == nil || cerr.Kind == KindPlugin || cerr.Kind == KindOutputTooLarge)
 		p.pool.release(inst, healthy)
 		switch {
@@ -238,13 +264,35 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
+	ctx = context.WithValue(ctx, policyKey{}, p.net)
+	ctx = withCallState(ctx, newCallState(inst.log, p.limits.HostCallsPerSecond))
 	inst.log.reset(ctx)
 	// wazero stops the plugin's code when ctx ends, but Extism runs some
 	// kernel code under context.Background(); closing the instance stops
-	// everything.
-	stop := context.AfterFunc(ctx, inst.close)
+	// everything. Closing it while its code runs races with the host
+	// functions it is in (wazero frees their state), so the instance is
+	// closed only if the call has not returned forceCloseAfter after ctx
+	// ended: wazero's own stop is almost always quicker.
+	var (
+		mu       sync.Mutex
+		returned bool
+		force    *time.Timer
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !returned {
+			force = time.AfterFunc(forceCloseAfter, inst.close)
+		}
+	})
 	rc, out, err := inst.plugin.CallWithContext(ctx, export, input)
 	stop()
+	mu.Lock()
+	returned = true
+	if force != nil {
+		force.Stop()
+	}
+	mu.Unlock()
 	inst.log.flush()
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -263,12 +311,20 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
 			"output of %d bytes exceeds the limit of %d", len(out), p.limits.MaxOutputBytes))
 	}
+	if check, ok := ctx.Value(outputCheckKey{}).(func([]byte) error); ok {
+		if err := check(out); err != nil {
+			return nil, p.callError(export, KindMalformedOutput, err.Error())
+		}
+	}
+	if p.redact != nil {
+		out = []byte(p.redact.Replace(string(out)))
+	}
 	return out, nil
 }
 
 // callError returns a CallError of the plugin.
 func (p *Plugin) callError(export string, kind ErrorKind, msg string) *CallError {
-	return &CallError{Plugin: p.name, Export: export, Kind: kind, Message: msg}
+	return &CallError{Plugin: p.name, Export: export, Kind: kind, Message: p.redacted(msg)}
 }
 
 // ctxError is the error of a call whose context ended: a timeout when its

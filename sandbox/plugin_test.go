@@ -444,6 +444,44 @@ func TestFilesystem(t *testing.T) {
 			t.Errorf("plugin created a symlink: %v", err)
 		}
 	})
+	t.Run("host links are followed only inside the mount", func(t *testing.T) {
+		secret := filepath.Join(dir, "secret.txt")
+		if err := os.WriteFile(secret, []byte("host secret"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for link, target := range map[string]string{
+			filepath.Join(ro, "in"):        "hello.txt",
+			filepath.Join(ro, "absin"):     filepath.Join(ro, "hello.txt"),
+			filepath.Join(ro, "roundtrip"): "../" + filepath.Base(ro) + "/hello.txt",
+			filepath.Join(ro, "out"):       "../secret.txt",
+			filepath.Join(ro, "absout"):    secret,
+			filepath.Join(ro, "up"):        "..",
+			filepath.Join(ro, "chain"):     "out",
+			filepath.Join(rw, "dangling"):  "../created.txt",
+		} {
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, path := range []string{"/data/in", "/data/absin", "/data/roundtrip"} {
+			if got := call(t, p, "readfile", path); got != "hi" {
+				t.Errorf("%s: got %q", path, got)
+			}
+		}
+		for _, path := range []string{"/data/out", "/data/absout", "/data/up/secret.txt", "/data/chain", "/data/up"} {
+			out, err := p.Call(t.Context(), "readfile", []byte(path))
+			if ce := wantKind(t, err, KindPlugin); !strings.Contains(ce.Message, "Permission denied") {
+				t.Errorf("%s: got %q, %q; want permission denied", path, out, ce.Message)
+			}
+		}
+		_, err := p.Call(t.Context(), "writefile", []byte("/rw/dangling"))
+		if ce := wantKind(t, err, KindPlugin); !strings.Contains(ce.Message, "Permission denied") {
+			t.Errorf("write through a dangling link: %q", ce.Message)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "created.txt")); !os.IsNotExist(err) {
+			t.Errorf("a write through a link created a file outside the mount: %v", err)
+		}
+	})
 	t.Run("bad mounts", func(t *testing.T) {
 		for _, m := range []Mount{
 			{HostPath: filepath.Join(dir, "missing"), GuestPath: "/x"},
@@ -513,9 +551,15 @@ func TestLimitsDefaults(t *testing.T) {
 	t.Parallel()
 	got, err := Limits{MaxQueue: 1, Timeout: -time.Second}.withDefaults()
 	want := Limits{MemoryMiB: DefaultMemoryMiB, Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes,
-		MaxInstances: DefaultMaxInstances, MaxQueue: 1}
+		MaxInstances: DefaultMaxInstances, MaxQueue: 1, HostCallsPerSecond: DefaultHostCallRate}
 	if err != nil || got != want {
 		t.Errorf("got %+v, %v", got, err)
+	}
+	if got, _ := (Limits{MaxQueue: NoQueue}).withDefaults(); got.MaxQueue != 0 {
+		t.Errorf("NoQueue: MaxQueue %d", got.MaxQueue)
+	}
+	if got, _ := (Limits{}).withDefaults(); got.MaxQueue != DefaultMaxQueue {
+		t.Errorf("zero MaxQueue: %d", got.MaxQueue)
 	}
 	for _, mib := range []uint32{minMemoryMiB - 1, maxMemoryMiB + 1} {
 		if _, err := (Limits{MemoryMiB: mib}).withDefaults(); err == nil {

@@ -331,6 +331,9 @@ func TestHostilePluginIsContained(t *testing.T) {
 timeout = "2s"
 memory_mib = 64
 max_output_bytes = 1048576
+# Five failures in a row would open the circuit breaker; this test wants
+# each crash followed by a recovery (hostile_test.go tests the breaker).
+breaker_failures = 0
 `, "internal/testplugins/hostile", "plugins/examples/tools")
 	cs := f.connect(t, "2025-11-25", nil)
 	ctx := ctxT(t)

@@ -11,7 +11,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(), newVersionCommand(), newManifestCommand())
+	root.AddCommand(newServeCommand(), newCheckCommand(), newVersionCommand(), newManifestCommand())
+	root.AddCommand(newNewCommand(), newBuildCommand(), newInspectCommand(), newCallCommand(), newGetPromptCommand(), newReadCommand(), newCompleteCommand()) // plugin developer commands
 	return root
 }
 

@@ -32,6 +32,7 @@ type serveFlags struct {
 	transport string
 	listen    string // "" unless --listen was given
 	logLevel  string
+	watch     bool
 }
 
 func newServeCommand() *cobra.Command {
@@ -62,6 +63,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on with --transport http (default: [http] listen in the config)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
 	return cmd
 }
 
@@ -121,17 +123,19 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		PageSize: cfg.Server.PageSize, Logger: logger,
 	}, nil)
 	started := time.Now()
-	loaded := srv.LoadDir(ctx, engine, f.plugins, cfg)
+	reloader := host.NewReloader(srv, engine, f.plugins, cfg)
+	loaded := reloader.Load(ctx)
 	for _, err := range loaded.Errors {
 		logger.Error("plugin not loaded", "err", err)
 	}
 	catalog := host.BuildCatalog(ctx, loaded.Plugins, logger)
 	srv.SetCatalog(catalog)
 	defer func() {
-		for _, p := range catalog.Plugins() {
+		for _, p := range srv.Catalog().Plugins() {
 			_ = p.Close(context.Background())
 		}
 	}()
+	defer startReloading(ctx, reloader, cfg.Path, f.watch, logger)() // stops before the plugins close
 	logger.Info("serving", "transport", f.transport, "plugins", len(loaded.Plugins), "failed", len(loaded.Errors),
 		"startup", time.Since(started).Round(time.Millisecond), "cache", cacheDir)
 	if len(loaded.Plugins) == 0 {

@@ -589,7 +589,7 @@ func TestFetch(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "body": string(body), "x": r.Header.Get("X-Test")})
 	}))
 	defer srv.Close()
-	p, _ := loadOK(t, "full.js", loadOpts{config: map[string]string{"url": srv.URL + "/echo"}, hosts: []string{"127.0.0.1"}})
+	p, _ := loadOK(t, "full.js", loadOpts{config: map[string]string{"url": srv.URL + "/echo"}, hosts: []string{"127.0.0.1:*"}})
 	got := resultText(callTool(t, p, "fetch", map[string]any{"body": "héllo"}))
 	if want := `200 true {"body":"héllo","method":"POST","x":"yes"}` + "\n POST"; got != want {
 		t.Errorf("fetch: %q, want %q", got, want)

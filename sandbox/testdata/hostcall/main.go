@@ -43,3 +43,18 @@ func callWait() int32 {
 	wait()
 	return 0
 }
+
+// call_notify_many calls notify as many times as its input says.
+//
+//go:wasmexport call_notify_many
+func callNotifyMany() int32 {
+	n := 0
+	for _, c := range kernel.Input() {
+		n = n*10 + int(c-'0')
+	}
+	msg := kernel.Alloc([]byte("flood"))
+	for range n {
+		notify(msg)
+	}
+	return 0
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkFixture returns a plugins folder holding the files and tools
+// examples, and a config file with body.
+func checkFixture(t *testing.T, body string) (plugins, cfg string) {
+	t.Helper()
+	f := newFixture(t, "", "plugins/examples/files", "plugins/examples/tools")
+	cfg = filepath.Join(t.TempDir(), "mcphost.toml")
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f.plugins, cfg
+}
+
+func runCheck(t *testing.T, plugins, cfg string) (string, error) {
+	t.Helper()
+	var out strings.Builder
+	err := check(checkFlags{plugins: plugins, config: cfg}, &out)
+	return out.String(), err
+}
+
+func sha(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestCheckReportsEveryProblemWithTheLinesToAdd(t *testing.T) {
+	plugins, cfg := checkFixture(t, `
+[plugins.files]
+sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+secrets = { token = "env:MCPHOST_CHECK_UNSET_VARIABLE" }
+
+[plugins.gone]
+timeout = "1s"
+`)
+	out, err := runCheck(t, plugins, cfg)
+	if !errors.Is(err, errCheckFailed) {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	files, tools := filepath.Join(plugins, "files.wasm"), filepath.Join(plugins, "tools.wasm")
+	for _, want := range []string{
+		files + ": plugin file does not match its sha256 pin: expected 0000000000000000000000000000000000000000000000000000000000000000, actual " + sha(t, files),
+		files + ": plugins.files.secrets.token (env:MCPHOST_CHECK_UNSET_VARIABLE): environment variable MCPHOST_CHECK_UNSET_VARIABLE is not set",
+		files + ": plugin needs grants it does not have",
+		tools + ": plugin needs grants it does not have",
+		cfg + ": [plugins.gone] names no plugin file in " + plugins,
+		"\nAdd to " + cfg + ":\n",
+		"  [plugins.files]\n  host_functions = [\"notify_logging_message\"]\n  config = { max_file_bytes = \"...\" }\n  [[plugins.files.mounts]]\n",
+		"  guest = \"/data\"\n",
+		"  [plugins.tools]\n  host_functions = [\"notify_progress\"]\n",
+		"5 problems in 2 plugins\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCheckPassesAGoodSetup(t *testing.T) {
+	plugins, _ := checkFixture(t, "")
+	data := t.TempDir()
+	t.Setenv("MCPHOST_CHECK_TOKEN", "a-token-value")
+	cfg := filepath.Join(t.TempDir(), "mcphost.toml")
+	body := `
+[plugins.files]
+sha256 = "` + sha(t, filepath.Join(plugins, "files.wasm")) + `"
+host_functions = ["notify_logging_message"]
+config = { max_file_bytes = "1024" }
+secrets = { token = "env:MCPHOST_CHECK_TOKEN" }
+[[plugins.files.mounts]]
+host = "` + data + `"
+guest = "/data"
+
+[plugins.tools]
+host_functions = ["notify_progress"]
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCheck(t, plugins, cfg)
+	if err != nil || out != "ok: 2 plugins checked\n" {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "a-token-value") {
+		t.Error("check printed a secret")
+	}
+}
+
+func TestCheckReportsConfigErrorsAndExitsNonZero(t *testing.T) {
+	plugins, cfg := checkFixture(t, "[plugins.files]\ncalls_per_second = -2\nsha256 = \"nope\"\n")
+	cmd := exec.Command(mcphostBin, "check", "--plugins", plugins, "--config", cfg)
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, out)
+	}
+	want := cfg + ":2: plugins.files.calls_per_second: -2 is out of range (0..100000)\n" +
+		cfg + ":3: plugins.files.sha256: \"nope\" is not a SHA-256 digest: 64 hex digits (sha256sum PLUGIN.wasm)\n" +
+		"2 problems in the config\n"
+	if string(out) != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}

