@@ -238,3 +238,30 @@ func TestRepoConfigServesJavaScriptExample(t *testing.T) {
 		t.Fatalf("units.js with the repo config: %v %+v", err, res)
 	}
 }
+
+// TestJavaScriptFileDroppedIntoARunningServerBecomesCallable: the
+// operator's experience of a JS plugin with no toolchain at all. A .js file
+// copied into the folder of a running server is picked up by the watcher,
+// clients hear tools/list_changed, and its tools answer.
+func TestJavaScriptFileDroppedIntoARunningServerBecomesCallable(t *testing.T) {
+	f := newFixture(t, grantUnits, "plugins/examples/tools")
+	s := f.serveWatched(t)
+	c := connectWatching(t, s.url)
+	if slices.Contains(c.toolNames(t), "convert_units") {
+		t.Fatal("convert_units is served before units.js was dropped in")
+	}
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "plugins", "examples-js", "units.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapIn(t, f.plugins, "units.js", src)
+	c.waitToolsChanged(t, 30*time.Second)
+	res, err := c.cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "convert_units", Arguments: map[string]any{"value": 10, "from": "km", "to": "mi"}})
+	if err != nil || res.IsError || !strings.Contains(text(t, res.Content), "6.21") {
+		t.Fatalf("convert_units after the drop: %v %+v", err, res)
+	}
+}
