@@ -27,9 +27,10 @@ build: $(BUILD_DIR)/mcphost
 $(BUILD_DIR)/mcphost: FORCE
 	$(GO) build -o $@ ./cmd/mcphost
 
-## serve: build the examples and serve them over stdio with ./mcphost.toml
-serve: build examples
-	$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
+## serve: build the examples and serve them over stdio with ./mcphost.toml (stdout carries only MCP; the build logs to stderr)
+serve:
+	@$(MAKE) --no-print-directory build examples >&2
+	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
 ## test: install what the tests need, check the code, run every test with the race detector, then the official MCP conformance suite
 test: check
