@@ -324,12 +324,7 @@ func TestRepoConfig(t *testing.T) {
 
 // TestErrors checks each kind of problem, its message and its line.
 func TestErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		src  string
-		line int
-		msg  string
-	}{
+	testErrorCases(t, []errorCase{
 		{"syntax", "[server]\nname = \n", 2, "expected value"},
 		{"duplicate key", "[server]\nname = \"a\"\nname = \"b\"\n", 3, "already been defined"},
 		{"unknown root key", "\n\nserverr = 1\n", 3, `unknown key "serverr"`},
@@ -481,21 +476,7 @@ guest = "/b"
 			`auth.token_file: only used with mode = "bearer"`},
 		{"mode key without mode", "[auth]\nscopes = [\"mcp\"]\n", 2, `auth.scopes: only used with mode = "jwt"`},
 		{"token without mode", "[auth]\ntoken_env = \"MCPHOST_TOKEN\"\n", 2, `auth.token_env: only used with mode = "bearer"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, errs := loadErrors(t, tc.src)
-			if len(errs) != 1 {
-				t.Fatalf("got %d errors, want 1:\n%v", len(errs), errs)
-			}
-			e := errs[0]
-			if e.Line != tc.line || !strings.Contains(e.Msg, tc.msg) {
-				t.Errorf("got line %d %q\nwant line %d %q", e.Line, e.Msg, tc.line, tc.msg)
-			}
-			if prefix := fmt.Sprintf("%s:%d: ", p, tc.line); !strings.HasPrefix(e.Error(), prefix) {
-				t.Errorf("Error() = %q, want prefix %q", e.Error(), prefix)
-			}
-		})
-	}
+	})
 }
 
 func TestErrorKey(t *testing.T) {
@@ -837,12 +818,7 @@ task_support = { "report" = "optional", "build.all" = "required", "*" = "forbidd
 }
 
 func TestTaskSupportErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		src  string
-		line int
-		msg  string
-	}{
+	testErrorCases(t, []errorCase{
 		{"bad mode", "[plugins.p]\n\ntask_support = { \"x\" = \"sometimes\" }\n", 3,
 			`plugins.p.task_support.x: "sometimes" is not "forbidden", "optional" or "required"`},
 		{"mode case matters", "[plugins.p.task_support]\nx = \"Optional\"\n", 2, `plugins.p.task_support.x: "Optional" is not`},
@@ -851,7 +827,22 @@ func TestTaskSupportErrors(t *testing.T) {
 		{"wrong type value", "[plugins.p.task_support]\n\"*\" = true\n", 2, `plugins.p.task_support."*": expected string, got boolean`},
 		{"wrong type table", "[plugins.p]\ntask_support = \"optional\"\n", 2, "plugins.p.task_support: expected table, got string"},
 		{"misspelled key", "[plugins.p]\ntask_suport = { x = \"optional\" }\n", 2, `unknown key "plugins.p.task_suport" (did you mean "task_support"?)`},
-	} {
+	})
+}
+
+// errorCase is a config source that has one problem: msg (a part of the
+// message) on line.
+type errorCase struct {
+	name string
+	src  string
+	line int
+	msg  string
+}
+
+// testErrorCases loads each case's source and checks it yields exactly its
+// one error, at its line, with its message.
+func testErrorCases(t *testing.T, cases []errorCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p, errs := loadErrors(t, tc.src)
 			if len(errs) != 1 {

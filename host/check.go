@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
@@ -48,32 +46,24 @@ type CheckReport struct {
 // name no plugin file.
 func CheckDir(dir string, cfg *config.Config) CheckReport {
 	var rep CheckReport
-	entries, err := os.ReadDir(dir)
+	files, err := listPluginFiles(dir)
 	if err != nil {
 		rep.Problems = append(rep.Problems, Problem{File: dir, Msg: fmt.Sprintf("reading plugins folder: %v", err)})
 		return rep
 	}
-	var files []string
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".wasm" || ext == js.Ext) && !strings.HasPrefix(e.Name(), ".") {
-			files = append(files, e.Name())
-		}
-	}
-	sort.Strings(files)
-	seen := map[string]string{}
+	seen := map[string]bool{}
 	for _, f := range files {
-		name := strings.TrimSuffix(f, filepath.Ext(f))
-		path := filepath.Join(dir, f)
-		if other, ok := seen[name]; ok {
-			rep.Problems = append(rep.Problems, Problem{File: path, Msg: fmt.Sprintf("plugin name %q is taken by %s", name, other)})
+		path := filepath.Join(dir, f.File)
+		if f.TakenBy != "" {
+			rep.Problems = append(rep.Problems, Problem{File: path, Msg: fmt.Sprintf("plugin name %q is taken by %s", f.Name, f.TakenBy)})
 			continue
 		}
-		seen[name] = f
-		rep.Plugins = append(rep.Plugins, name)
-		rep.Problems = append(rep.Problems, checkFile(path, name, cfg)...)
+		seen[f.Name] = true
+		rep.Plugins = append(rep.Plugins, f.Name)
+		rep.Problems = append(rep.Problems, checkFile(path, f.Name, cfg)...)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
-		if _, ok := seen[name]; !ok && !cfg.Plugins[name].Disabled {
+		if !seen[name] && !cfg.Plugins[name].Disabled {
 			rep.Problems = append(rep.Problems, Problem{File: configName(cfg),
 				Msg: fmt.Sprintf("[plugins.%s] names no plugin file in %s (a typo? add disabled = true to keep it)", name, dir)})
 		}

@@ -38,35 +38,57 @@ type LoadResult struct {
 // name are one plugin name: the first in order of name loads.
 func (s *Server) LoadDir(ctx context.Context, engine *sandbox.Engine, dir string, cfg *config.Config) LoadResult {
 	var res LoadResult
-	entries, err := os.ReadDir(dir)
+	files, err := listPluginFiles(dir)
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("reading plugins folder: %w", err))
 		return res
 	}
-	var files []string
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".wasm" || ext == js.Ext) && !strings.HasPrefix(e.Name(), ".") {
-			files = append(files, e.Name())
-		}
-	}
-	sort.Strings(files)
-	taken := map[string]string{} // plugin name -> file
 	for _, f := range files {
-		name := strings.TrimSuffix(f, filepath.Ext(f))
-		if other, ok := taken[name]; ok {
-			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f, name, other))
+		if f.TakenBy != "" {
+			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
 			continue
 		}
-		taken[name] = f
-		p, err := s.loadFile(ctx, engine, filepath.Join(dir, f), cfg)
+		p, err := s.loadFile(ctx, engine, filepath.Join(dir, f.File), cfg)
 		switch {
 		case err != nil:
-			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f, err))
+			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
 		case p != nil:
 			res.Plugins = append(res.Plugins, p)
 		}
 	}
 	return res
+}
+
+// pluginFile is one plugin file of a folder: File, its file name, and Name,
+// the plugin name it gives. TakenBy is the file before it (in order of name)
+// that gives the same plugin name, if any: that one is the plugin.
+type pluginFile struct{ File, Name, TakenBy string }
+
+// listPluginFiles lists the plugin files (see IsPluginFile) in dir, in order
+// of name.
+func listPluginFiles(dir string) ([]pluginFile, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && IsPluginFile(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	taken := map[string]string{} // plugin name -> file
+	files := make([]pluginFile, 0, len(names))
+	for _, f := range names {
+		name := strings.TrimSuffix(f, filepath.Ext(f))
+		other, ok := taken[name]
+		if !ok {
+			taken[name] = f
+		}
+		files = append(files, pluginFile{File: f, Name: name, TakenBy: other})
+	}
+	return files, nil
 }
 
 // loadFile validates and provisions one plugin file. It returns nil, nil for

@@ -104,6 +104,9 @@ func (p *pool) release(inst *instance, healthy bool) {
 	p.mu.Unlock()
 	if inst != nil && !keep {
 		inst.close()
+		if !healthy {
+			reclaimMemory()
+		}
 	}
 	<-p.slots
 	if last {

@@ -222,13 +222,7 @@ func checkExamples(t *testing.T, cs *mcp.ClientSession, version string) {
 	}
 
 	// Resources, listed and through the file:///{+path} template.
-	var uris []string
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris = append(uris, r.URI)
-	}
+	uris := resourceURIs(t, ctx, cs)
 	if !slices.Contains(uris, "file:///notes/hello.txt") {
 		t.Fatalf("resources %v lack file:///notes/hello.txt", uris)
 	}
@@ -239,13 +233,7 @@ func checkExamples(t *testing.T, cs *mcp.ClientSession, version string) {
 	if len(read.Contents) != 1 || read.Contents[0].Text != "hello from the host" {
 		t.Fatalf("reading hello.txt: %+v", read.Contents)
 	}
-	var templates []string
-	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		templates = append(templates, tmpl.URITemplate)
-	}
+	templates := resourceTemplateURIs(t, ctx, cs)
 	if len(templates) == 0 {
 		t.Fatal("no resource templates")
 	}
@@ -536,4 +524,31 @@ func TestPluginAskingForUngrantedCapabilitiesIsRefused(t *testing.T) {
 	if init.Result.Capabilities["tools"] != nil || init.Result.Capabilities["prompts"] == nil {
 		t.Fatalf("want tools refused and prompts served, capabilities %v", init.Result.Capabilities)
 	}
+}
+
+// resourceURIs lists the URIs of the resources cs offers.
+func resourceURIs(t testing.TB, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var uris []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, r.URI)
+	}
+	return uris
+}
+
+// resourceTemplateURIs lists the URI templates of the resource templates cs
+// offers.
+func resourceTemplateURIs(t testing.TB, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var templates []string
+	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		templates = append(templates, tmpl.URITemplate)
+	}
+	return templates
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,26 +109,6 @@ func (s *server) session(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSessi
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-// rssKiB reads the server's resident set size.
-func (s *server) rssKiB(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }
 
 // hostileCall calls a tool and returns its text and whether it is an error
@@ -275,7 +254,7 @@ breaker_failures = 0
 			t.Fatalf("attacker before the attacks: %v %q", err, text)
 		}
 	}
-	baseline := srv.rssKiB(t)
+	baseline := rssKiB(t, srv.pid)
 	h := keepCalling(t, healthySession)
 
 	redirect := func(to string) string { return redirector.URL + "/?to=" + to }
@@ -370,13 +349,7 @@ breaker_failures = 0
 				t.Errorf("tool %q missing from %q", good, names)
 			}
 		}
-		var uris []string
-		for r, err := range attackerSession.Resources(ctx, nil) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			uris = append(uris, r.URI)
-		}
+		uris := resourceURIs(t, ctx, attackerSession)
 		if !slices.Equal(uris, []string{"liar://fine"}) {
 			t.Errorf("resources %q, want only liar://fine", uris)
 		}
@@ -453,12 +426,12 @@ breaker_failures = 0
 		t.Error("the plugin's stderr line with the secret was not logged redacted")
 	}
 
-	// Memory returns to its baseline (generously: Go returns freed memory
-	// to the system lazily).
-	const slack = 200 << 10 // KiB
+	// Memory returns to its baseline: the sandbox hands the memory of
+	// discarded instances back to the system (sandbox/reclaim.go).
+	const slack = 16 << 10 // KiB
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		rss := srv.rssKiB(t)
+		rss := rssKiB(t, srv.pid)
 		if rss <= baseline+slack {
 			t.Logf("server RSS: %d KiB before the attacks, %d KiB after", baseline, rss)
 			break

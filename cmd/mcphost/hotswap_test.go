@@ -148,10 +148,10 @@ func (s *watchedServer) logSince(from int, re *regexp.Regexp) []string {
 	return out
 }
 
-// rssKiB reads the server's resident set size from /proc.
-func (s *watchedServer) rssKiB(t testing.TB) int64 {
+// rssKiB reads the resident set size of process pid from /proc.
+func rssKiB(t testing.TB, pid int) int64 {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Skipf("SKIPPED: no /proc to measure memory: %v", err)
 	}
@@ -354,9 +354,9 @@ func TestHotSwapUnderConcurrentCalls(t *testing.T) {
 		}
 		switch {
 		case i >= 10 && i < 20:
-			early = min(early, srv.rssKiB(t))
+			early = min(early, rssKiB(t, srv.cmd.Process.Pid))
 		case i > swaps-10:
-			late = min(late, srv.rssKiB(t))
+			late = min(late, rssKiB(t, srv.cmd.Process.Pid))
 		}
 	}
 	stopCallers()

@@ -153,13 +153,7 @@ func TestJavaScriptPluginEndToEnd(t *testing.T) {
 	}
 
 	// Resources and templates.
-	var uris []string
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris = append(uris, r.URI)
-	}
+	uris := resourceURIs(t, ctx, cs)
 	if !slices.Contains(uris, "units://catalog") {
 		t.Errorf("resources %v", uris)
 	}

@@ -336,13 +336,7 @@ func TestRustPluginOverStdio(t *testing.T) {
 	}
 
 	// Resources: a static one and a template, with completion of its variable.
-	var uris []string
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris = append(uris, r.URI)
-	}
+	uris := resourceURIs(t, ctx, cs)
 	if !slices.Equal(uris, []string{"textkit://stopwords"}) {
 		t.Errorf("resources %v", uris)
 	}
@@ -350,13 +344,7 @@ func TestRustPluginOverStdio(t *testing.T) {
 	if err != nil || len(read.Contents) != 1 || read.Contents[0].MIMEType != "text/plain" || !slices.Contains(strings.Split(read.Contents[0].Text, "\n"), "the") {
 		t.Errorf("reading stopwords: %v %+v", err, read)
 	}
-	var templates []string
-	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		templates = append(templates, tmpl.URITemplate)
-	}
+	templates := resourceTemplateURIs(t, ctx, cs)
 	if !slices.Equal(templates, []string{"textkit://case/{style}/{text}"}) {
 		t.Fatalf("templates %v", templates)
 	}

@@ -14,6 +14,22 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// Builder methods on `$ty`, each setting one `Option` field to
+/// `Some(value.into())` and returning the value.
+macro_rules! setters {
+    ($ty:ident { $( $(#[$attr:meta])* $method:ident => $field:ident: $arg:ty ),* $(,)? }) => {
+        impl $ty {
+            $(
+                $(#[$attr])*
+                pub fn $method(mut self, $field: $arg) -> $ty {
+                    self.$field = Some($field.into());
+                    self
+                }
+            )*
+        }
+    };
+}
+
 /// An icon a client may show for a tool, prompt or resource.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -154,37 +170,20 @@ pub struct Content {
     pub meta: Option<Meta>,
 }
 
-impl Content {
+setters!(Content {
     /// Sets the block's annotations.
-    pub fn with_annotations(mut self, a: Annotations) -> Content {
-        self.annotations = Some(a);
-        self
-    }
-
+    with_annotations => annotations: Annotations,
     /// Sets the block's title (resource links).
-    pub fn with_title(mut self, title: impl Into<String>) -> Content {
-        self.title = Some(title.into());
-        self
-    }
-
+    with_title => title: impl Into<String>,
     /// Sets the block's description (resource links).
-    pub fn with_description(mut self, description: impl Into<String>) -> Content {
-        self.description = Some(description.into());
-        self
-    }
-
+    with_description => description: impl Into<String>,
     /// Sets the size in bytes (resource links).
-    pub fn with_size(mut self, size: i64) -> Content {
-        self.size = Some(size);
-        self
-    }
-
+    with_size => size: i64,
     /// Sets the block's `_meta`.
-    pub fn with_meta(mut self, meta: Meta) -> Content {
-        self.meta = Some(meta);
-        self
-    }
+    with_meta => meta: Meta,
+});
 
+impl Content {
     /// The block's text, `""` for blocks that are not text.
     pub fn text_str(&self) -> &str {
         if self.kind == CONTENT_TEXT {
@@ -235,13 +234,12 @@ impl PromptArgument {
     pub fn optional(name: impl Into<String>, description: impl Into<String>) -> PromptArgument {
         PromptArgument { name: name.into(), description: description.into(), required: false, title: None }
     }
-
-    /// Sets the argument's display title.
-    pub fn with_title(mut self, title: impl Into<String>) -> PromptArgument {
-        self.title = Some(title.into());
-        self
-    }
 }
+
+setters!(PromptArgument {
+    /// Sets the argument's display title.
+    with_title => title: impl Into<String>,
+});
 
 /// A prompt a plugin offers (as `list_prompts` returns it).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -306,31 +304,18 @@ impl Resource {
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Resource {
         Resource { uri: uri.into(), name: name.into(), ..Resource::default() }
     }
-
-    /// Sets the MIME type of the resource's contents.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Resource {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the description.
-    pub fn description(mut self, description: impl Into<String>) -> Resource {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets the display title.
-    pub fn title(mut self, title: impl Into<String>) -> Resource {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets the size in bytes.
-    pub fn size(mut self, size: i64) -> Resource {
-        self.size = Some(size);
-        self
-    }
 }
+
+setters!(Resource {
+    /// Sets the MIME type of the resource's contents.
+    mime_type => mime_type: impl Into<String>,
+    /// Sets the description.
+    description => description: impl Into<String>,
+    /// Sets the display title.
+    title => title: impl Into<String>,
+    /// Sets the size in bytes.
+    size => size: i64,
+});
 
 /// A family of resources described by an RFC 6570 URI template.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -357,25 +342,16 @@ impl ResourceTemplate {
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> ResourceTemplate {
         ResourceTemplate { uri_template: uri_template.into(), name: name.into(), ..ResourceTemplate::default() }
     }
-
-    /// Sets the MIME type of the resources' contents.
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> ResourceTemplate {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the description.
-    pub fn description(mut self, description: impl Into<String>) -> ResourceTemplate {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets the display title.
-    pub fn title(mut self, title: impl Into<String>) -> ResourceTemplate {
-        self.title = Some(title.into());
-        self
-    }
 }
+
+setters!(ResourceTemplate {
+    /// Sets the MIME type of the resources' contents.
+    mime_type => mime_type: impl Into<String>,
+    /// Sets the description.
+    description => description: impl Into<String>,
+    /// Sets the display title.
+    title => title: impl Into<String>,
+});
 
 /// The result of `read_resource`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
