@@ -40,15 +40,14 @@ func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP from the plugins in a folder",
-		Long: `Serve loads every .wasm plugin in the plugins folder into its own sandbox and
-serves the union of their tools, prompts, resources and completions over MCP.
+		Long: `Serve loads every plugin in the plugins folder (.wasm modules, and .js files
+run on the embedded JavaScript engine) into its own sandbox and serves the
+union of their tools, prompts, resources and completions over MCP. With
+--watch it follows changes to the folder and the config while serving.
 
 On stdio, stdout carries only MCP messages; logs go to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("listen") {
-				f.listen = ""
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			// stdout carries MCP messages only: keep it for the transport and
@@ -61,7 +60,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to load")
 	cmd.Flags().StringVar(&f.config, "config", "", "config file (default ./mcphost.toml when present)")
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
-	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on with --transport http (default: [http] listen in the config)")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
 	return cmd
