@@ -1,0 +1,72 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// benchToolPlugin is a plugin with one tool that has an input and an output
+// schema, and answers with text and structured content, as real tools do.
+func benchToolPlugin() *Plugin {
+	tool := abi.Tool{
+		Name:         "echo",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer"}},"required":["text"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"length":{"type":"integer"}},"required":["length"]}`),
+	}
+	out, _ := json.Marshal(abi.CallToolResult{
+		Content:           []abi.Content{{Type: abi.ContentText, Text: `{"length":42}`}},
+		StructuredContent: map[string]any{"length": 42},
+	})
+	return NewPlugin("bench", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{tool}}),
+		abi.ExportCallTool:  func(context.Context, []byte) ([]byte, error) { return out, nil },
+	})
+}
+
+// BenchmarkStdioToolCall measures the engine's own cost of one tools/call
+// over the stdio transport: a request line in, its response line out, with
+// the plugin's work reduced to returning a prepared result. Its allocations
+// and ns/op are what decoding each request once is about.
+func BenchmarkStdioToolCall(b *testing.B) {
+	srv := NewServer(Options{}, BuildCatalog(context.Background(), []*Plugin{benchToolPlugin()}, nil))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, inR, outW, time.Second) }()
+	br := bufio.NewReader(outR)
+	roundTrip := func(line string) []byte {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := br.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"the quick brown fox jumps over the lazy dog","n":7},"_meta":{"progressToken":"p"}}}`
+	if resp := roundTrip(fmt.Sprintf(call, 1)); !json.Valid(resp) || string(resp[:len(`{"jsonrpc":"2.0","id":1,"result"`)]) != `{"jsonrpc":"2.0","id":1,"result"` {
+		b.Fatalf("unexpected response %s", resp)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		roundTrip(fmt.Sprintf(call, i+2))
+	}
+	b.StopTimer()
+	cancel()
+	inW.Close()
+	<-done
+}
