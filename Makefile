@@ -8,7 +8,7 @@ PLUGINS   := $(BUILD_DIR)/plugins
 EXAMPLES := $(notdir $(patsubst %/manifest.json,%,$(wildcard plugins/examples/*/manifest.json)))
 
 # JavaScript example plugins: each .js file in plugins/examples-js, copied
-# as is (mcphost runs them on its embedded engine, pdk/js).
+# as is (mcphost runs them on its embedded engine, internal/jsengine).
 JS_EXAMPLES := $(notdir $(wildcard plugins/examples-js/*.js))
 
 # Test-only plugins in testdata folders (go patterns skip those, so they are listed).
@@ -68,15 +68,15 @@ $(PLUGINS)/%.js: plugins/examples-js/%.js
 	@mkdir -p $(@D)
 	cp $< $@
 
-## js-engine: rebuild pdk/js/engine.wasm, the JavaScript engine, from its pinned source (installs clang, lld and wasi-libc with scripts/setup-js.sh)
+## js-engine: rebuild internal/jsengine/engine.wasm, the JavaScript engine, from its pinned source (installs clang, lld and wasi-libc with scripts/setup-js.sh)
 js-engine:
 	scripts/setup-js.sh
-	pdk/js/build.sh
+	internal/jsengine/build.sh
 
-## check-js-engine: check that the committed pdk/js/engine.wasm is what its pinned source builds to
+## check-js-engine: check that the committed internal/jsengine/engine.wasm is what its pinned source builds to
 check-js-engine:
 	scripts/setup-js.sh
-	pdk/js/build.sh --check
+	internal/jsengine/build.sh --check
 
 .PHONY: js-engine check-js-engine
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
-	js "github.com/mcphost/mcphost/pdk/js"
+	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 )
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the toolchain that builds the JavaScript engine
-# (pdk/js/engine.wasm): Debian's clang, lld, wasi-libc and the wasm32
+# (internal/jsengine/engine.wasm): Debian's clang, lld, wasi-libc and the wasm32
 # compiler-rt builtins, plus patch. Safe to run again: it installs only what
 # is missing. Needs root (or sudo) to install; CI runs as root. mcphost
 # itself does not need any of this: the engine is committed and embedded.

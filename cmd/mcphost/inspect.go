@@ -17,7 +17,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
-	js "github.com/mcphost/mcphost/pdk/js"
+	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
 )

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
-	js "github.com/mcphost/mcphost/pdk/js"
+	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

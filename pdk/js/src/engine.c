@@ -9,7 +9,7 @@
  * one compiled engine. The source is evaluated on an instance's first call;
  * later calls on that instance reuse the same JavaScript context.
  *
- * Built by pdk/js/build.sh; see pdk/js/README.md.
+ * Built by internal/jsengine/build.sh; see pdk/js/README.md.
  */
 #include <stdint.h>
 #include <stdio.h>

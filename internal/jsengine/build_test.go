@@ -1,4 +1,4 @@
-package js_test
+package jsengine_test
 
 import (
 	"errors"
@@ -19,9 +19,9 @@ func TestEngineIsReproducible(t *testing.T) {
 	skip := func(why string) {
 		t.Helper()
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s; CI must run scripts/setup-js.sh so that the committed pdk/js/engine.wasm is checked against its source", why)
+			t.Fatalf("%s; CI must run scripts/setup-js.sh so that the committed internal/jsengine/engine.wasm is checked against its source", why)
 		}
-		msg := fmt.Sprintf("SKIPPED: pdk/js/engine.wasm NOT checked against its source: %s (run scripts/setup-js.sh, or make check-js-engine)", why)
+		msg := fmt.Sprintf("SKIPPED: internal/jsengine/engine.wasm NOT checked against its source: %s (run scripts/setup-js.sh, or make check-js-engine)", why)
 		fmt.Fprintln(os.Stderr, msg)
 		t.Skip(msg)
 	}

@@ -1,8 +1,9 @@
-// Package js is the JavaScript PDK of mcphost: a plugin written in plain
-// JavaScript (ES2020) runs on QuickJS compiled to WebAssembly, the engine,
-// inside the same sandbox as any other plugin.
+// Package jsengine is the host side of mcphost's JavaScript plugins: a
+// plugin written in plain JavaScript (ES2020) runs on QuickJS compiled to
+// WebAssembly, the engine, inside the same sandbox as any other plugin.
 //
-// The engine (engine.wasm, built by build.sh from pinned sources) is
+// The engine (engine.wasm, built by build.sh from the pinned QuickJS source
+// and the guest-side glue and prelude in pdk/js/src) is
 // embedded here. It is one ordinary mcphost plugin module whose exports hand
 // every call to the plugin's JavaScript. The host loads a .js file as the
 // engine with two reserved config values: SourceKey, the JavaScript source,
@@ -11,9 +12,9 @@
 // declared in a leading comment (see Manifest), which the host reads before
 // running any code, like the manifest section of a wasm plugin.
 //
-// README.md beside this file documents the JavaScript API; mcphost.d.ts
-// gives its types.
-package js
+// pdk/js/README.md documents the JavaScript API; pdk/js/mcphost.d.ts gives
+// its types.
+package jsengine
 
 import (
 	"bytes"

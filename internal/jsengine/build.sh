@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the mcphost JavaScript engine, pdk/js/engine.wasm: QuickJS plus
+# Builds the mcphost JavaScript engine, internal/jsengine/engine.wasm: QuickJS plus
 # the glue in pdk/js/src, for wasm32-wasi, with Debian's clang, lld and
 # wasi-libc (scripts/setup-js.sh installs them).
 #
-#   pdk/js/build.sh            rebuild pdk/js/engine.wasm
-#   pdk/js/build.sh --check    rebuild into a temporary file and compare it
-#                              with the committed pdk/js/engine.wasm
-#   pdk/js/build.sh -o FILE    write the engine to FILE
+#   internal/jsengine/build.sh            rebuild internal/jsengine/engine.wasm
+#   internal/jsengine/build.sh --check    rebuild into a temporary file and compare it
+#                              with the committed internal/jsengine/engine.wasm
+#   internal/jsengine/build.sh -o FILE    write the engine to FILE
 #
 # Exit status: 0 done (or matching), 1 mismatch or bad source, 3 toolchain
 # missing, 4 source unavailable (no npm or no network).
@@ -31,6 +31,7 @@ libbf.c libbf.h VERSION LICENSE"
 CLANG_VERSION="14.0.6"
 
 here="$(cd "$(dirname "$0")" && pwd)"
+src="$(cd "$here/../../pdk/js/src" && pwd)" # guest-side sources: the C glue and the JavaScript prelude
 repo="$(cd "$here/../.." && pwd)"
 out="$here/engine.wasm"
 check=0
@@ -98,13 +99,13 @@ if [ "$(cat "$work/src/VERSION")" != "$QUICKJS_VERSION" ]; then
   echo "build.sh: QuickJS source is version $(cat "$work/src/VERSION"), want $QUICKJS_VERSION" >&2
   exit 1
 fi
-(cd "$work/src" && patch -s -p1 < "$here/src/quickjs-wasi.patch")
-cp "$here/src/engine.c" "$here/src/fround.c" "$work/src/"
+(cd "$work/src" && patch -s -p1 < "$src/quickjs-wasi.patch")
+cp "$src/engine.c" "$src/fround.c" "$work/src/"
 
 # prelude.js as a C array (od is in coreutils).
 {
   echo "static const unsigned char prelude_js[] = {"
-  od -An -v -tx1 "$here/src/prelude.js" | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'
+  od -An -v -tx1 "$src/prelude.js" | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'
   echo "};"
   echo "static const unsigned int prelude_js_len = sizeof(prelude_js);"
 } > "$work/src/prelude.h"
@@ -134,14 +135,14 @@ done
 
 if [ "$check" = 1 ]; then
   if cmp -s "$work/src/engine.wasm" "$here/engine.wasm"; then
-    echo "pdk/js/engine.wasm matches its source ($(wc -c < "$here/engine.wasm") bytes, sha256 $(sha256sum "$here/engine.wasm" | cut -d' ' -f1))"
+    echo "internal/jsengine/engine.wasm matches its source ($(wc -c < "$here/engine.wasm") bytes, sha256 $(sha256sum "$here/engine.wasm" | cut -d' ' -f1))"
     exit 0
   fi
-  echo "pdk/js/engine.wasm does NOT match a rebuild from its source:" >&2
+  echo "internal/jsengine/engine.wasm does NOT match a rebuild from its source:" >&2
   echo "  committed: $(wc -c < "$here/engine.wasm" 2>/dev/null || echo missing) bytes, sha256 $(sha256sum "$here/engine.wasm" 2>/dev/null | cut -d' ' -f1)" >&2
   echo "  rebuilt:   $(wc -c < "$work/src/engine.wasm") bytes, sha256 $(sha256sum "$work/src/engine.wasm" | cut -d' ' -f1)" >&2
   echo "  toolchain: clang $have_clang (the committed engine was built with clang $CLANG_VERSION)" >&2
-  echo "  run pdk/js/build.sh (make js-engine) and commit pdk/js/engine.wasm" >&2
+  echo "  run internal/jsengine/build.sh (make js-engine) and commit internal/jsengine/engine.wasm" >&2
   exit 1
 fi
 cp "$work/src/engine.wasm" "$out.tmp"

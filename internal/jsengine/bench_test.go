@@ -1,4 +1,4 @@
-package js_test
+package jsengine_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	js "github.com/mcphost/mcphost/pdk/js"
+	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 )
 

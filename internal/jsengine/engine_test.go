@@ -1,4 +1,4 @@
-package js_test
+package jsengine_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	js "github.com/mcphost/mcphost/pdk/js"
+	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
