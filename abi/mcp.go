@@ -35,9 +35,17 @@ type ToolAnnotations struct {
 
 // ToolExecution describes how a tool may be run (2025-11-25 tasks).
 type ToolExecution struct {
-	// TaskSupport is "forbidden", "optional" or "required".
+	// TaskSupport is TaskForbidden, TaskOptional or TaskRequired.
 	TaskSupport string `json:"taskSupport,omitempty"`
 }
+
+// The values of ToolExecution.TaskSupport: whether clients may run a tool
+// as a task.
+const (
+	TaskForbidden = "forbidden"
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+)
 
 // Tool describes a tool a plugin offers.
 type Tool struct {

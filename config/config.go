@@ -199,8 +199,8 @@ type PluginConfig struct {
 	// Mounts are the host directories visible to the plugin.
 	Mounts []Mount
 	// TaskSupport sets whether clients may run the plugin's tools as MCP
-	// tasks (execution.taskSupport): TaskForbidden, TaskOptional or
-	// TaskRequired by tool name (the plugin's own, without prefix), "*"
+	// tasks (execution.taskSupport): abi.TaskForbidden, abi.TaskOptional or
+	// abi.TaskRequired by tool name (the plugin's own, without prefix), "*"
 	// for the tools not named. It overrides what the plugin declares.
 	TaskSupport map[string]string
 

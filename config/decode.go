@@ -528,13 +528,6 @@ func checkPluginHost(pattern string) error {
 	return nil
 }
 
-// TaskSupport values: whether clients may run a tool as a task.
-const (
-	TaskForbidden = "forbidden"
-	TaskOptional  = "optional"
-	TaskRequired  = "required"
-)
-
 // toolNamePattern is the MCP tool name rule: 1 to 128 of letters, digits,
 // '_', '-' and '.'.
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
@@ -565,7 +558,7 @@ func (d *decoder) taskSupport(t map[string]any, p keyPath) map[string]string {
 			continue
 		}
 		switch mode {
-		case TaskForbidden, TaskOptional, TaskRequired:
+		case abi.TaskForbidden, abi.TaskOptional, abi.TaskRequired:
 			out[tool] = mode
 		default:
 			d.errorf(kp, "%q is not \"forbidden\", \"optional\" or \"required\"", mode)

@@ -136,7 +136,7 @@ func (p *Plugin) list(ctx context.Context, old *pluginLists, log *slog.Logger) *
 	l.prompts = listed(l, log, "prompts", old.prompts)(p.listPrompts(ctx))
 	l.resources = listed(l, log, "resources", old.resources)(p.listResources(ctx))
 	l.templates = listed(l, log, "resource templates", old.templates)(p.listResourceTemplates(ctx))
-	guardLists(p, l, log) // allow-lists and max_list_items (filter.go)
+	p.exposure.apply(l, log) // allow-lists and max_list_items (exposure.go)
 	return l
 }
 

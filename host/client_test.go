@@ -12,13 +12,11 @@ import (
 // hostFn returns the implementation of a granted host function.
 func hostFn(t *testing.T, name string) func(context.Context, []byte) ([]byte, error) {
 	t.Helper()
-	for _, f := range (&Server{}).HostFunctions("p", []string{name}) {
-		if f.Name == name {
-			return f.Fn
-		}
+	fn, ok := (&Server{}).HostFunctions("p")[name]
+	if !ok {
+		t.Fatalf("no host function %s", name)
 	}
-	t.Fatalf("no host function %s", name)
-	return nil
+	return fn
 }
 
 // callerPlugin has one tool that calls a host function with the tool's

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // fakeRuntime is a plugin runtime made of Go functions, one per export.
@@ -20,7 +19,7 @@ type fakeRuntime map[string]func(ctx context.Context, in []byte) ([]byte, error)
 func (f fakeRuntime) Call(ctx context.Context, export string, in []byte) ([]byte, error) {
 	fn, ok := f[export]
 	if !ok {
-		return nil, &sandbox.CallError{Export: export, Kind: sandbox.KindNoExport, Message: "no such export"}
+		return nil, &CallError{Reason: "no such plugin export", Message: "no such export"}
 	}
 	return fn(ctx, in)
 }
@@ -323,11 +322,11 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 			case "liar":
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "x"}}, StructuredContent: map[string]any{"sum": "three"}})
 			case "fails":
-				return nil, &sandbox.CallError{Kind: sandbox.KindTimeout, Message: "timed out after 1s"}
+				return nil, &CallError{Reason: "plugin call timed out", Message: "timed out after 1s"}
 			case "plain":
-				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "the city is unknown"}
+				return nil, &CallError{Own: true, Message: "the city is unknown"}
 			default:
-				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: `{"code":-32602,"message":"refused: bad input"}`}
+				return nil, &CallError{Own: true, Message: `{"code":-32602,"message":"refused: bad input"}`}
 			}
 		},
 	})
@@ -396,7 +395,7 @@ func TestCancelledRequestStopsThePluginAndGetsNoResponse(t *testing.T) {
 			close(started)
 			<-ctx.Done()
 			stopped <- ctx.Err()
-			return nil, &sandbox.CallError{Kind: sandbox.KindCanceled, Message: "canceled"}
+			return nil, &CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
 		},
 	})
 	h := newHarness(t, plugin)
@@ -419,13 +418,7 @@ func TestCancelledRequestStopsThePluginAndGetsNoResponse(t *testing.T) {
 }
 
 func TestProgressReachesTheClientOnlyWithTheRequestsToken(t *testing.T) {
-	srvFns := (&Server{}).HostFunctions("p", []string{abi.HostNotifyProgress})
-	var progress func(context.Context, []byte) ([]byte, error)
-	for _, f := range srvFns {
-		if f.Name == abi.HostNotifyProgress {
-			progress = f.Fn
-		}
-	}
+	progress := (&Server{}).HostFunctions("p")[abi.HostNotifyProgress]
 	plugin := NewPlugin("p", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "job", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
 		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
@@ -546,7 +539,7 @@ func TestRequestsOnOneSessionRunConcurrently(t *testing.T) {
 			case <-both:
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "met"}}})
 			case <-time.After(3 * time.Second):
-				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "the other call never came"}
+				return nil, &CallError{Own: true, Message: "the other call never came"}
 			}
 		},
 	})

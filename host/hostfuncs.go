@@ -5,19 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
-// HostFunctions returns the host functions linked into a plugin: the ones in
-// granted work, every other one fails with an error that names the grant to
-// add. Host functions act on the session and request of the call that
-// invoked them, found in the call's context.
-func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFunction {
+// HostFunc is the implementation of a host function: it takes the JSON
+// input the plugin passed (nil when the function takes none) and returns
+// the JSON output (nil when it returns none).
+type HostFunc func(ctx context.Context, input []byte) ([]byte, error)
+
+// HostFunctions returns the implementations of the host functions this
+// server offers a plugin, by name (abi.HostNotifyProgress, ...). Which of
+// them the plugin may call is the plugin host's decision. They act on the
+// session and request of the call that invoked them, found in the call's
+// context.
+func (s *Server) HostFunctions(plugin string) map[string]HostFunc {
 	elicitationComplete := s.notifyElicitationComplete(plugin)
-	impl := map[string]func(ctx context.Context, in []byte) ([]byte, error){
+	return map[string]HostFunc{
 		abi.HostNotifyLoggingMessage:          s.notifyLoggingMessage(plugin),
 		abi.HostNotifyProgress:                notifyProgress,
 		abi.HostCreateMessage:                 createMessage,
@@ -30,43 +34,6 @@ func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFu
 		abi.HostNotifyElicitationComplete:     elicitationComplete,
 		abi.HostNotifyURLElicitationCompleted: elicitationComplete,
 	}
-	fns := make([]sandbox.HostFunction, 0, len(hostSignatures))
-	for _, sig := range hostSignatures {
-		f := sig
-		fn, ok := impl[f.Name]
-		switch {
-		case !slices.Contains(granted, f.Name) && !slices.Contains(granted, hostAliases[f.Name]):
-			fn = denied(fmt.Sprintf("host function %s is not granted to plugin %s (add it to host_functions in [plugins.%s])", f.Name, plugin, plugin))
-		case !ok:
-			fn = denied(fmt.Sprintf("host function %s is not supported by this version of mcphost", f.Name))
-		}
-		f.Fn = fn
-		fns = append(fns, f)
-	}
-	return fns
-}
-
-// hostSignatures gives each host function's shape, in the order of
-// abi.HostFunctions: whether it takes input and returns output (Extism
-// memory handles holding JSON), from abi.HostSignatures.
-var hostSignatures = func() []sandbox.HostFunction {
-	fns := make([]sandbox.HostFunction, 0, len(abi.HostFunctions))
-	for _, name := range abi.HostFunctions {
-		sig := abi.HostSignatures[name]
-		fns = append(fns, sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output})
-	}
-	return fns
-}()
-
-// hostAliases pairs the host functions that are one function under two
-// names; granting either grants both.
-var hostAliases = map[string]string{
-	abi.HostNotifyElicitationComplete:     abi.HostNotifyURLElicitationCompleted,
-	abi.HostNotifyURLElicitationCompleted: abi.HostNotifyElicitationComplete,
-}
-
-func denied(msg string) func(context.Context, []byte) ([]byte, error) {
-	return func(context.Context, []byte) ([]byte, error) { return nil, errors.New(msg) }
 }
 
 // notifyLoggingMessage sends notifications/message to the session of the

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // httpHarness is an httptest server of an HTTPHandler.
@@ -207,7 +206,7 @@ func gatedPlugin(t *testing.T, release <-chan struct{}) *Plugin {
 				select {
 				case <-release:
 				case <-ctx.Done():
-					return nil, &sandbox.CallError{Kind: sandbox.KindCanceled, Message: "canceled"}
+					return nil, &CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
 				case <-time.After(5 * time.Second):
 					return nil, errors.New("not released within 5s")
 				}

@@ -104,12 +104,16 @@ func (s *Server) Refresh(ctx context.Context, plugins ...string) ListChanges {
 // ReplacePlugins makes the server serve plugins from now on (hot swap). A
 // plugin also in the current catalog (the same *Plugin) keeps its lists;
 // the others are listed. Sessions are told which kinds of list changed, as
-// by Refresh. It returns the previous catalog: the caller closes those of
-// its plugins that are not in plugins, once the requests using them ended.
+// by Refresh, and subscribers of resources no plugin serves anymore are told
+// and unsubscribed. It returns the previous catalog: the caller closes those
+// of its plugins that are not in plugins, once the requests using them
+// ended.
 func (s *Server) ReplacePlugins(ctx context.Context, plugins []*Plugin) (old *Catalog, changes ListChanges) {
-	return s.replaceCatalog(func(cur *Catalog) *Catalog {
+	old, changes = s.replaceCatalog(func(cur *Catalog) *Catalog {
 		return buildCatalog(ctx, plugins, s.log(), cur, func(*Plugin) bool { return false })
 	})
+	s.dropOrphanSubscriptions()
+	return old, changes
 }
 
 // replaceCatalog builds a catalog from the current one and swaps it in, with
@@ -266,3 +270,13 @@ func (s *Server) log() *slog.Logger {
 	}
 	return s.logger
 }
+
+// SetCatalog makes the server serve c from now on, and tells initialized
+// sessions which of its lists differ from the previous catalog's (see
+// ReplacePlugins).
+func (s *Server) SetCatalog(c *Catalog) {
+	s.replaceCatalog(func(*Catalog) *Catalog { return c })
+}
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.logger }

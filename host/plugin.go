@@ -5,41 +5,95 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
-// Runtime runs a plugin's exports; *sandbox.Plugin implements it.
+// Runtime runs a plugin's exports. The plugin host (package pluginhost)
+// gives each plugin a runtime made of the sandbox and the operator's call
+// policy; a failed call reports a *CallError.
 type Runtime interface {
 	Call(ctx context.Context, export string, input []byte) ([]byte, error)
 	HasExport(name string) bool
 	Close(ctx context.Context) error
 }
 
+// CallError is a failed plugin call as a Runtime reports it to the engine.
+type CallError struct {
+	// Reason says in a few words why the call failed ("plugin trapped",
+	// "plugin call timed out", ...); clients see it after the plugin's
+	// name. Unused when Own is true.
+	Reason string
+	// Message is the detail.
+	Message string
+	// Own is true when the plugin reported the error itself: Message is
+	// its own words, possibly an abi.Error object choosing a protocol error
+	// code.
+	Own bool
+	// Canceled is true when the caller canceled the call.
+	Canceled bool
+}
+
+// Error implements the error interface.
+func (e *CallError) Error() string {
+	if e.Own {
+		return e.Message
+	}
+	return e.Reason + ": " + e.Message
+}
+
 // Plugin is a loaded plugin as the protocol engine sees it: a runtime, the
-// interface flavour it speaks and the operator's naming settings.
+// interface flavour it speaks and the operator's settings the engine
+// applies itself.
 type Plugin struct {
 	// Name identifies the plugin (its file name without extension).
 	Name string
 	// Prefix is prepended to the names of its tools and prompts.
 	Prefix string
 
-	rt      Runtime
-	legacy  bool     // speaks the v1 describe/call interface
-	granted []string // host functions the operator granted (set by the loader)
+	rt       Runtime
+	legacy   bool     // speaks the v1 describe/call interface
+	granted  []string // host functions the operator granted
+	exposure Exposure
 	// taskSupport overrides the tools' execution.taskSupport, by tool name
-	// or "*" (config task_support; set by the loader). See task.go.
+	// or "*" (config task_support). See task.go.
 	taskSupport map[string]string
+}
+
+// A PluginOption sets one of the operator's settings of a Plugin.
+type PluginOption func(*Plugin)
+
+// WithGrantedHostFunctions records the host functions the operator granted
+// the plugin, by which the server decides which list_changed capabilities
+// it may announce.
+func WithGrantedHostFunctions(names []string) PluginOption {
+	return func(p *Plugin) { p.granted = slices.Clone(names) }
+}
+
+// WithTaskSupport overrides the execution.taskSupport of the plugin's
+// tools, by the plugin's own tool name or "*" for every tool: one of
+// abi.TaskForbidden, abi.TaskOptional and abi.TaskRequired.
+func WithTaskSupport(byTool map[string]string) PluginOption {
+	return func(p *Plugin) { p.taskSupport = maps.Clone(byTool) }
+}
+
+// WithExposure limits what the plugin may expose.
+func WithExposure(e Exposure) PluginOption {
+	return func(p *Plugin) { p.exposure = e }
 }
 
 // NewPlugin wraps a runtime. A plugin that exports describe and call but
 // none of the v2 exports speaks the legacy v1 interface.
-func NewPlugin(name, prefix string, rt Runtime) *Plugin {
+func NewPlugin(name, prefix string, rt Runtime, opts ...PluginOption) *Plugin {
 	legacy := rt.HasExport(abi.ExportV1Describe) && rt.HasExport(abi.ExportV1Call) &&
 		!slices.ContainsFunc(v2Exports, rt.HasExport)
-	return &Plugin{Name: name, Prefix: prefix, rt: rt, legacy: legacy}
+	p := &Plugin{Name: name, Prefix: prefix, rt: rt, legacy: legacy}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 var v2Exports = []string{
@@ -84,23 +138,23 @@ func (p *Plugin) call(ctx context.Context, export string, input, out any) error 
 
 // failure turns a runtime error into a pluginError.
 func (p *Plugin) failure(export string, err error) error {
-	var ce *sandbox.CallError
+	var ce *CallError
 	if !errors.As(err, &ce) {
 		return &pluginError{rpc: RPCError{Code: CodeInternalError, Message: fmt.Sprintf("plugin %s: %s: %v", p.Name, export, err)}}
 	}
-	if ce.Kind == sandbox.KindPlugin {
+	if ce.Own {
 		var pe abi.Error
 		if json.Unmarshal([]byte(ce.Message), &pe) == nil && slices.Contains(allowedPluginCodes, pe.Code) && pe.Message != "" {
 			return &pluginError{rpc: RPCError{Code: pe.Code, Message: pe.Message, Data: pe.Data}, explicit: true}
 		}
 	}
 	msg := ce.Message // the plugin's own words, for the model to read
-	if ce.Kind != sandbox.KindPlugin {
-		msg = fmt.Sprintf("plugin %s: %s: %s", p.Name, ce.Kind, ce.Message)
+	if !ce.Own {
+		msg = fmt.Sprintf("plugin %s: %s: %s", p.Name, ce.Reason, ce.Message)
 	}
 	return &pluginError{
 		rpc:      RPCError{Code: CodeInternalError, Message: msg},
-		canceled: ce.Kind == sandbox.KindCanceled,
+		canceled: ce.Canceled,
 	}
 }
 

@@ -20,6 +20,10 @@ type Options struct {
 	PageSize int
 	// Logger receives the server's own logs. Nil discards them.
 	Logger *slog.Logger
+	// Subject returns the authenticated subject of a request's context,
+	// "" when it has none; tasks are visible only to their creator's
+	// subject. Nil means no authentication: every subject is "".
+	Subject func(ctx context.Context) string
 }
 
 // Server answers MCP requests from the plugins of its catalog. It is safe for
@@ -58,6 +62,14 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	}
 	s.catalog.Store(catalog)
 	return s
+}
+
+// subject returns the authenticated subject of a request's context.
+func (s *Server) subject(ctx context.Context) string {
+	if s.opts.Subject == nil {
+		return ""
+	}
+	return s.opts.Subject(ctx)
 }
 
 // Catalog returns the catalog the server currently serves.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mcphost/mcphost/abi"
@@ -114,5 +115,30 @@ func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, 
 			_ = sess.out.Send(msg)
 		}
 		return nil, nil
+	}
+}
+
+// dropOrphanSubscriptions tells the subscribers of every resource that no
+// plugin of the current catalog serves anymore that it changed (it is
+// gone), and drops those subscriptions.
+func (s *Server) dropOrphanSubscriptions() {
+	c := s.Catalog()
+	s.subs.mu.Lock()
+	var gone []string
+	for uri := range s.subs.byURI {
+		if c.resolveResource(uri) == nil {
+			gone = append(gone, uri)
+		}
+	}
+	s.subs.mu.Unlock()
+	slices.Sort(gone)
+	for _, uri := range gone {
+		msg := encodeNotification("notifications/resources/updated", abi.ResourceUpdatedParams{URI: uri})
+		subscribers := s.subs.subscribers(uri)
+		for _, sess := range subscribers {
+			_ = sess.out.Send(msg)
+			s.subs.remove(sess, uri)
+		}
+		s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", len(subscribers))
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,8 @@ func TestResourceUpdatesReachOnlySubscribers(t *testing.T) {
 		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://watched", Name: "watched"}}}),
 	})
 	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
-	var notify func(in string) error
-	for _, f := range srv.HostFunctions("p", []string{abi.HostNotifyResourceUpdated}) {
-		if f.Name == abi.HostNotifyResourceUpdated {
-			fn := f.Fn
-			notify = func(in string) error { _, err := fn(t.Context(), []byte(in)); return err }
-		}
-	}
+	fn := srv.HostFunctions("p")[abi.HostNotifyResourceUpdated]
+	notify := func(in string) error { _, err := fn(t.Context(), []byte(in)); return err }
 	subscriber, bystander := newRecorder(), newRecorder()
 	subSess, otherSess := srv.NewSession(subscriber), srv.NewSession(bystander)
 	h := &harness{srv: srv, sess: subSess, out: subscriber}
@@ -53,4 +49,42 @@ func TestResourceUpdatesReachOnlySubscribers(t *testing.T) {
 		t.Fatal(err)
 	}
 	subscriber.none(t, 50*time.Millisecond)
+}
+
+func TestSubscribersOfAResourceThatGoesAwayAreToldAndUnsubscribed(t *testing.T) {
+	withResource := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://kept", Name: "kept"}, {URI: "test://gone", Name: "gone"}}}),
+	})
+	without := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://kept", Name: "kept"}}}),
+	})
+	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{withResource}, nil))
+	h := session(t, srv)
+	h.init(t, Version20251125)
+	for i, uri := range []string{"test://kept", "test://gone"} {
+		if r := h.call(t, i+1, "resources/subscribe", map[string]any{"uri": uri}); r["result"] == nil {
+			t.Fatalf("subscribe %s: %v", uri, r)
+		}
+	}
+	srv.ReplacePlugins(t.Context(), []*Plugin{without})
+	var methods []string
+	var updated []any
+	for range 2 {
+		m := h.out.next(t)
+		methods = append(methods, m["method"].(string))
+		if m["method"] == "notifications/resources/updated" {
+			updated = append(updated, m["params"].(map[string]any)["uri"])
+		}
+	}
+	slices.Sort(methods)
+	if !slices.Equal(methods, []string{"notifications/resources/list_changed", "notifications/resources/updated"}) || len(updated) != 1 || updated[0] != "test://gone" {
+		t.Fatalf("got %v, updated %v", methods, updated)
+	}
+	h.out.none(t, 50*time.Millisecond)
+	if subs := srv.subs.subscribers("test://gone"); len(subs) != 0 {
+		t.Fatalf("the subscription to a resource that is gone stays: %v", subs)
+	}
+	if subs := srv.subs.subscribers("test://kept"); len(subs) != 1 {
+		t.Fatalf("the subscription to a resource still served was dropped")
+	}
 }

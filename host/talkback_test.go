@@ -12,21 +12,16 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
-// serverFn returns plugin's implementation of host function name on srv,
-// with grants granted.
-func serverFn(t *testing.T, srv *Server, plugin, name string, granted ...string) func(context.Context, []byte) ([]byte, error) {
+// serverFn returns plugin's implementation of host function name on srv.
+func serverFn(t *testing.T, srv *Server, plugin, name string) func(context.Context, []byte) ([]byte, error) {
 	t.Helper()
-	for _, f := range srv.HostFunctions(plugin, granted) {
-		if f.Name == name {
-			return f.Fn
-		}
+	fn, ok := srv.HostFunctions(plugin)[name]
+	if !ok {
+		t.Fatalf("no host function %s", name)
 	}
-	t.Fatalf("no host function %s", name)
-	return nil
+	return fn
 }
 
 // session opens an extra session on srv.
@@ -48,7 +43,7 @@ func (s singleInstance) Call(ctx context.Context, export string, in []byte) ([]b
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, &sandbox.CallError{Export: export, Kind: sandbox.KindCanceled, Message: "canceled waiting for an instance"}
+		return nil, &CallError{Reason: "plugin call canceled", Message: "canceled waiting for an instance", Canceled: true}
 	}
 	defer func() { <-s.sem }()
 	return s.fakeRuntime.Call(ctx, export, in)
@@ -121,7 +116,8 @@ func TestListChangedIsDebouncedSentOnlyForChangedKindsToInitializedSessions(t *t
 			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "grown"}}})
 		},
 	}}
-	dyn := NewPlugin("dyn", "", rt)
+	grants := []string{abi.HostNotifyToolListChanged, abi.HostNotifyPromptListChanged, abi.HostNotifyResourceListChanged}
+	dyn := NewPlugin("dyn", "", rt, WithGrantedHostFunctions(grants))
 	other := NewPlugin("other", "", fakeRuntime{
 		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
 			otherLists.Add(1)
@@ -129,10 +125,9 @@ func TestListChangedIsDebouncedSentOnlyForChangedKindsToInitializedSessions(t *t
 		},
 	})
 	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{dyn, other}, nil))
-	grants := []string{abi.HostNotifyToolListChanged, abi.HostNotifyPromptListChanged, abi.HostNotifyResourceListChanged}
-	notifyTools = serverFn(t, srv, "dyn", abi.HostNotifyToolListChanged, grants...)
-	notifyPrompts = serverFn(t, srv, "dyn", abi.HostNotifyPromptListChanged, grants...)
-	notifyResources = serverFn(t, srv, "dyn", abi.HostNotifyResourceListChanged, grants...)
+	notifyTools = serverFn(t, srv, "dyn", abi.HostNotifyToolListChanged)
+	notifyPrompts = serverFn(t, srv, "dyn", abi.HostNotifyPromptListChanged)
+	notifyResources = serverFn(t, srv, "dyn", abi.HostNotifyResourceListChanged)
 
 	a, b := session(t, srv), session(t, srv)
 	caps := result(t, a.init(t, Version20251125))["capabilities"].(map[string]any)
@@ -203,8 +198,8 @@ func TestListChangeCapabilityIsDeclaredForAPluginThatMayFillItsList(t *testing.T
 	if caps := result(t, h.init(t, Version20251125))["capabilities"].(map[string]any); caps["tools"] != nil {
 		t.Fatalf("tools claimed by a plugin with no tools and no grant: %v", caps)
 	}
-	granted := NewPlugin("late", "", fakeRuntime{abi.ExportListTools: returns(abi.ListToolsResult{})})
-	granted.granted = []string{abi.HostNotifyToolListChanged}
+	granted := NewPlugin("late", "", fakeRuntime{abi.ExportListTools: returns(abi.ListToolsResult{})},
+		WithGrantedHostFunctions([]string{abi.HostNotifyToolListChanged}))
 	h = newHarness(t, granted)
 	caps := result(t, h.init(t, Version20251125))["capabilities"].(map[string]any)
 	if caps["tools"] == nil || caps["prompts"] != nil {
@@ -217,7 +212,7 @@ func TestRefreshKeepsTheListsOfAPluginThatCannotBeListedAndReplacePluginsSwaps(t
 	flaky := NewPlugin("flaky", "", fakeRuntime{
 		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
 			if fail.Load() {
-				return nil, &sandbox.CallError{Kind: sandbox.KindTimeout, Message: "busy"}
+				return nil, &CallError{Reason: "plugin call timed out", Message: "busy"}
 			}
 			return json.Marshal(abi.ListToolsResult{Tools: []abi.Tool{{Name: "kept", InputSchema: objectSchema}}})
 		},
@@ -268,7 +263,7 @@ func TestLoggingIsRateLimitedPerPluginWithoutTheSenderNoticing(t *testing.T) {
 	fixed := time.Now()
 	srv.logLimits.now = func() time.Time { return fixed } // no refill during the test
 	srv.logLimits.warnEvery = 50 * time.Millisecond
-	logFn := serverFn(t, srv, "chatty", abi.HostNotifyLoggingMessage, abi.HostNotifyLoggingMessage)
+	logFn := serverFn(t, srv, "chatty", abi.HostNotifyLoggingMessage)
 	const sent = 150
 	plugin := NewPlugin("chatty", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "spam", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
@@ -329,8 +324,8 @@ func TestLoggingIsRateLimitedPerPluginWithoutTheSenderNoticing(t *testing.T) {
 
 func TestRootsListChangedReachesPluginsThatMayListRoots(t *testing.T) {
 	srv := NewServer(Options{}, nil)
-	listRootsFn := serverFn(t, srv, "r", abi.HostListRoots, abi.HostListRoots)
-	progressFn := serverFn(t, srv, "r", abi.HostNotifyProgress, abi.HostNotifyProgress)
+	listRootsFn := serverFn(t, srv, "r", abi.HostListRoots)
+	progressFn := serverFn(t, srv, "r", abi.HostNotifyProgress)
 	type outcome struct {
 		input, roots string
 		progressErr  error
@@ -390,7 +385,7 @@ func TestRootsListChangedFailuresStayOnTheHost(t *testing.T) {
 	srv := NewServer(Options{Logger: slog.New(logs)}, nil)
 	plugin := NewPlugin("r", "", fakeRuntime{
 		abi.ExportOnRootsListChanged: func(context.Context, []byte) ([]byte, error) {
-			return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "cannot cope"}
+			return nil, &CallError{Own: true, Message: "cannot cope"}
 		},
 	})
 	srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
@@ -405,11 +400,10 @@ func TestRootsListChangedFailuresStayOnTheHost(t *testing.T) {
 
 func TestElicitationCompleteGoesOnlyToTheSessionThatWasAsked(t *testing.T) {
 	srv := NewServer(Options{}, nil)
-	grants := []string{abi.HostCreateElicitation, abi.HostNotifyURLElicitationCompleted} // hyper-mcp's name grants both
-	elicit := serverFn(t, srv, "p", abi.HostCreateElicitation, grants...)
-	complete := serverFn(t, srv, "p", abi.HostNotifyElicitationComplete, grants...)
-	completeHyper := serverFn(t, srv, "p", abi.HostNotifyURLElicitationCompleted, grants...)
-	otherPlugin := serverFn(t, srv, "q", abi.HostNotifyElicitationComplete, abi.HostNotifyElicitationComplete)
+	elicit := serverFn(t, srv, "p", abi.HostCreateElicitation)
+	complete := serverFn(t, srv, "p", abi.HostNotifyElicitationComplete)
+	completeHyper := serverFn(t, srv, "p", abi.HostNotifyURLElicitationCompleted)
+	otherPlugin := serverFn(t, srv, "q", abi.HostNotifyElicitationComplete)
 	plugin := NewPlugin("p", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{
 			{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -526,31 +520,13 @@ func TestURLElicitationsAreBoundedPerPlugin(t *testing.T) {
 	}
 }
 
-func TestEitherNameOfElicitationCompleteGrantsBoth(t *testing.T) {
-	for _, need := range []string{abi.HostNotifyElicitationComplete, abi.HostNotifyURLElicitationCompleted} {
-		for _, grant := range []string{abi.HostNotifyElicitationComplete, abi.HostNotifyURLElicitationCompleted} {
-			m := &abi.Manifest{ABI: abi.Version, Needs: abi.Needs{HostFunctions: []string{need}}}
-			if got := missingGrants("p", m, config.PluginConfig{HostFunctions: []string{grant}}); got != "" {
-				t.Errorf("needs %s, granted %s: missing\n%s", need, grant, got)
-			}
-			for _, f := range (&Server{}).HostFunctions("p", []string{grant}) {
-				if f.Name == need {
-					if _, err := f.Fn(t.Context(), []byte(`{"elicitationId":"x"}`)); err == nil || strings.Contains(err.Error(), "not granted") {
-						t.Errorf("needs %s, granted %s: %v", need, grant, err)
-					}
-				}
-			}
-		}
-	}
-}
-
 func TestAnnouncedChangesAreListedAgainWhenThePluginWasBusy(t *testing.T) {
 	var failures atomic.Int32
 	var grown atomic.Bool
 	plugin := NewPlugin("busy", "", fakeRuntime{
 		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
 			if failures.Add(-1) >= 0 {
-				return nil, &sandbox.CallError{Kind: sandbox.KindTimeout, Message: "waited too long for an instance"}
+				return nil, &CallError{Reason: "plugin call timed out", Message: "waited too long for an instance"}
 			}
 			tools := []abi.Tool{{Name: "one", InputSchema: objectSchema}}
 			if grown.Load() {
@@ -564,7 +540,7 @@ func TestAnnouncedChangesAreListedAgainWhenThePluginWasBusy(t *testing.T) {
 	h.init(t, Version20251125)
 	grown.Store(true)
 	failures.Store(2)
-	notify := serverFn(t, srv, "busy", abi.HostNotifyToolListChanged, abi.HostNotifyToolListChanged)
+	notify := serverFn(t, srv, "busy", abi.HostNotifyToolListChanged)
 	if _, err := notify(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/auth"
-	"github.com/mcphost/mcphost/config"
 )
 
 // Tasks (MCP 2025-11-25, experimental): a tools/call whose params carry a
@@ -71,10 +69,6 @@ const (
 
 // taskCapabilities is the server's tasks capability: tasks/list,
 // tasks/cancel and task-augmented tools/call.
-// subjectOf returns the authenticated subject of a request's context, ""
-// without authentication (a variable for tests).
-var subjectOf = auth.Subject
-
 func taskCapabilities() map[string]any {
 	return map[string]any{
 		"list":     map[string]any{},
@@ -94,10 +88,10 @@ func (e *toolEntry) taskSupport() string {
 	if v, ok := e.plugin.taskSupport["*"]; ok {
 		return v
 	}
-	if x := e.tool.Execution; x != nil && (x.TaskSupport == config.TaskOptional || x.TaskSupport == config.TaskRequired) {
+	if x := e.tool.Execution; x != nil && (x.TaskSupport == abi.TaskOptional || x.TaskSupport == abi.TaskRequired) {
 		return x.TaskSupport
 	}
-	return config.TaskForbidden
+	return abi.TaskForbidden
 }
 
 // withTaskSupport returns the tool as listed: with execution.taskSupport
@@ -106,7 +100,7 @@ func (e *toolEntry) taskSupport() string {
 func withTaskSupport(e *toolEntry) abi.Tool {
 	t := e.tool
 	t.Execution = nil
-	if ts := e.taskSupport(); ts != config.TaskForbidden {
+	if ts := e.taskSupport(); ts != abi.TaskForbidden {
 		t.Execution = &abi.ToolExecution{TaskSupport: ts}
 	}
 	return t
@@ -132,9 +126,9 @@ func toolTask(req *request, e *toolEntry, params json.RawMessage) (*taskParams, 
 		return nil, err
 	}
 	switch ts := e.taskSupport(); {
-	case p.Task != nil && ts == config.TaskForbidden:
+	case p.Task != nil && ts == abi.TaskForbidden:
 		return nil, rpcErrorf(CodeMethodNotFound, "tool %q does not support task-augmented calls (its execution.taskSupport is %q)", e.tool.Name, ts)
-	case p.Task == nil && ts == config.TaskRequired:
+	case p.Task == nil && ts == abi.TaskRequired:
 		return nil, rpcErrorf(CodeMethodNotFound, "Task augmentation required for tools/call requests to tool %q (its execution.taskSupport is %q): add \"task\" to the params", e.tool.Name, ts)
 	}
 	return p.Task, nil
@@ -547,7 +541,7 @@ func startTask(req *request, p *taskParams, what string, run func(context.Contex
 	sess, store := req.sess, &req.sess.srv.tasks
 	now := time.Now()
 	t := &task{
-		id: newTaskID(), what: what, sess: sess, subject: subjectOf(req.ctx),
+		id: newTaskID(), what: what, sess: sess, subject: sess.srv.subject(req.ctx),
 		created: now, updated: now, ttl: store.ttl(p), poll: orDefault(store.pollInterval, defaultTaskPollInterval),
 		status: taskWorking, done: make(chan struct{}),
 	}
@@ -639,7 +633,7 @@ func lookupTask(ctx context.Context, req *request, params json.RawMessage) (*tas
 	if t == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
-	if subject := subjectOf(ctx); !t.visibleTo(req.sess, subject) {
+	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject) {
 		req.sess.srv.logger.Warn("task access refused: the task belongs to another session or subject", "method", req.method, "subject", subject)
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
@@ -712,7 +706,7 @@ func handleListTasks(ctx context.Context, req *request, params json.RawMessage) 
 		}
 		after = n
 	}
-	tasks := req.sess.srv.tasks.visible(req.sess, subjectOf(ctx), after)
+	tasks := req.sess.srv.tasks.visible(req.sess, req.sess.srv.subject(ctx), after)
 	res := listTasksResult{Tasks: []taskInfo{}}
 	size := req.sess.srv.opts.PageSize
 	if len(tasks) > size {

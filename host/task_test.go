@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // taskTools is the state of the tools of taskPlugin.
@@ -65,12 +64,12 @@ func taskPlugin(t *testing.T) (*Plugin, *taskTools) {
 					return text("released")
 				case <-ctx.Done():
 					tt.stopped <- ctx.Err()
-					return nil, &sandbox.CallError{Kind: sandbox.KindCanceled, Message: "canceled"}
+					return nil, &CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
 				}
 			case "fails":
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "it broke"}}, IsError: true})
 			case "refuses":
-				return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: `{"code":-32602,"message":"refused: bad input"}`}
+				return nil, &CallError{Own: true, Message: `{"code":-32602,"message":"refused: bad input"}`}
 			case "ask":
 				if token := input.Context.Meta["progressToken"]; token != nil {
 					if _, err := progress(ctx, mustJSON(abi.ProgressParams{ProgressToken: token, Progress: 1})); err != nil {
@@ -589,14 +588,13 @@ func TestTasksAreIsolatedBetweenSessions(t *testing.T) {
 type testSubjectKey struct{}
 
 func TestTasksAreBoundToTheAuthenticatedSubject(t *testing.T) {
-	defer func(orig func(context.Context) string) { subjectOf = orig }(subjectOf)
-	subjectOf = func(ctx context.Context) string { s, _ := ctx.Value(testSubjectKey{}).(string); return s }
+	subjectOf := func(ctx context.Context) string { s, _ := ctx.Value(testSubjectKey{}).(string); return s }
 	as := func(subject string) context.Context {
 		return context.WithValue(context.Background(), testSubjectKey{}, subject)
 	}
 
 	p, _ := taskPlugin(t)
-	srv := NewServer(Options{PageSize: 10}, BuildCatalog(context.Background(), []*Plugin{p}, nil))
+	srv := NewServer(Options{PageSize: 10, Subject: subjectOf}, BuildCatalog(context.Background(), []*Plugin{p}, nil))
 	type client struct {
 		sess *Session
 		out  *recorder

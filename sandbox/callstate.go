@@ -62,13 +62,3 @@ func (s *callState) logWarn(logger *slog.Logger, ctx context.Context, msg string
 	}
 	s.log.emit(slog.LevelWarn, msg, attrs...)
 }
-
-type outputCheckKey struct{}
-
-// WithOutputCheck returns a context whose calls check their output with
-// check: output it rejects fails the call with a KindMalformedOutput
-// CallError (the error's text as its message), and the instance that
-// produced it is discarded rather than reused.
-func WithOutputCheck(ctx context.Context, check func(output []byte) error) context.Context {
-	return context.WithValue(ctx, outputCheckKey{}, check)
-}

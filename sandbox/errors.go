@@ -28,17 +28,8 @@ const (
 	KindBusy
 	// KindNoExport: the plugin has no such export.
 	KindNoExport
-	// KindMalformedOutput: the output failed the check the caller put in
-	// the call's context with WithOutputCheck.
+	// KindMalformedOutput: the output failed Options.CheckOutput.
 	KindMalformedOutput
-	// KindRateLimited: the call exceeded the plugin's calls-per-second
-	// limit and was refused without running. The sandbox itself never
-	// returns it; the host's per-plugin guard does.
-	KindRateLimited
-	// KindUnavailable: the plugin's circuit breaker is open after repeated
-	// failures, and the call was refused without running. The sandbox
-	// itself never returns it; the host's per-plugin guard does.
-	KindUnavailable
 )
 
 // Sentinels matching CallErrors of each kind with errors.Is.
@@ -52,8 +43,6 @@ var (
 	ErrBusy            = errors.New("plugin busy")
 	ErrNoExport        = errors.New("no such plugin export")
 	ErrMalformedOutput = errors.New("plugin output malformed")
-	ErrRateLimited     = errors.New("plugin rate limit exceeded")
-	ErrUnavailable     = errors.New("plugin unavailable")
 )
 
 // ErrClosed is returned by calls on a closed Plugin.
@@ -69,8 +58,6 @@ var kindErrors = [...]error{
 	KindBusy:            ErrBusy,
 	KindNoExport:        ErrNoExport,
 	KindMalformedOutput: ErrMalformedOutput,
-	KindRateLimited:     ErrRateLimited,
-	KindUnavailable:     ErrUnavailable,
 }
 
 // sentinel returns the sentinel error of k, nil for an unknown kind.

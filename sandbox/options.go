@@ -37,6 +37,11 @@ type Options struct {
 	// Logger receives the plugin's log calls and its stdout and stderr,
 	// with the attribute plugin=name. Nil discards them.
 	Logger *slog.Logger
+	// CheckOutput, when set, checks the output of every successful call
+	// of export: output it rejects fails the call with a
+	// KindMalformedOutput CallError (the error's text as its message), and
+	// the instance that wrote it is discarded rather than reused.
+	CheckOutput func(export string, output []byte) error
 }
 
 // Limits bounds what a plugin may consume. A zero field takes its default.

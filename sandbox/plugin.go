@@ -28,6 +28,7 @@ type Plugin struct {
 	pool         *pool
 	net          *netPolicy
 	redact       *strings.Replacer // of the secret values; nil when none
+	checkOutput  func(export string, output []byte) error
 }
 
 // instance is one instantiation of a plugin, used by one call at a time.
@@ -127,6 +128,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		moduleConfig: moduleConfig(opts.Grants.Mounts),
 		net:          pol,
 		redact:       redact,
+		checkOutput:  opts.CheckOutput,
 	}
 	p.pool = newPool(limits.MaxInstances, limits.MaxQueue, p.newInstance, func(ctx context.Context) error {
 		pol.transport.CloseIdleConnections()
@@ -311,8 +313,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
 			"output of %d bytes exceeds the limit of %d", len(out), p.limits.MaxOutputBytes))
 	}
-	if check, ok := ctx.Value(outputCheckKey{}).(func([]byte) error); ok {
-		if err := check(out); err != nil {
+	if p.checkOutput != nil {
+		if err := p.checkOutput(export, out); err != nil {
 			return nil, p.callError(export, KindMalformedOutput, err.Error())
 		}
 	}

@@ -95,15 +95,14 @@ func TestHostCallFloodIsStopped(t *testing.T) {
 
 func TestOutputCheckDiscardsTheInstance(t *testing.T) {
 	t.Parallel()
-	p := load(t, "guest", Options{Limits: Limits{MaxInstances: 1}})
-	call(t, p, "echo", "x") // the instance exists
-	ctx := WithOutputCheck(t.Context(), func(out []byte) error {
-		if string(out) == "bad" {
+	p := load(t, "guest", Options{Limits: Limits{MaxInstances: 1}, CheckOutput: func(export string, out []byte) error {
+		if export == "echo" && string(out) == "bad" {
 			return errors.New("not good")
 		}
 		return nil
-	})
-	_, err := p.Call(ctx, "echo", []byte("bad"))
+	}})
+	call(t, p, "echo", "x") // the instance exists
+	_, err := p.Call(t.Context(), "echo", []byte("bad"))
 	if ce := wantKind(t, err, KindMalformedOutput); ce.Message != "not good" {
 		t.Errorf("got %q", ce.Message)
 	}
@@ -113,7 +112,7 @@ func TestOutputCheckDiscardsTheInstance(t *testing.T) {
 	if idle != 0 {
 		t.Errorf("the instance that wrote malformed output was kept")
 	}
-	if out, err := p.Call(ctx, "echo", []byte("good")); err != nil || string(out) != "good" {
+	if out, err := p.Call(t.Context(), "echo", []byte("good")); err != nil || string(out) != "good" {
 		t.Errorf("after malformed output: %q, %v", out, err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -548,7 +548,7 @@ func devCheckJS(ctx context.Context, name, path string, src []byte) error {
 	rt, err := engine.Load(ctx, name, js.Engine(), sandbox.Options{
 		Limits:        sandbox.Limits{MemoryMiB: uint32(limits.MemoryMiB), Timeout: limits.Timeout, MaxInstances: 1},
 		Grants:        sandbox.Grants{Config: cfg},
-		HostFunctions: host.NewServer(host.Options{}, nil).HostFunctions(name, nil),
+		HostFunctions: pluginhost.DeniedHostFunctions(name),
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ import (
 // The developer commands call, get-prompt, read and complete run one
 // request against one plugin without an MCP client. They drive the real
 // protocol engine in-process: a host.Server holding just that plugin,
-// loaded by host.Server.LoadFile with the grants and limits of its
+// loaded by pluginhost.Loader.LoadFile with the grants and limits of its
 // [plugins.NAME] table, as serve loads it, and a host.Session initialized at
 // 2025-11-25 that the request goes through (Session.Handle). Argument
 // validation, output checks and error codes are therefore those a client of
@@ -330,7 +331,7 @@ func openDevHost(ctx context.Context, command, path string, f devFlags, stderr i
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: version,
 		PageSize: cfg.Server.PageSize, Logger: logger,
 	}, nil)
-	p, err := h.srv.LoadFile(ctx, engine, path, cfg)
+	p, err := (&pluginhost.Loader{Engine: engine, Server: h.srv, Logger: logger}).LoadFile(ctx, path, cfg)
 	if err != nil {
 		h.Close()
 		if cfg.Path == "" {
@@ -474,7 +475,7 @@ func devCall(ctx context.Context, pluginPath, toolName string, f callFlags, stdo
 		"arguments": args,
 		"_meta":     map[string]any{"progressToken": devProgressToken},
 	}
-	if tool != nil && tool.Execution != nil && tool.Execution.TaskSupport == config.TaskRequired {
+	if tool != nil && tool.Execution != nil && tool.Execution.TaskSupport == abi.TaskRequired {
 		params["task"] = map[string]any{}
 	}
 	raw, err := h.client.request(ctx, "tools/call", params)

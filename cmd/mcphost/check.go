@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/spf13/cobra"
 )
 
@@ -56,7 +56,7 @@ func check(f checkFlags, w io.Writer) error {
 		fmt.Fprintf(w, "%s in the config\n", plural(len(errs), "problem"))
 		return errCheckFailed
 	}
-	rep := host.CheckDir(f.plugins, cfg)
+	rep := pluginhost.CheckDir(f.plugins, cfg)
 	var adds []string
 	for _, p := range rep.Problems {
 		fmt.Fprintln(w, p.String())

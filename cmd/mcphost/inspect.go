@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -219,7 +220,7 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, logger *sl
 			MaxQueue:       limits.MaxQueue,
 		},
 		Grants:        grants,
-		HostFunctions: h.srv.HostFunctions(name, nil), // every one denied
+		HostFunctions: pluginhost.DeniedHostFunctions(name),
 		Logger:        logger,
 	})
 	if err != nil {
@@ -233,7 +234,7 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, logger *sl
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	h.plugin = host.NewPlugin(name, "", rt)
+	h.plugin = host.NewPlugin(name, "", pluginhost.EngineErrors(rt))
 	h.srv.SetCatalog(host.BuildCatalog(ctx, []*host.Plugin{h.plugin}, logger))
 	if err := h.start(ctx, "mcphost inspect", io.Discard); err != nil {
 		h.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -119,10 +120,10 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: version,
-		PageSize: cfg.Server.PageSize, Logger: logger,
+		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
 	}, nil)
 	started := time.Now()
-	reloader := host.NewReloader(srv, engine, f.plugins, cfg)
+	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
 	loaded := reloader.Load(ctx)
 	for _, err := range loaded.Errors {
 		logger.Error("plugin not loaded", "err", err)

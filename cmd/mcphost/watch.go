@@ -13,13 +13,13 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 )
 
 // Hot swap (serve --watch, on by default): the plugins folder and the
 // config file are watched; a burst of changes is handled once the folder
 // has been quiet for watchQuiet (at most watchMaxDelay after the first
-// change), by host.Reloader. SIGHUP reloads the config and rescans the
+// change), by pluginhost.Reloader. SIGHUP reloads the config and rescans the
 // folder, with or without --watch.
 const (
 	watchQuiet    = 200 * time.Millisecond
@@ -28,7 +28,7 @@ const (
 
 // reloadLoop is what startReloading runs.
 type reloadLoop struct {
-	reloader   *host.Reloader
+	reloader   *pluginhost.Reloader
 	logger     *slog.Logger
 	pluginsDir string // cleaned absolute path
 	configPath string // cleaned absolute path; "" when there is no config file
@@ -40,7 +40,7 @@ type reloadLoop struct {
 // config file at configPath ("" for none) through r: on SIGHUP, and on
 // every change the folders show when watch is set. The returned function
 // stops it and waits until no reload runs.
-func startReloading(ctx context.Context, r *host.Reloader, configPath string, watch bool, logger *slog.Logger) func() {
+func startReloading(ctx context.Context, r *pluginhost.Reloader, configPath string, watch bool, logger *slog.Logger) func() {
 	l := &reloadLoop{reloader: r, logger: logger, hup: make(chan os.Signal, 1)}
 	l.pluginsDir, _ = filepath.Abs(r.Dir())
 	if configPath != "" {
@@ -173,7 +173,7 @@ func (l *reloadLoop) classify(ev fsnotify.Event) string {
 	switch {
 	case l.configPath != "" && path == l.configPath:
 		return "config"
-	case filepath.Dir(path) == l.pluginsDir && host.IsPluginFile(filepath.Base(path)):
+	case filepath.Dir(path) == l.pluginsDir && pluginhost.IsPluginFile(filepath.Base(path)):
 		return "plugin"
 	}
 	return ""

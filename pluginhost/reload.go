@@ -1,10 +1,9 @@
-package host
+package pluginhost
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,10 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	js "github.com/mcphost/mcphost/internal/jsengine"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // Hot swap: a Reloader keeps a server's plugins in step with the files of
@@ -28,7 +26,7 @@ import (
 // is exactly what was hashed. A new version is compiled and checked next to
 // the running one; only when it loaded does the catalog swap
 // (ReplacePlugins). Calls already running finish on the old version, which
-// is closed once they ended (drainRuntime).
+// is closed once they ended (drain.go).
 
 // Defaults of a Reloader's timing.
 const (
@@ -45,8 +43,8 @@ const (
 // SetConfig, loads again the plugins whose files or settings changed. Its
 // methods are safe for concurrent use; they run one at a time.
 type Reloader struct {
-	srv    *Server
-	engine *sandbox.Engine
+	loader *Loader
+	srv    *host.Server
 	dir    string
 
 	// Settle is how long a file's size and modification time must be
@@ -56,10 +54,13 @@ type Reloader struct {
 	// (DefaultDrainGrace). Set it before use.
 	DrainGrace time.Duration
 
-	mu    sync.Mutex
-	cfg   *config.Config
-	slots map[string]*slot    // by plugin name
-	seen  map[string]seenStat // by file name: files not settled yet
+	mu     sync.Mutex
+	cfg    *config.Config
+	slots  map[string]*slot    // by plugin name
+	seen   map[string]seenStat // by file name: files not settled yet
+	drains map[*host.Plugin]*drain
+
+	serving sync.Map // plugin name -> *drain of the version serving it
 }
 
 // slot is what the Reloader knows of one plugin name.
@@ -72,7 +73,7 @@ type slot struct {
 	// plugin is the version serving, nil when none is; file and sha256
 	// say what it was loaded from, loadedFiles and loadedPC from which
 	// files and with which settings.
-	plugin      *Plugin
+	plugin      *host.Plugin
 	file        string
 	sha256      string
 	loadedFiles []fileVersion
@@ -94,13 +95,13 @@ type seenStat struct {
 	at    time.Time
 }
 
-// NewReloader returns a Reloader of the plugins in dir for srv, loaded by
-// engine with the settings of cfg. Call Load first.
-func NewReloader(srv *Server, engine *sandbox.Engine, dir string, cfg *config.Config) *Reloader {
+// NewReloader returns a Reloader of the plugins in dir, loaded by loader
+// into loader.Server with the settings of cfg. Call Load first.
+func NewReloader(loader *Loader, dir string, cfg *config.Config) *Reloader {
 	return &Reloader{
-		srv: srv, engine: engine, dir: dir, cfg: cfg,
+		loader: loader, srv: loader.Server, dir: dir, cfg: cfg,
 		Settle: DefaultSettle, DrainGrace: DefaultDrainGrace,
-		slots: map[string]*slot{}, seen: map[string]seenStat{},
+		slots: map[string]*slot{}, seen: map[string]seenStat{}, drains: map[*host.Plugin]*drain{},
 	}
 }
 
@@ -156,9 +157,9 @@ func (r *Reloader) SetConfig(ctx context.Context, cfg *config.Config) time.Durat
 	r.cfg = cfg
 	r.mu.Unlock()
 	if restart := restartOnlyChanges(old, cfg); len(restart) > 0 {
-		r.srv.log().Warn("config changes that take effect on restart only", "tables", strings.Join(restart, ", "), "config", cfg.Path)
+		r.srv.Logger().Warn("config changes that take effect on restart only", "tables", strings.Join(restart, ", "), "config", cfg.Path)
 	}
-	r.srv.log().Info("config applied", "config", cfg.Path)
+	r.srv.Logger().Info("config applied", "config", cfg.Path)
 	return r.Sync(ctx)
 }
 
@@ -188,7 +189,7 @@ type swap struct {
 	name, change   string // added, replaced, reconfigured or removed
 	file           string
 	oldSHA, newSHA string
-	old            *Plugin
+	old            *host.Plugin
 	started        time.Time
 	reason         string
 }
@@ -207,7 +208,7 @@ type swap struct {
 func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	log := r.srv.log()
+	log := r.srv.Logger()
 	groups, err := r.list()
 	if err != nil {
 		log.Error("plugins folder not read; plugins unchanged", "folder", r.dir, "err", err)
@@ -305,14 +306,16 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 	if len(swaps) == 0 {
 		return retry
 	}
-	var plugins []*Plugin
+	var plugins []*host.Plugin
 	for _, name := range slices.Sorted(maps.Keys(r.slots)) {
 		if p := r.slots[name].plugin; p != nil {
 			plugins = append(plugins, p)
+			r.serving.Store(name, r.drains[p])
+		} else {
+			r.serving.Delete(name)
 		}
 	}
 	_, changes := r.srv.ReplacePlugins(ctx, plugins)
-	r.srv.dropOrphanSubscriptions()
 	for _, s := range swaps {
 		attrs := []any{"plugin", s.name, "change", s.change, "file", s.file, "old_sha256", s.oldSHA, "new_sha256", s.newSHA,
 			"took", time.Since(s.started).Round(time.Microsecond)}
@@ -466,7 +469,7 @@ func (r *Reloader) settling(f string, fi os.FileInfo, now time.Time) time.Durati
 // It returns the plugin, nil when none loaded (refused, or disabled by the
 // config when there are no errors), and the load errors, which name the
 // file.
-func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion, data map[string][]byte) (*Plugin, []error) {
+func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion, data map[string][]byte) (*host.Plugin, []error) {
 	snap, err := os.MkdirTemp("", "mcphost-load-")
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: snapshot: %w", versions[0].name, err)}
@@ -477,8 +480,8 @@ func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion
 			return nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
 		}
 	}
-	res := r.srv.LoadDir(ctx, r.engine, snap, r.cfg)
-	var p *Plugin
+	res, drains := r.loader.loadDir(ctx, snap, r.cfg)
+	var p *host.Plugin
 	for _, lp := range res.Plugins {
 		if lp.Name == name && p == nil {
 			p = lp
@@ -487,43 +490,30 @@ func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion
 		_ = lp.Close(ctx) // not expected: a snapshot holds one name
 	}
 	if p != nil {
-		wrapRuntime(p, func(rt Runtime) Runtime { return &drainRuntime{Runtime: rt, srv: r.srv, name: name} })
+		r.drains[p] = drains[p]
+		r.serving.LoadOrStore(name, drains[p]) // the first version of the name
 	}
 	return p, res.Errors
 }
 
-// wrapRuntime wraps the runtime of p that runs its code, beneath the
-// host's guard (guard.go), which code elsewhere finds by type on p.rt.
-func wrapRuntime(p *Plugin, wrap func(Runtime) Runtime) {
-	if g, ok := p.rt.(*guardedRuntime); ok {
-		g.Runtime = wrap(g.Runtime)
-		return
-	}
-	p.rt = wrap(p.rt)
-}
-
-// drainOf returns the drainRuntime of a plugin a Reloader loaded.
-func drainOf(p *Plugin) (*drainRuntime, bool) {
-	rt := p.rt
-	if g, ok := rt.(*guardedRuntime); ok {
-		rt = g.Runtime
-	}
-	d, ok := rt.(*drainRuntime)
-	return d, ok
-}
-
 // retire closes a replaced or removed plugin once DrainGrace passed and
 // the calls running on it ended.
-func (r *Reloader) retire(p *Plugin) {
-	d, ok := drainOf(p)
-	if !ok {
+func (r *Reloader) retire(p *host.Plugin) {
+	d := r.drains[p]
+	delete(r.drains, p)
+	if d == nil { // not expected: the Reloader loaded every plugin it retires
 		_ = p.Close(context.Background())
 		return
 	}
-	log := r.srv.log()
+	log := r.srv.Logger()
 	retired := time.Now()
+	successor := func() *drain {
+		next, _ := r.serving.Load(d.name)
+		s, _ := next.(*drain)
+		return s
+	}
 	time.AfterFunc(r.DrainGrace, func() {
-		d.retire(func() {
+		d.retire(successor, func() {
 			log.Debug("old plugin version closed", "plugin", d.name, "after", time.Since(retired).Round(time.Millisecond))
 		})
 	})
@@ -543,121 +533,4 @@ func samePluginConfig(a, b config.PluginConfig) bool {
 		}
 	}
 	return true
-}
-
-// drainRuntime is the runtime of a plugin a Reloader loaded. It counts the
-// calls running on it, so that a replaced version is closed only after
-// they ended: sandbox.Plugin.Close lets calls that hold an instance finish,
-// but fails those still waiting for one. A call that reaches a version
-// already closed (it took the plugin from a catalog older than the swap,
-// and was slower than DrainGrace to call it) goes to the version now
-// serving the same plugin name.
-type drainRuntime struct {
-	Runtime
-	srv  *Server
-	name string
-
-	mu      sync.Mutex
-	calls   int
-	retired bool
-	closed  bool
-	onClose func()
-}
-
-// errRemoved is the error of a call that reaches a plugin that was removed.
-var errRemoved = errors.New("the plugin was removed")
-
-func (d *drainRuntime) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		if next := d.successor(); next != nil {
-			return next.Call(ctx, export, input)
-		}
-		return nil, fmt.Errorf("plugin %s: %w", d.name, errRemoved)
-	}
-	d.calls++
-	d.mu.Unlock()
-	defer d.done()
-	return d.Runtime.Call(ctx, export, input)
-}
-
-// successor returns the runtime now serving the plugin's name, if any.
-func (d *drainRuntime) successor() Runtime {
-	for _, p := range d.srv.Catalog().Plugins() {
-		if p.Name == d.name {
-			if next, ok := drainOf(p); !ok || next != d {
-				return p.rt
-			}
-		}
-	}
-	return nil
-}
-
-func (d *drainRuntime) done() {
-	d.mu.Lock()
-	d.calls--
-	closeNow := d.retired && d.calls == 0 && !d.closed
-	if closeNow {
-		d.closed = true
-	}
-	d.mu.Unlock()
-	if closeNow {
-		d.close()
-	}
-}
-
-// retire closes the runtime now if no call runs on it, else when the last
-// one ends; onClose runs then.
-func (d *drainRuntime) retire(onClose func()) {
-	d.mu.Lock()
-	d.retired, d.onClose = true, onClose
-	closeNow := d.calls == 0 && !d.closed
-	if closeNow {
-		d.closed = true
-	}
-	d.mu.Unlock()
-	if closeNow {
-		d.close()
-	}
-}
-
-func (d *drainRuntime) close() {
-	_ = d.Runtime.Close(context.Background()) // closing only frees memory
-	if d.onClose != nil {
-		d.onClose()
-	}
-}
-
-// Close closes the runtime at once, as at shutdown; calls running finish.
-func (d *drainRuntime) Close(ctx context.Context) error {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	return d.Runtime.Close(ctx)
-}
-
-// dropOrphanSubscriptions tells the subscribers of every resource that no
-// plugin of the current catalog serves anymore that it changed (it is
-// gone), and drops those subscriptions.
-func (s *Server) dropOrphanSubscriptions() {
-	c := s.Catalog()
-	s.subs.mu.Lock()
-	var gone []string
-	for uri := range s.subs.byURI {
-		if c.resolveResource(uri) == nil {
-			gone = append(gone, uri)
-		}
-	}
-	s.subs.mu.Unlock()
-	slices.Sort(gone)
-	for _, uri := range gone {
-		msg := encodeNotification("notifications/resources/updated", abi.ResourceUpdatedParams{URI: uri})
-		subscribers := s.subs.subscribers(uri)
-		for _, sess := range subscribers {
-			_ = sess.out.Send(msg)
-			s.subs.remove(sess, uri)
-		}
-		s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", len(subscribers))
-	}
 }

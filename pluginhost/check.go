@@ -1,4 +1,4 @@
-package host
+package pluginhost
 
 import (
 	"fmt"
@@ -132,7 +132,7 @@ func checkFile(path, name string, cfg *config.Config) []Problem {
 		switch {
 		case !slices.Contains(abi.HostFunctions, f):
 			problem("imports unknown host function %q: it will not load", f)
-		case !slices.Contains(pc.HostFunctions, f) && !slices.Contains(pc.HostFunctions, hostAliases[f]) &&
+		case !isGranted(pc.HostFunctions, f) &&
 			(manifest == nil || !slices.Contains(manifest.Needs.HostFunctions, f)):
 			problem("imports host function %s, which is not granted and not in its manifest's needs: calls to it will fail", f)
 		}

@@ -1,4 +1,13 @@
-package host
+// Package pluginhost loads plugins into the MCP engine of package host:
+// plugin files (wasm modules, or JavaScript run on internal/jsengine) are
+// checked against the operator's config before any of their code runs (sha256
+// pins, manifests and ABI versions, requested against granted capabilities),
+// sandboxed (package sandbox) with their limits and grants, and wrapped in
+// the one middleware chain of the operator's call policy (chain.go: drain,
+// rate limit, circuit breaker). CheckDir checks a folder without running
+// anything, and a Reloader keeps a server's plugins in step with a folder
+// and a config (hot swap).
+package pluginhost
 
 import (
 	"context"
@@ -15,6 +24,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -22,10 +32,29 @@ import (
 // pluginFilePattern is the rule for plugin names taken from file names.
 var pluginFilePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+// Loader loads plugin files into the plugins of an MCP engine.
+type Loader struct {
+	// Engine compiles and runs the plugins.
+	Engine *sandbox.Engine
+	// Server is the engine the plugins serve; it implements their host
+	// functions.
+	Server *host.Server
+	// Logger receives the loader's and the plugins' logs. Nil discards
+	// them.
+	Logger *slog.Logger
+}
+
+func (l *Loader) logger() *slog.Logger {
+	if l.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Logger
+}
+
 // LoadResult is the outcome of loading a plugins folder.
 type LoadResult struct {
 	// Plugins are the plugins that loaded.
-	Plugins []*Plugin
+	Plugins []*host.Plugin
 	// Errors has one entry per plugin file that did not load.
 	Errors []error
 }
@@ -36,27 +65,35 @@ type LoadResult struct {
 // that fails does not stop the others. A .js file is a JavaScript plugin,
 // run by the engine of package pdk/js; a .js and a .wasm file of the same
 // name are one plugin name: the first in order of name loads.
-func (s *Server) LoadDir(ctx context.Context, engine *sandbox.Engine, dir string, cfg *config.Config) LoadResult {
+func (l *Loader) LoadDir(ctx context.Context, dir string, cfg *config.Config) LoadResult {
+	res, _ := l.loadDir(ctx, dir, cfg)
+	return res
+}
+
+// loadDir is LoadDir, also returning the drain of each plugin loaded.
+func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config) (LoadResult, map[*host.Plugin]*drain) {
 	var res LoadResult
 	files, err := listPluginFiles(dir)
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("reading plugins folder: %w", err))
-		return res
+		return res, nil
 	}
+	drains := map[*host.Plugin]*drain{}
 	for _, f := range files {
 		if f.TakenBy != "" {
 			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
 			continue
 		}
-		p, err := s.loadFile(ctx, engine, filepath.Join(dir, f.File), cfg)
+		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg)
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
 		case p != nil:
 			res.Plugins = append(res.Plugins, p)
+			drains[p] = d
 		}
 	}
-	return res
+	return res, drains
 }
 
 // pluginFile is one plugin file of a folder: File, its file name, and Name,
@@ -91,56 +128,69 @@ func listPluginFiles(dir string) ([]pluginFile, error) {
 	return files, nil
 }
 
-// loadFile validates and provisions one plugin file. It returns nil, nil for
-// a plugin the config disables.
-func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path string, cfg *config.Config) (*Plugin, error) {
+// LoadFile loads one plugin file, a .wasm module or a .js source, exactly as
+// LoadDir loads each file of a plugins folder: named after the file, checked
+// against its [plugins.NAME] table in cfg (pin, manifest, ABI version,
+// grants) before any of its code runs, and sandboxed with those grants and
+// limits. It returns nil and no error when cfg disables the plugin. The
+// developer commands (call, get-prompt, read, complete) use it to run one
+// plugin as serve would.
+func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, error) {
+	p, _, err := l.load(ctx, path, cfg)
+	return p, err
+}
+
+// load validates and provisions one plugin file, and returns it with the
+// drain of its call chain. It returns nil, nil, nil for a plugin the config
+// disables.
+func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
-		return nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
+		return nil, nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
 	}
 	pc := cfg.Plugin(name)
 	if pc.Disabled {
-		s.logger.Info("plugin disabled by config", "plugin", name)
-		return nil, nil
+		l.logger().Info("plugin disabled by config", "plugin", name)
+		return nil, nil, nil
 	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkPin(pc, wasm); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	module, grants, isJS := wasm, grantsOf(pc), filepath.Ext(path) == js.Ext
 	if grants.Secrets, err = pc.SecretValues(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var manifest *abi.Manifest
 	if isJS {
 		// The plugin is the embedded JavaScript engine; the source reaches
 		// it as reserved config values, the manifest is a leading comment.
 		if manifest, err = js.Manifest(wasm); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if grants.Config, err = js.Config(filepath.Base(path), wasm, grants.Config); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		module = js.Engine()
 	} else {
 		info, err := sandbox.Inspect(wasm)
 		if err != nil {
-			return nil, fmt.Errorf("not a valid wasm module: %w", err)
+			return nil, nil, fmt.Errorf("not a valid wasm module: %w", err)
 		}
 		if manifest, err = info.Manifest(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if manifest != nil && manifest.ABI != abi.Version {
-		return nil, fmt.Errorf("plugin is built for mcphost ABI %d; this mcphost speaks ABI %d", manifest.ABI, abi.Version)
+		return nil, nil, fmt.Errorf("plugin is built for mcphost ABI %d; this mcphost speaks ABI %d", manifest.ABI, abi.Version)
 	}
 	if missing := missingGrants(name, manifest, pc); missing != "" {
-		return nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
+		return nil, nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
-	rt, err := engine.Load(ctx, name, module, sandbox.Options{
+	rt, err := l.Engine.Load(ctx, name, module, sandbox.Options{
 		Limits: sandbox.Limits{
 			MemoryMiB:      uint32(pc.Limits.MemoryMiB),
 			Timeout:        pc.Limits.Timeout,
@@ -151,24 +201,27 @@ func (s *Server) loadFile(ctx context.Context, engine *sandbox.Engine, path stri
 			HostCallsPerSecond: pc.Limits.HostCallsPerSecond,
 		},
 		Grants:        grants,
-		HostFunctions: s.HostFunctions(name, pc.HostFunctions),
-		Logger:        s.logger,
+		HostFunctions: hostFunctions(name, pc.HostFunctions, l.Server.HostFunctions(name)),
+		Logger:        l.Logger,
+		CheckOutput:   checkOutput,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if isJS {
 		if err := js.Check(ctx, rt); err != nil {
 			_ = rt.Close(ctx) // the load error says more
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	sum := sha256.Sum256(wasm)
-	s.logger.Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	p := NewPlugin(name, pc.Prefix, guardRuntime(name, pc, rt, s.logger))
-	p.granted = slices.Clone(pc.HostFunctions)
-	p.taskSupport = pc.TaskSupport
-	return p, nil
+	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
+	rtChain, d := chain(name, pc, rt, l.logger())
+	p := host.NewPlugin(name, pc.Prefix, rtChain,
+		host.WithGrantedHostFunctions(pc.HostFunctions),
+		host.WithTaskSupport(pc.TaskSupport),
+		host.WithExposure(exposure(pc)))
+	return p, d, nil
 }
 
 func configName(cfg *config.Config) string {
@@ -195,7 +248,7 @@ func missingGrants(name string, m *abi.Manifest, pc config.PluginConfig) string 
 	}
 	var fns, hosts, keys, paths []string
 	for _, f := range m.Needs.HostFunctions {
-		if !slices.Contains(pc.HostFunctions, f) && !slices.Contains(pc.HostFunctions, hostAliases[f]) {
+		if !isGranted(pc.HostFunctions, f) {
 			fns = append(fns, f)
 		}
 	}
@@ -245,13 +298,3 @@ func mapList(items []string, f func(string) string) []string {
 	}
 	return out
 }
-
-// SetCatalog makes the server serve c from now on, and tells initialized
-// sessions which of its lists differ from the previous catalog's (see
-// ReplacePlugins).
-func (s *Server) SetCatalog(c *Catalog) {
-	s.replaceCatalog(func(*Catalog) *Catalog { return c })
-}
-
-// Logger returns the server's logger.
-func (s *Server) Logger() *slog.Logger { return s.logger }

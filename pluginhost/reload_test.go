@@ -1,4 +1,4 @@
-package host
+package pluginhost
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -38,22 +38,23 @@ func TestARetiredVersionClosesOnlyOnceItsCallsEnded(t *testing.T) {
 		},
 		"which": func(context.Context, []byte) ([]byte, error) { return []byte("old"), nil },
 	}}
-	srv := NewServer(Options{}, nil)
-	old := &drainRuntime{Runtime: inner, srv: srv, name: "p"}
-	next := &drainRuntime{Runtime: fakeRuntime{"which": func(context.Context, []byte) ([]byte, error) { return []byte("new"), nil }}, srv: srv, name: "p"}
+	old, next := &drain{name: "p"}, &drain{name: "p"}
+	oldRT := old.wrap(inner)
+	next.wrap(fakeRuntime{"which": func(context.Context, []byte) ([]byte, error) { return []byte("new"), nil }})
+	var serving atomic.Pointer[drain]
+	serving.Store(next)
 
 	done := make(chan string)
 	go func() {
-		out, err := old.Call(t.Context(), "block", nil)
+		out, err := oldRT.Call(t.Context(), "block", nil)
 		if err != nil {
 			t.Error(err)
 		}
 		done <- string(out)
 	}()
 	<-running
-	srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{NewPlugin("p", "", next)}, nil))
 	closed := make(chan struct{})
-	old.retire(func() { close(closed) })
+	old.retire(serving.Load, func() { close(closed) })
 	select {
 	case <-closed:
 		t.Fatal("the old version closed while a call ran on it")
@@ -72,52 +73,13 @@ func TestARetiredVersionClosesOnlyOnceItsCallsEnded(t *testing.T) {
 	}
 	// A late call, from a request that took the old catalog, goes to the
 	// version now serving.
-	if out, err := old.Call(t.Context(), "which", nil); err != nil || string(out) != "new" {
+	if out, err := oldRT.Call(t.Context(), "which", nil); err != nil || string(out) != "new" {
 		t.Fatalf("late call: %q %v", out, err)
 	}
 	// Once the plugin is removed, it fails plainly.
-	srv.SetCatalog(&Catalog{})
-	if _, err := old.Call(t.Context(), "which", nil); !errors.Is(err, errRemoved) {
+	serving.Store(nil)
+	if _, err := oldRT.Call(t.Context(), "which", nil); !errors.Is(err, errRemoved) {
 		t.Fatalf("call to a removed plugin: %v", err)
-	}
-}
-
-func TestSubscribersOfAResourceThatGoesAwayAreToldAndUnsubscribed(t *testing.T) {
-	withResource := NewPlugin("p", "", fakeRuntime{
-		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://kept", Name: "kept"}, {URI: "test://gone", Name: "gone"}}}),
-	})
-	without := NewPlugin("p", "", fakeRuntime{
-		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://kept", Name: "kept"}}}),
-	})
-	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{withResource}, nil))
-	h := session(t, srv)
-	h.init(t, Version20251125)
-	for i, uri := range []string{"test://kept", "test://gone"} {
-		if r := h.call(t, i+1, "resources/subscribe", map[string]any{"uri": uri}); r["result"] == nil {
-			t.Fatalf("subscribe %s: %v", uri, r)
-		}
-	}
-	srv.ReplacePlugins(t.Context(), []*Plugin{without})
-	srv.dropOrphanSubscriptions()
-	var methods []string
-	var updated []any
-	for range 2 {
-		m := h.out.next(t)
-		methods = append(methods, m["method"].(string))
-		if m["method"] == "notifications/resources/updated" {
-			updated = append(updated, m["params"].(map[string]any)["uri"])
-		}
-	}
-	slices.Sort(methods)
-	if !slices.Equal(methods, []string{"notifications/resources/list_changed", "notifications/resources/updated"}) || len(updated) != 1 || updated[0] != "test://gone" {
-		t.Fatalf("got %v, updated %v", methods, updated)
-	}
-	h.out.none(t, 50*time.Millisecond)
-	if subs := srv.subs.subscribers("test://gone"); len(subs) != 0 {
-		t.Fatalf("the subscription to a resource that is gone stays: %v", subs)
-	}
-	if subs := srv.subs.subscribers("test://kept"); len(subs) != 1 {
-		t.Fatalf("the subscription to a resource still served was dropped")
 	}
 }
 
@@ -228,15 +190,15 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = engine.Close() })
 	logs := &records{}
-	srv := NewServer(Options{Logger: slog.New(logs)}, nil)
-	r := NewReloader(srv, engine, dir, config.Default())
+	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
+	r := NewReloader(&Loader{Engine: engine, Server: srv, Logger: srv.Logger()}, dir, config.Default())
 	r.Settle, r.DrainGrace = 100*time.Millisecond, 10*time.Millisecond
 	res := r.Load(t.Context())
 	if len(res.Errors) > 0 || len(res.Plugins) != 1 {
 		t.Fatalf("load: %+v", res)
 	}
-	srv.SetCatalog(BuildCatalog(t.Context(), res.Plugins, srv.Logger()))
-	serving := func() *Plugin {
+	srv.SetCatalog(host.BuildCatalog(t.Context(), res.Plugins, srv.Logger()))
+	serving := func() *host.Plugin {
 		if ps := srv.Catalog().Plugins(); len(ps) == 1 {
 			return ps[0]
 		}
@@ -244,6 +206,7 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 	}
 	swaps := func() int { return logs.count("plugin swapped") }
 	first := serving()
+	firstDrain := r.drains[first]
 
 	if retry := r.Sync(t.Context()); retry != 0 || serving() != first {
 		t.Fatalf("a sync without changes swapped (retry %v)", retry)
@@ -267,10 +230,7 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 	})
 
 	t.Run("the replaced version closes after the grace; late calls reach the new one", func(t *testing.T) {
-		d, ok := drainOf(first)
-		if !ok {
-			t.Fatal("a loaded plugin has no drainRuntime")
-		}
+		d := firstDrain
 		time.Sleep(10 * r.DrainGrace)
 		d.mu.Lock()
 		closed := d.closed
@@ -278,7 +238,7 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 		if !closed {
 			t.Fatal("the replaced version is still open")
 		}
-		_, err := first.rt.Call(t.Context(), abi.ExportListTools, nil)
+		_, err := d.call(t.Context(), abi.ExportListTools, nil)
 		var ce *sandbox.CallError
 		if !errors.As(err, &ce) || ce.Kind != sandbox.KindNoExport {
 			t.Fatalf("a late call did not reach the new version: %v", err)

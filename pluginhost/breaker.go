@@ -1,12 +1,14 @@
-package host
+package pluginhost
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -65,7 +67,7 @@ func newBreaker(plugin string, set breakerSettings, logger *slog.Logger, now fun
 // allow decides whether a call may run. probe is true for the one call
 // that tests a half-open breaker; done must be told its outcome. A nil
 // breaker allows everything.
-func (b *breaker) allow(export string) (probe bool, err error) {
+func (b *breaker) allow() (probe bool, err error) {
 	if b == nil {
 		return false, nil
 	}
@@ -78,10 +80,10 @@ func (b *breaker) allow(export string) (probe bool, err error) {
 	}
 	switch b.state {
 	case breakerOpen:
-		return false, b.refusal(export, fmt.Sprintf("next probe in %s", b.openUntil.Sub(now).Round(time.Millisecond)))
+		return false, b.refusal(fmt.Sprintf("next probe in %s", b.openUntil.Sub(now).Round(time.Millisecond)))
 	case breakerHalfOpen:
 		if b.probing {
-			return false, b.refusal(export, "a probe call is running")
+			return false, b.refusal("a probe call is running")
 		}
 		b.probing = true
 		return true, nil
@@ -90,8 +92,8 @@ func (b *breaker) allow(export string) (probe bool, err error) {
 }
 
 // refusal is the error of a call refused while the breaker is not closed.
-func (b *breaker) refusal(export, when string) error {
-	return &sandbox.CallError{Plugin: b.plugin, Export: export, Kind: sandbox.KindUnavailable, Message: fmt.Sprintf(
+func (b *breaker) refusal(when string) error {
+	return &host.CallError{Reason: reasonUnavailable, Message: fmt.Sprintf(
 		"circuit breaker open after repeated failures (last: %s); calls fail at once until a probe succeeds: %s",
 		b.lastErr, when)}
 }
@@ -146,4 +148,44 @@ func firstLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// wrap puts the breaker in a plugin's call chain: it refuses calls while it
+// is open and learns from the outcome of the others.
+func (b *breaker) wrap(next host.Runtime) host.Runtime {
+	return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
+		probe, err := b.allow()
+		if err != nil {
+			return nil, err
+		}
+		out, err := next.Call(ctx, export, input)
+		o, detail := classify(err)
+		b.done(probe, o, detail)
+		return out, err
+	}}
+}
+
+// outcome is what a call tells the breaker about the plugin's health.
+type outcome int
+
+const (
+	neutral outcome = iota // says nothing: canceled, busy, refused
+	success                // the plugin answered, even with an error of its own
+	failure                // the plugin crashed, hung, or answered garbage
+)
+
+// classify judges a finished call by its error. Output that is not JSON
+// never comes back as a success: the sandbox's output check (checkOutput)
+// fails it with KindMalformedOutput.
+func classify(err error) (outcome, string) {
+	if err == nil {
+		return success, ""
+	}
+	switch sandbox.KindOf(err) {
+	case sandbox.KindTrap, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
+		return failure, err.Error()
+	case sandbox.KindPlugin:
+		return success, ""
+	}
+	return neutral, ""
 }

@@ -1,0 +1,182 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// A Middleware wraps a plugin's runtime with one concern of the call
+// policy.
+type Middleware func(next host.Runtime) host.Runtime
+
+// chain builds the one call chain of a plugin, from the operator's
+// settings pc, around its sandboxed runtime rt. Outermost first:
+//
+//   - sandbox errors become the engine's *host.CallError (EngineErrors);
+//   - the drain counts the calls running, so that a replaced version closes
+//     only once they ended, and routes calls that reach a closed version to
+//     its successor (drain.go);
+//   - the calls-per-second limit (calls_per_second) refuses calls at once;
+//   - the circuit breaker (breaker.go) refuses them while the plugin keeps
+//     failing.
+//
+// It returns the chain and its drain.
+func chain(name string, pc config.PluginConfig, rt host.Runtime, logger *slog.Logger) (host.Runtime, *drain) {
+	logger = logger.With("plugin", name)
+	d := &drain{name: name}
+	mws := []Middleware{EngineErrors, d.wrap}
+	if pc.Limits.CallsPerSecond > 0 {
+		mws = append(mws, rateLimit(name, newTokenBucket(pc.Limits.CallsPerSecond, time.Now)))
+	}
+	if pc.Limits.BreakerFailures > 0 {
+		mws = append(mws, newBreaker(name, breakerSettings{
+			failures:   pc.Limits.BreakerFailures,
+			window:     pc.Limits.BreakerWindow,
+			backoff:    pc.Limits.BreakerBackoff,
+			maxBackoff: pc.Limits.BreakerMaxBackoff,
+		}, logger, time.Now).wrap)
+	}
+	for i := len(mws) - 1; i >= 0; i-- {
+		rt = mws[i](rt)
+	}
+	return rt, d
+}
+
+// runtimeFunc is a Runtime whose Call is a function and whose other methods
+// are next's.
+type runtimeFunc struct {
+	host.Runtime
+	call func(ctx context.Context, export string, input []byte) ([]byte, error)
+}
+
+func (r runtimeFunc) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	return r.call(ctx, export, input)
+}
+
+// EngineErrors is the Middleware that turns the sandbox's *sandbox.CallError
+// into the engine's *host.CallError. Every plugin's chain starts with it;
+// tools that hand a bare sandbox.Plugin to the engine wrap it with it.
+func EngineErrors(next host.Runtime) host.Runtime {
+	return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
+		out, err := next.Call(ctx, export, input)
+		var ce *sandbox.CallError
+		if errors.As(err, &ce) {
+			return nil, &host.CallError{Reason: ce.Kind.String(), Message: ce.Message,
+				Own: ce.Kind == sandbox.KindPlugin, Canceled: ce.Kind == sandbox.KindCanceled}
+		}
+		return out, err
+	}}
+}
+
+// Reasons of the calls the policy refuses without running them.
+const (
+	reasonRateLimited = "plugin rate limit exceeded"
+	reasonUnavailable = "plugin unavailable"
+)
+
+// hostInitiated reports whether the host itself, not a client request,
+// makes calls of export: listings and notifications. They are not rate
+// limited.
+func hostInitiated(export string) bool {
+	switch export {
+	case abi.ExportListTools, abi.ExportListPrompts, abi.ExportListResources, abi.ExportListResourceTemplates,
+		abi.ExportV1Describe, abi.ExportOnRootsListChanged:
+		return true
+	}
+	return false
+}
+
+// rateLimit refuses, at once, the client-initiated calls beyond the
+// plugin's calls-per-second limit.
+func rateLimit(plugin string, limiter *tokenBucket) Middleware {
+	return func(next host.Runtime) host.Runtime {
+		return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
+			if !hostInitiated(export) && !limiter.take() {
+				return nil, &host.CallError{Reason: reasonRateLimited, Message: fmt.Sprintf(
+					"more than %g calls per second (calls_per_second of [plugins.%s]); try again shortly", limiter.rate, plugin)}
+			}
+			return next.Call(ctx, export, input)
+		}}
+	}
+}
+
+// checkOutput is the sandbox's output check (sandbox.Options.CheckOutput):
+// every export but the roots notification answers JSON, and an instance
+// that wrote anything else is discarded.
+func checkOutput(export string, out []byte) error {
+	if export == abi.ExportOnRootsListChanged || json.Valid(out) {
+		return nil
+	}
+	var v json.RawMessage
+	err := json.Unmarshal(out, &v)
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return fmt.Errorf("output is not valid JSON: %v", err)
+}
+
+// tokenBucket is a calls-per-second limit: it holds up to burst tokens,
+// refilled at rate a second; each call takes one.
+type tokenBucket struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+	now    func() time.Time
+}
+
+func newTokenBucket(rate float64, now func() time.Time) *tokenBucket {
+	burst := math.Max(1, rate)
+	return &tokenBucket{rate: rate, burst: burst, tokens: burst, last: now(), now: now}
+}
+
+// take takes a token if there is one.
+func (b *tokenBucket) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// checkPin returns an error when pc pins the plugin file to a SHA-256 that
+// file does not have.
+func checkPin(pc config.PluginConfig, file []byte) error {
+	if pc.SHA256 == "" {
+		return nil
+	}
+	sum := sha256.Sum256(file)
+	if actual := hex.EncodeToString(sum[:]); actual != pc.SHA256 {
+		return fmt.Errorf("plugin file does not match its sha256 pin: expected %s, actual %s "+
+			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)
+	}
+	return nil
+}
+
+// queueLimit converts config max_queue, where 0 means no queue, to
+// sandbox.Limits.MaxQueue, where 0 means the default.
+func queueLimit(n int) int {
+	if n == 0 {
+		return sandbox.NoQueue
+	}
+	return n
+}

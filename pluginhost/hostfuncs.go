@@ -1,0 +1,59 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// hostFunctions links every host function of the ABI into a plugin: those
+// granted run impl's implementation; every other one fails with an error
+// that names the grant to add.
+func hostFunctions(plugin string, granted []string, impl map[string]host.HostFunc) []sandbox.HostFunction {
+	names := abi.HostFunctions
+	fns := make([]sandbox.HostFunction, 0, len(names))
+	for _, name := range names {
+		sig := abi.HostSignatures[name]
+		f := sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output}
+		fn, ok := impl[name]
+		switch {
+		case !isGranted(granted, name):
+			f.Fn = denied(fmt.Sprintf("host function %s is not granted to plugin %s (add it to host_functions in [plugins.%s])", name, plugin, plugin))
+		case !ok:
+			f.Fn = denied(fmt.Sprintf("host function %s is not supported by this version of mcphost", name))
+		default:
+			f.Fn = fn
+		}
+		fns = append(fns, f)
+	}
+	return fns
+}
+
+// DeniedHostFunctions links every host function of the ABI into a plugin
+// that is granted none: each fails with an error that names the grant to
+// add. The developer tools run plugins so, to list what they offer.
+func DeniedHostFunctions(plugin string) []sandbox.HostFunction {
+	return hostFunctions(plugin, nil, nil)
+}
+
+// hostAliases pairs the host functions that are one function under two
+// names; granting either grants both.
+var hostAliases = map[string]string{
+	abi.HostNotifyElicitationComplete:     abi.HostNotifyURLElicitationCompleted,
+	abi.HostNotifyURLElicitationCompleted: abi.HostNotifyElicitationComplete,
+}
+
+// isGranted reports whether the host function name is in granted, itself
+// or by its alias.
+func isGranted(granted []string, name string) bool {
+	return slices.Contains(granted, name) || slices.Contains(granted, hostAliases[name])
+}
+
+func denied(msg string) func(context.Context, []byte) ([]byte, error) {
+	return func(context.Context, []byte) ([]byte, error) { return nil, errors.New(msg) }
+}
