@@ -251,7 +251,10 @@ func replay(t *testing.T, lines []string) []string {
 		}
 		for answered := !expectsAnswer(line); !answered; {
 			select {
-			case msg := <-written:
+			case msg, ok := <-written:
+				if !ok {
+					t.Fatalf("the server closed stdout before answering in line %d: %s", i+1, line)
+				}
 				got = append(got, msg)
 				answered = isAnswer(msg)
 			case <-time.After(5 * time.Second):
