@@ -479,6 +479,21 @@ guest = "/b"
 	})
 }
 
+// TestSandboxLimitBounds checks that the limits the sandbox would refuse
+// are reported with their line and the sandbox's bounds, in [defaults] and
+// in plugin tables alike.
+func TestSandboxLimitBounds(t *testing.T) {
+	testErrorCases(t, []errorCase{
+		{"defaults memory low", "[defaults]\nmemory_mib = 2\n", 2,
+			"defaults.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB"},
+		{"plugin memory low", "[plugins.p]\nprefix = \"p_\"\nmemory_mib = 2\n", 3,
+			"plugins.p.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB"},
+	})
+	if got := load(t, "[defaults]\nmemory_mib = 4\n").Defaults.MemoryMiB; got != 4 {
+		t.Errorf("memory_mib = 4 loaded as %d", got)
+	}
+}
+
 func TestErrorKey(t *testing.T) {
 	_, errs := loadErrors(t, "[[plugins.p.mounts]]\nhost = \"a\"\nguest = \"a\"\n")
 	if got, want := errs[0].Key, "plugins.p.mounts[0].guest"; got != want {
