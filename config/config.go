@@ -3,12 +3,15 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // Config is a loaded mcphost configuration.
@@ -335,6 +338,25 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 		l.BreakerMaxBackoff = over.BreakerMaxBackoff
 	}
 	return l
+}
+
+// sandboxLimits returns the sandbox limits of l as the host's plugin
+// loader hands them over: max_queue 0, no queue, is sandbox.NoQueue. A
+// memory limit beyond what MemoryMiB holds becomes the largest it holds,
+// as far out of bounds.
+func (l Limits) sandboxLimits() sandbox.Limits {
+	queue := l.MaxQueue
+	if queue == 0 {
+		queue = sandbox.NoQueue
+	}
+	return sandbox.Limits{
+		MemoryMiB:          uint32(min(l.MemoryMiB, math.MaxUint32)),
+		Timeout:            l.Timeout,
+		MaxOutputBytes:     l.MaxOutputBytes,
+		MaxInstances:       l.MaxInstances,
+		MaxQueue:           queue,
+		HostCallsPerSecond: l.HostCallsPerSecond,
+	}
 }
 
 // Default returns the configuration used when there is no file.

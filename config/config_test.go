@@ -373,14 +373,14 @@ guest = "/b"
 		{"empty name", "[server]\nname = \"\"\n", 2, "server.name: must not be empty"},
 		{"page size low", "[server]\npage_size = 0\n", 2, "server.page_size: 0 is out of range (1..1000)"},
 		{"page size high", "[server]\npage_size = 1001\n", 2, "server.page_size: 1001 is out of range (1..1000)"},
-		{"memory high", "[defaults]\nmemory_mib = 4097\n", 2, "defaults.memory_mib: 4097 is out of range (1..4096)"},
-		{"instances low", "[plugins.p]\nmax_instances = 0\n", 2, "plugins.p.max_instances: 0 is out of range (1..64)"},
-		{"queue negative", "[defaults]\nmax_queue = -1\n", 2, "defaults.max_queue: -1 is out of range (0..10000)"},
-		{"output zero", "[defaults]\nmax_output_bytes = 0\n", 2, "defaults.max_output_bytes: 0 is out of range (1..1073741824)"},
+		{"memory zero", "[defaults]\nmemory_mib = 0\n", 2, "defaults.memory_mib: 0 is less than 1"},
+		{"instances low", "[plugins.p]\nmax_instances = 0\n", 2, "plugins.p.max_instances: 0 is less than 1"},
+		{"queue negative", "[defaults]\nmax_queue = -1\n", 2, "defaults.max_queue: -1 is less than 0"},
+		{"output zero", "[defaults]\nmax_output_bytes = 0\n", 2, "defaults.max_output_bytes: 0 is less than 1"},
 		{"bad duration", "[plugins.p]\ntimeout = \"5 s\"\n", 2, `plugins.p.timeout: bad duration "5 s"`},
 		{"duration integer", "[defaults]\ntimeout = 30\n", 2, `defaults.timeout: expected duration string such as "30s", got integer`},
 		{"duration zero", "[defaults]\ntimeout = \"0s\"\n", 2, `defaults.timeout: "0s" is not positive`},
-		{"duration long", "[defaults]\ntimeout = \"61m\"\n", 2, `defaults.timeout: "61m" is longer than 1h0m0s`},
+		{"duration long", "[defaults]\nbreaker_window = \"61m\"\n", 2, `defaults.breaker_window: "61m" is longer than 1h0m0s`},
 		{"unknown host function", "[plugins.p]\nhost_functions = [\"notify_progress\", \"notify_log\"]\n", 2,
 			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, notify_logging_message, notify_progress,`},
 		{"empty host", "[plugins.p]\nallowed_hosts = [\"\"]\n", 2, "plugins.p.allowed_hosts[0]: empty host pattern"},
@@ -477,6 +477,30 @@ guest = "/b"
 		{"mode key without mode", "[auth]\nscopes = [\"mcp\"]\n", 2, `auth.scopes: only used with mode = "jwt"`},
 		{"token without mode", "[auth]\ntoken_env = \"MCPHOST_TOKEN\"\n", 2, `auth.token_env: only used with mode = "bearer"`},
 	})
+}
+
+// TestSandboxLimitBounds checks that the limits the sandbox would refuse
+// are reported with their line and the sandbox's bounds, in [defaults] and
+// in plugin tables alike.
+func TestSandboxLimitBounds(t *testing.T) {
+	testErrorCases(t, []errorCase{
+		{"defaults memory low", "[defaults]\nmemory_mib = 2\n", 2,
+			"defaults.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB"},
+		{"plugin memory low", "[plugins.p]\nprefix = \"p_\"\nmemory_mib = 2\n", 3,
+			"plugins.p.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB"},
+		{"memory high", "[defaults]\nmemory_mib = 4097\n", 2, "defaults.memory_mib: memory limit 4097 MiB is not between 4 and 4096 MiB"},
+		{"memory beyond uint32", "[defaults]\nmemory_mib = 4294967300\n", 2, "defaults.memory_mib: memory limit 4294967295 MiB is not between 4 and 4096 MiB"},
+		{"timeout", "[plugins.p]\ntimeout = \"61m\"\n", 2, "plugins.p.timeout: timeout 1h1m0s is longer than 1h0m0s"},
+		{"output", "[defaults]\nmax_output_bytes = 1073741825\n", 2, "defaults.max_output_bytes: output limit 1073741825 bytes is more than 1073741824"},
+		{"instances", "[plugins.p]\nmax_instances = 65\n", 2, "plugins.p.max_instances: instance limit 65 is more than 64"},
+		{"queue", "[defaults]\nmax_queue = 10001\n", 2, "defaults.max_queue: queue limit 10001 is more than 10000"},
+		{"host call rate", "[plugins.p]\nhost_calls_per_second = 100001\n", 2,
+			"plugins.p.host_calls_per_second: host call rate 100001 per second is more than 100000"},
+	})
+	cfg := load(t, "[defaults]\nmemory_mib = 4\n\n[plugins.p]\nmemory_mib = 4096\nmax_queue = 0\n")
+	if got := cfg.Plugin("p").Limits; got.MemoryMiB != 4096 || got.MaxQueue != 0 || cfg.Defaults.MemoryMiB != 4 {
+		t.Errorf("bounds not accepted: defaults %+v, plugin %+v", cfg.Defaults, got)
+	}
 }
 
 func TestErrorKey(t *testing.T) {

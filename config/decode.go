@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/url"
 	"path"
@@ -45,14 +46,10 @@ var authModeKeys = map[AuthMode][]string{
 	AuthJWT:    {"issuer", "jwks_url", "audience", "scopes", "scopes_supported"},
 }
 
-// Ranges of the numeric settings.
+// Ranges of the numeric settings; those of the limits the sandbox enforces
+// are its own (checkSandbox).
 const (
 	maxPageSize    = 1000
-	maxMemoryMiB   = 4096
-	maxTimeout     = time.Hour
-	maxOutputBytes = 1 << 30
-	maxInstances   = 64
-	maxQueue       = 10000
 	maxIdleTimeout = 24 * time.Hour
 	maxSessions    = 100000
 	maxBodyBytes   = 1 << 30
@@ -306,25 +303,26 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 		set limitKeys
 		ok  bool
 	)
-	if l.MemoryMiB, ok = d.integer(t, p, "memory_mib", 1, maxMemoryMiB); ok {
+	// The upper bounds of the limits the sandbox enforces are checkSandbox's.
+	if l.MemoryMiB, ok = d.atLeast(t, p, "memory_mib", 1); ok {
 		set |= setMemoryMiB
 	}
-	if l.Timeout, ok = d.duration(t, p, "timeout", maxTimeout); ok {
+	if l.Timeout, ok = d.duration(t, p, "timeout", math.MaxInt64); ok {
 		set |= setTimeout
 	}
-	if l.MaxOutputBytes, ok = d.integer(t, p, "max_output_bytes", 1, maxOutputBytes); ok {
+	if l.MaxOutputBytes, ok = d.atLeast(t, p, "max_output_bytes", 1); ok {
 		set |= setMaxOutputBytes
 	}
-	if l.MaxInstances, ok = d.integer(t, p, "max_instances", 1, maxInstances); ok {
+	if l.MaxInstances, ok = d.atLeast(t, p, "max_instances", 1); ok {
 		set |= setMaxInstances
 	}
-	if l.MaxQueue, ok = d.integer(t, p, "max_queue", 0, maxQueue); ok {
+	if l.MaxQueue, ok = d.atLeast(t, p, "max_queue", 0); ok {
 		set |= setMaxQueue
 	}
 	if l.CallsPerSecond, ok = d.number(t, p, "calls_per_second", 0, maxCallRate); ok {
 		set |= setCallsPerSecond
 	}
-	if l.HostCallsPerSecond, ok = d.integer(t, p, "host_calls_per_second", 1, maxCallRate); ok {
+	if l.HostCallsPerSecond, ok = d.atLeast(t, p, "host_calls_per_second", 1); ok {
 		set |= setHostCallsPerSecond
 	}
 	if l.MaxListItems, ok = d.integer(t, p, "max_list_items", 1, maxListItems); ok {
@@ -342,7 +340,47 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	if l.BreakerMaxBackoff, ok = d.duration(t, p, "breaker_max_backoff", maxBackoff); ok {
 		set |= setBreakerMaxBackoff
 	}
-	return l, set
+	return l, d.checkSandbox(l, set, p)
+}
+
+// atLeast returns the integer t[key], if t has key and it is at least lo:
+// below 1 (0 for max_queue) a limit would not reach the sandbox as written,
+// which takes such values as its defaults (or as no queue).
+func (d *decoder) atLeast(t map[string]any, p keyPath, key string, lo int) (int, bool) {
+	n, ok := d.integer(t, p, key, math.MinInt64, math.MaxInt64)
+	if ok && n < lo {
+		d.errorf(p.add(key), "%d is less than %d", n, lo)
+		return 0, false
+	}
+	return n, ok
+}
+
+// checkSandbox reports each limit in set that the sandbox would refuse
+// (sandbox.Limits.Validate) once the host hands l to it, and returns set
+// without those.
+func (d *decoder) checkSandbox(l Limits, set limitKeys, p keyPath) limitKeys {
+	for _, k := range []struct {
+		key string
+		bit limitKeys
+	}{
+		{"memory_mib", setMemoryMiB},
+		{"timeout", setTimeout},
+		{"max_output_bytes", setMaxOutputBytes},
+		{"max_instances", setMaxInstances},
+		{"max_queue", setMaxQueue},
+		{"host_calls_per_second", setHostCallsPerSecond},
+	} {
+		if set&k.bit == 0 {
+			continue
+		}
+		// One limit at a time, so that each problem is reported at its key;
+		// the others are zero, which the sandbox takes as its defaults.
+		if err := (Limits{}).merge(l, k.bit).sandboxLimits().Validate(); err != nil {
+			d.errorf(p.add(k.key), "%v", err)
+			set &^= k.bit
+		}
+	}
+	return set
 }
 
 // checkBackoff reports merged limits whose breaker back-off exceeds its

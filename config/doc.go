@@ -21,7 +21,7 @@
 //	page_size = 100        # items per page in list results, 1..1000
 //
 //	[defaults]             # limits of every plugin that does not override them
-//	memory_mib = 128       # linear memory cap in MiB, 1..4096
+//	memory_mib = 128       # linear memory cap in MiB, 4..4096
 //	timeout = "30s"        # bound of one call: a Go duration, > 0 and <= 1h
 //	max_output_bytes = 4194304  # size cap of one call's output, 1..1073741824
 //	max_instances = 4      # instances of the plugin running at once, 1..64

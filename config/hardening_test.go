@@ -73,7 +73,7 @@ func TestHardeningErrors(t *testing.T) {
 		{"rate negative", "[plugins.p]\ncalls_per_second = -1\n", 2, "plugins.p.calls_per_second: -1 is out of range (0..100000)"},
 		{"rate string", "[defaults]\ncalls_per_second = \"5/s\"\n", 2, "defaults.calls_per_second: expected number, got string"},
 		{"rate typo", "[plugins.p]\ncalls_per_secnd = 5\n", 2, `unknown key "plugins.p.calls_per_secnd" (did you mean "calls_per_second"?)`},
-		{"host call rate zero", "[defaults]\nhost_calls_per_second = 0\n", 2, "defaults.host_calls_per_second: 0 is out of range (1..100000)"},
+		{"host call rate zero", "[defaults]\nhost_calls_per_second = 0\n", 2, "defaults.host_calls_per_second: 0 is less than 1"},
 		{"list items zero", "[plugins.p]\nmax_list_items = 0\n", 2, "plugins.p.max_list_items: 0 is out of range (1..100000)"},
 		{"breaker window", "[plugins.p]\nbreaker_window = \"0s\"\n", 2, `plugins.p.breaker_window: "0s" is not positive`},
 		{"backoff over cap", "[plugins.p]\nbreaker_backoff = \"10m\"\n", 2, "plugins.p.breaker_backoff: 10m0s is longer than breaker_max_backoff (5m0s)"},

@@ -102,7 +102,11 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 	for _, item := range items {
 		sess.handleOne(ctx, item, collect, &pending)
 	}
+	// Counted like a request, so that Wait covers the reply: the requests
+	// it waits for end when the session closes, and so does it.
+	sess.wg.Add(1)
 	go func() {
+		defer sess.wg.Done()
 		pending.Wait()
 		if msg := collect.encode(); msg != nil {
 			_ = reply.Send(msg)
@@ -207,7 +211,8 @@ func toRPCError(err error) *RPCError {
 	return rpcErrorf(CodeInternalError, "internal error: %v", err)
 }
 
-// Wait blocks until every request the session started has finished.
+// Wait blocks until every request the session started has finished and
+// every batch's reply is sent.
 func (sess *Session) Wait() { sess.wg.Wait() }
 
 // Close cancels the session's in-flight requests; it takes no new ones.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,11 +23,17 @@ const (
 // instance: when every instance is busy, a call fails at once.
 const NoQueue = -1
 
-// Bounds of Limits.MemoryMiB: what a 32-bit wasm memory can address, and
-// enough for the Extism kernel (1 MiB) to hold an input of half the limit.
+// Bounds of the Limits fields (Validate). Those of MemoryMiB are what a
+// 32-bit wasm memory can address, and enough for the Extism kernel (1 MiB)
+// to hold an input of half the limit.
 const (
-	minMemoryMiB = 4
-	maxMemoryMiB = 4096
+	minMemoryMiB       = 4
+	maxMemoryMiB       = 4096
+	maxTimeout         = time.Hour
+	maxOutputBytes     = 1 << 30
+	maxInstances       = 64
+	maxQueue           = 10000
+	maxHostCallsPerSec = 100000
 )
 
 // Options configures a plugin.
@@ -44,7 +51,8 @@ type Options struct {
 	CheckOutput func(export string, output []byte) error
 }
 
-// Limits bounds what a plugin may consume. A zero field takes its default.
+// Limits bounds what a plugin may consume. A zero field takes its default;
+// Validate tells the bounds of the others.
 type Limits struct {
 	// MemoryMiB caps each linear memory of an instance: the plugin's own and
 	// the Extism kernel's, which holds a call's input and output. An
@@ -52,23 +60,23 @@ type Limits struct {
 	// half of it. From 4 to 4096. Default DefaultMemoryMiB.
 	MemoryMiB uint32
 	// Timeout bounds one call, including its wait for an instance and the
-	// creation of one. Default DefaultTimeout.
+	// creation of one. Up to an hour. Default DefaultTimeout.
 	Timeout time.Duration
-	// MaxOutputBytes caps the output of one call. Default
+	// MaxOutputBytes caps the output of one call. Up to 1 GiB. Default
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
 	// MaxInstances is how many calls run at once, each on its own
-	// instance. Default DefaultMaxInstances.
+	// instance. Up to 64. Default DefaultMaxInstances.
 	MaxInstances int
 	// MaxQueue is how many calls may wait for an instance; further calls
-	// fail with ErrBusy. Default DefaultMaxQueue; negative means none may
-	// wait (NoQueue).
+	// fail with ErrBusy. Up to 10000. Default DefaultMaxQueue; negative
+	// means none may wait (NoQueue).
 	MaxQueue int
 	// HostCallsPerSecond bounds the host function calls (HostFunctions)
 	// of one call: a token bucket of this many calls, refilled at this
 	// rate. A call that goes beyond it is stopped with a trap, so that a
 	// plugin cannot flood the client with notifications or the host with
-	// work. Default DefaultHostCallRate.
+	// work. Up to 100000. Default DefaultHostCallRate.
 	HostCallsPerSecond int
 }
 
@@ -117,13 +125,44 @@ type Mount struct {
 	ReadOnly  bool
 }
 
-// withDefaults returns l with its zero fields set to their defaults.
+// Validate reports every field of l out of its bounds: MemoryMiB from 4 to
+// 4096, Timeout up to an hour, MaxOutputBytes up to 1 GiB, MaxInstances up
+// to 64, MaxQueue up to 10000 and HostCallsPerSecond up to 100000. Zero
+// and negative fields are within bounds: they take their defaults (or, for
+// MaxQueue, mean NoQueue). A plugin loads only with limits Validate
+// accepts.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.MemoryMiB != 0 && (l.MemoryMiB < minMemoryMiB || l.MemoryMiB > maxMemoryMiB) {
+		errs = append(errs, fmt.Errorf("memory limit %d MiB is not between %d and %d MiB", l.MemoryMiB, minMemoryMiB, maxMemoryMiB))
+	}
+	if l.Timeout > maxTimeout {
+		errs = append(errs, fmt.Errorf("timeout %v is longer than %v", l.Timeout, maxTimeout))
+	}
+	for _, f := range []struct {
+		what     string
+		n, limit int
+	}{
+		{"output limit %d bytes", l.MaxOutputBytes, maxOutputBytes},
+		{"instance limit %d", l.MaxInstances, maxInstances},
+		{"queue limit %d", l.MaxQueue, maxQueue},
+		{"host call rate %d per second", l.HostCallsPerSecond, maxHostCallsPerSec},
+	} {
+		if f.n > f.limit {
+			errs = append(errs, fmt.Errorf(f.what+" is more than %d", f.n, f.limit))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns l with its zero fields set to their defaults, or
+// Validate's error.
 func (l Limits) withDefaults() (Limits, error) {
+	if err := l.Validate(); err != nil {
+		return l, err
+	}
 	if l.MemoryMiB == 0 {
 		l.MemoryMiB = DefaultMemoryMiB
-	}
-	if l.MemoryMiB < minMemoryMiB || l.MemoryMiB > maxMemoryMiB {
-		return l, fmt.Errorf("memory limit %d MiB is not between %d and %d MiB", l.MemoryMiB, minMemoryMiB, maxMemoryMiB)
 	}
 	l.Timeout = orDefault(l.Timeout, DefaultTimeout)
 	l.MaxOutputBytes = orDefault(l.MaxOutputBytes, DefaultMaxOutputBytes)

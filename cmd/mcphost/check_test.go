@@ -117,3 +117,20 @@ func TestCheckReportsConfigErrorsAndExitsNonZero(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestCheckRejectsLimitsTheSandboxRefuses checks that check fails on a
+// limit that loading the plugin would fail on, naming its line and bounds.
+func TestCheckRejectsLimitsTheSandboxRefuses(t *testing.T) {
+	plugins, cfg := checkFixture(t, "[defaults]\nmemory_mib = 2\n")
+	cmd := exec.Command(mcphostBin, "check", "--plugins", plugins, "--config", cfg)
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, out)
+	}
+	want := cfg + ":2: defaults.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB\n" +
+		"1 problem in the config\n"
+	if string(out) != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
