@@ -1,7 +1,6 @@
 package pluginhost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,24 +30,6 @@ func (c *fakeClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer is a log destination safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestTokenBucket(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	b := newTokenBucket(2, clock.now)
@@ -71,7 +52,7 @@ func TestTokenBucket(t *testing.T) {
 
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
-	var logs syncBuffer
+	var logs strings.Builder // the breaker logs from the test's goroutine only
 	b := newBreaker("flaky", breakerSettings{failures: 3, window: 10 * time.Second, backoff: time.Second, maxBackoff: 3 * time.Second},
 		slog.New(slog.NewTextHandler(&logs, nil)).With("plugin", "flaky"), clock.now)
 	fail := func() {
@@ -216,9 +197,15 @@ func TestRateLimitAnswersAtOnce(t *testing.T) {
 
 func TestEngineErrorsCarryTheSandboxKind(t *testing.T) {
 	rt := fakeRuntime{
-		"own":   func(context.Context, []byte) ([]byte, error) { return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "mine"} },
-		"trap":  func(context.Context, []byte) ([]byte, error) { return nil, &sandbox.CallError{Kind: sandbox.KindTrap, Message: "boom"} },
-		"gone":  func(context.Context, []byte) ([]byte, error) { return nil, &sandbox.CallError{Kind: sandbox.KindCanceled, Message: "x"} },
+		"own": func(context.Context, []byte) ([]byte, error) {
+			return nil, &sandbox.CallError{Kind: sandbox.KindPlugin, Message: "mine"}
+		},
+		"trap": func(context.Context, []byte) ([]byte, error) {
+			return nil, &sandbox.CallError{Kind: sandbox.KindTrap, Message: "boom"}
+		},
+		"gone": func(context.Context, []byte) ([]byte, error) {
+			return nil, &sandbox.CallError{Kind: sandbox.KindCanceled, Message: "x"}
+		},
 		"plain": func(context.Context, []byte) ([]byte, error) { return nil, errors.New("plain") },
 	}
 	c, _ := chain("p", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
