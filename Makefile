@@ -35,6 +35,7 @@ serve:
 ## test: install what the tests need, check the code, run every test with the race detector, then the official MCP conformance suite
 test: check
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run AllocationCeiling ./host
 	scripts/conformance.sh
 
 ## check: gofmt, go vet (native and wasip1)
