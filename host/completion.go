@@ -10,7 +10,6 @@ import (
 // maxCompletionValues is the MCP limit on values in one completion result.
 const maxCompletionValues = 100
 
-
 // handleComplete routes a completion to the plugin owning the prompt or the
 // resource template, and caps the answer at 100 values.
 func handleComplete(ctx context.Context, req *request, p *completeParams) (any, error) {
