@@ -375,7 +375,7 @@ func (d *decoder) checkSandbox(l Limits, set limitKeys, p keyPath) limitKeys {
 		}
 		// One limit at a time, so that each problem is reported at its key;
 		// the others are zero, which the sandbox takes as its defaults.
-		if err := (Limits{}).merge(l, k.bit).sandboxLimits().Validate(); err != nil {
+		if err := (Limits{}).merge(l, k.bit).Sandbox().Validate(); err != nil {
 			d.errorf(p.add(k.key), "%v", err)
 			set &^= k.bit
 		}
