@@ -47,12 +47,13 @@ func (s *Server) HostFunctions(plugin string, granted []string) []sandbox.HostFu
 }
 
 // hostSignatures gives each host function's shape, in the order of
-// abi.HostFunctions: whether it takes input and returns output (Extism
-// memory handles holding JSON), from abi.HostSignatures.
+// abi.HostFunctionNames: whether it takes input and returns output (Extism
+// memory handles holding JSON), from abi.HostSignatureOf.
 var hostSignatures = func() []sandbox.HostFunction {
-	fns := make([]sandbox.HostFunction, 0, len(abi.HostFunctions))
-	for _, name := range abi.HostFunctions {
-		sig := abi.HostSignatures[name]
+	names := abi.HostFunctionNames()
+	fns := make([]sandbox.HostFunction, 0, len(names))
+	for _, name := range names {
+		sig, _ := abi.HostSignatureOf(name)
 		fns = append(fns, sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output})
 	}
 	return fns
