@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/zip"
-	"bufio"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,9 +17,9 @@ import (
 // abi.
 
 const (
-	serverModule = "github.com/mcphost/mcphost"
-	pdkModule    = serverModule + "/pdk/go"
-	abiModule    = serverModule + "/abi"
+	serverModule = devModulePath
+	pdkModule    = goPDKImport
+	abiModule    = devGoABIModule
 )
 
 // TestScaffoldOutsideTheClone: new, build and call, in a folder outside the
@@ -62,8 +61,14 @@ func TestScaffoldWithThePublishedPDK(t *testing.T) {
 	if strings.Contains(string(b), "replace") {
 		t.Errorf("go.mod for the published PDK has a replace directive:\n%s", b)
 	}
-	pdkVersion := goModRequirement(t, gomod, pdkModule)
-	abiVersion := goModRequirement(t, filepath.Join(root, "pdk", "go", "go.mod"), abiModule)
+	pdkVersion, err := devGoModField(gomod, pdkModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abiVersion, err := devGoModField(filepath.Join(root, "pdk", "go", "go.mod"), abiModule)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	proxy := t.TempDir()
 	writeProxyModule(t, proxy, abiModule, abiVersion, filepath.Join(root, "abi"))
@@ -119,25 +124,6 @@ func scaffoldNeedsNoServer(t *testing.T, gomod string) {
 			t.Errorf("%s names the server module %s: %q", gomod, serverModule, line)
 		}
 	}
-}
-
-// goModRequirement returns the version of module a go.mod requires.
-func goModRequirement(t *testing.T, gomod, module string) string {
-	t.Helper()
-	f, err := os.Open(gomod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "require "))
-		if len(fields) >= 2 && fields[0] == module {
-			return fields[1]
-		}
-	}
-	t.Fatalf("%s does not require %s", gomod, module)
-	return ""
 }
 
 // writeProxyModule adds version of module, whose source is in dir, to the
