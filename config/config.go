@@ -173,7 +173,7 @@ type PluginConfig struct {
 	// Limits are the plugin's resource limits.
 	Limits Limits
 	// HostFunctions are the granted host functions (names from
-	// abi.HostFunctions). A plugin may import no others.
+	// abi.HostFunctionNames). A plugin may import no others.
 	HostFunctions []string
 	// AllowedHosts are what the plugin may send HTTP requests to, each
 	// "[scheme://]host[:port]": "api.example.com" (http or https on the

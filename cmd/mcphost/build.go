@@ -21,8 +21,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/pluginhost"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/pluginhost"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
 )

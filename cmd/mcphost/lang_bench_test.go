@@ -24,8 +24,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
