@@ -217,13 +217,20 @@ func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTempl
 }
 
 // callTool runs a tool by its plugin-side name.
+// Its structuredContent, if any, stays as the plugin wrote it, a
+// *json.RawMessage, for the outputSchema to check and the response to carry
+// without decoding it into Go values and encoding it again.
 func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallToolParams) (*abi.CallToolResult, error) {
-	var res abi.CallToolResult
+	structured := new(json.RawMessage)
+	res := abi.CallToolResult{StructuredContent: structured} // decoded into, as it is a non-nil pointer
 	var err error
 	if p.legacy {
 		err = p.call(ctx, abi.ExportV1Call, abi.V1CallInput{Params: params}, &res)
 	} else {
 		err = p.call(ctx, abi.ExportCallTool, requestInput(req, params), &res)
+	}
+	if res.StructuredContent == structured && len(*structured) == 0 {
+		res.StructuredContent = nil // absent
 	}
 	return &res, err
 }

@@ -96,11 +96,15 @@ func checkToolResult(e *toolEntry, res *abi.CallToolResult) error {
 	if res.StructuredContent == nil {
 		return fmt.Errorf("the tool declares an outputSchema but returned no structuredContent")
 	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return err
+	raw, ok := res.StructuredContent.(*json.RawMessage) // as callTool decodes it
+	if !ok {
+		encoded, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return err
+		}
+		raw = (*json.RawMessage)(&encoded)
 	}
-	if err := e.outputSchema.validate(raw); err != nil {
+	if err := e.outputSchema.validate(*raw); err != nil {
 		return fmt.Errorf("structuredContent does not match outputSchema: %w", err)
 	}
 	return nil
