@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -22,20 +21,12 @@ type Engine struct {
 	cache wazero.CompilationCache
 }
 
-// NewEngine returns an Engine with the compilation cache opts describes.
-//
-// It changes two process-wide settings: the Extism log level, to debug
-// (Extism drops all guest log calls by default), so that Options.Logger
-// decides what is kept; and the transport and redirect policy of
-// http.DefaultClient, which Extism sends plugin requests with, so that
-// every request of a plugin, and every redirect, is checked against its
-// Grants (scheme, host, port, and the address really connected to) and
-// sent on a transport of its own. Other requests through http.DefaultClient
-// are unchanged. Do not replace http.DefaultClient.Transport afterwards:
-// plugins granted AllowedHosts would then fail to load.
+// NewEngine returns an Engine with the compilation cache opts describes. It
+// changes no process-wide setting: the Extism kernel functions that depend
+// on one (http_request, which Extism sends with http.DefaultClient, and the
+// log functions, which it drops unless a global log level is set) are
+// served by the sandbox itself, per plugin.
 func NewEngine(opts EngineOptions) (*Engine, error) {
-	extism.SetLogLevel(extism.LogLevelDebug)
-	guardHTTP()
 	if opts.CacheDir == "" {
 		return &Engine{cache: wazero.NewCompilationCache()}, nil
 	}

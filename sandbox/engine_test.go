@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,5 +60,34 @@ func TestEngineCacheDirError(t *testing.T) {
 	}
 	if _, err := NewEngine(EngineOptions{CacheDir: file}); err == nil {
 		t.Error("a file accepted as cache directory")
+	}
+}
+
+func TestNewEngineChangesNoGlobals(t *testing.T) {
+	t.Parallel()
+	e, err := NewEngine(EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if http.DefaultClient.Transport != nil || http.DefaultClient.CheckRedirect != nil {
+		t.Errorf("http.DefaultClient changed: transport %T, redirect policy set: %v",
+			http.DefaultClient.Transport, http.DefaultClient.CheckRedirect != nil)
+	}
+
+	logs := &logRecorder{}
+	p, err := e.Load(t.Context(), "guest", testWasm(t, "guest"), Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(t.Context())
+	call(t, p, "print", "")
+	if recs := logs.records(t, "to the log"); len(recs) != 1 {
+		t.Errorf("%d records of the guest's log message, want 1", len(recs))
+	}
+	// Extism logs this on every call, to the plugin's logger, only when its
+	// process-wide log level is debug or lower.
+	if recs := logs.records(t, "Calling function"); len(recs) != 0 {
+		t.Errorf("the Extism log level is set: %v", recs)
 	}
 }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,22 +8,20 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/gobwas/glob"
 )
 
 // How plugin HTTP requests are guarded.
 //
-// Extism's http_request checks the URL's host name (without port or
-// scheme) against the manifest's allowed hosts, then sends the request with
-// http.DefaultClient, under the context of the plugin call. NewEngine makes
-// http.DefaultClient's transport a guardTransport and its redirect policy
-// one that knows plugins, so that every request of a plugin, and every
-// redirect it is sent to:
+// The sandbox serves the kernel's http_request itself (see kernel.go): after
+// Extism's own check of the URL's host name (without port or scheme)
+// against the manifest's allowed hosts, it sends the request with the
+// plugin's client, under the context of the plugin call. That client's
+// transport and redirect policy make sure that every request of the plugin,
+// and every redirect it is sent to:
 //
 //   - uses http or https, to a host, port and scheme that one of the
 //     plugin's AllowedHosts rules grants (host glob, port, optional scheme);
@@ -34,20 +31,15 @@ import (
 //     private, link-local (cloud metadata), CGNAT and other special
 //     addresses are refused unless the plugin has AllowPrivateNetwork or
 //     lists that address literally.
-//
-// Requests that are not a plugin's keep http.DefaultClient's transport and
-// redirect policy.
 
-// policyKey is the context key of the *netPolicy of the plugin whose call
-// the context belongs to.
-type policyKey struct{}
-
-// netPolicy is what one plugin may reach over HTTP.
+// netPolicy is what one plugin may reach over HTTP, and the client its
+// requests are sent with.
 type netPolicy struct {
 	plugin       string
 	rules        []hostRule
 	allowPrivate bool
 	transport    *http.Transport
+	client       *http.Client
 }
 
 // hostRule is one parsed AllowedHosts entry: [scheme "://"] host [":" port].
@@ -202,6 +194,7 @@ func newNetPolicy(plugin string, g Grants) (*netPolicy, error) {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
+	pol.client = &http.Client{Transport: pol, CheckRedirect: pol.checkRedirect}
 	return pol, nil
 }
 
@@ -359,24 +352,10 @@ func specialAddress(ip netip.Addr) string {
 	return ""
 }
 
-// guardTransport is http.DefaultClient's transport once NewEngine ran: it
-// sends a plugin's requests through that plugin's policy and transport, and
-// any other request through next.
-type guardTransport struct {
-	next http.RoundTripper
-}
-
-// RoundTrip implements http.RoundTripper.
-func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	pol, isPlugin := pluginPolicy(req.Context())
-	if !isPlugin {
-		return g.next.RoundTrip(req)
-	}
-	err := errors.New("a plugin request without a network policy is refused")
-	if pol != nil {
-		err = pol.checkURL(req.URL)
-	}
-	if err != nil {
+// RoundTrip implements http.RoundTripper for the plugin's client: it sends
+// req on the plugin's transport if the policy grants its URL.
+func (pol *netPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := pol.checkURL(req.URL); err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
@@ -385,53 +364,17 @@ func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return pol.transport.RoundTrip(req)
 }
 
-// pluginPolicy returns the network policy in ctx, and whether ctx belongs
-// to a plugin call at all (with or without a policy).
-func pluginPolicy(ctx context.Context) (*netPolicy, bool) {
-	if pol, ok := ctx.Value(policyKey{}).(*netPolicy); ok {
-		return pol, true
+// checkRedirect is the redirect policy of the plugin's client: the policy
+// must grant the redirect's URL, and http.Client's default limit of 10
+// redirects applies.
+func (pol *netPolicy) checkRedirect(req *http.Request, via []*http.Request) error {
+	if err := pol.checkURL(req.URL); err != nil {
+		return fmt.Errorf("redirect to %s is not allowed: %w", req.URL.Redacted(), err)
 	}
-	_, ok := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin)
-	return nil, ok
-}
-
-var guardOnce sync.Once
-
-// guardHTTP installs the guard on http.DefaultClient, once.
-func guardHTTP() {
-	guardOnce.Do(func() {
-		next := http.DefaultClient.Transport
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		http.DefaultClient.Transport = &guardTransport{next: next}
-		checkRedirect := http.DefaultClient.CheckRedirect
-		http.DefaultClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-			pol, isPlugin := pluginPolicy(req.Context())
-			if isPlugin {
-				if pol == nil {
-					return errors.New("a plugin request without a network policy is refused")
-				}
-				if err := pol.checkURL(req.URL); err != nil {
-					return fmt.Errorf("redirect to %s is not allowed: %w", req.URL.Redacted(), err)
-				}
-			}
-			if checkRedirect != nil {
-				return checkRedirect(req, via)
-			}
-			if len(via) >= 10 { // http.Client's default policy
-				return errors.New("stopped after 10 redirects")
-			}
-			return nil
-		}
-	})
-}
-
-// guarded reports whether plugin requests are guarded: NewEngine installed
-// the guard and nothing replaced it since.
-func guarded() bool {
-	_, ok := http.DefaultClient.Transport.(*guardTransport)
-	return ok
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // HostGranted reports whether the AllowedHosts entries allowed grant need,

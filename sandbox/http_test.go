@@ -87,6 +87,17 @@ func TestHTTPHostsPortsAndSchemes(t *testing.T) {
 	}
 }
 
+func TestHTTPStatusCode(t *testing.T) {
+	t.Parallel()
+	server := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	p := load(t, "guest", grantHosts("127.0.0.1:"+server.port))
+	if got := call(t, p, "httpstatus", `{"url":"`+server.URL+`"}`); got != "418" {
+		t.Errorf("http_status_code returned %s, want 418", got)
+	}
+}
+
 func TestHTTPPrivateAddressesNeedAGrant(t *testing.T) {
 	t.Parallel()
 	server := newHTTPServer(t, pong())

@@ -106,38 +106,48 @@ func Inspect(wasm []byte) (*Info, error) {
 }
 
 func inspect(wasm []byte) (*Info, error) {
+	info := &Info{CustomSections: map[string][]byte{}}
+	if err := sections(wasm, func(id byte, _ int, body *reader) error { return info.section(id, body) }); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// sections checks the header of wasm and calls fn with each section's id,
+// the offset of its header and a reader of its body, which stays within the
+// section's declared size.
+func sections(wasm []byte, fn func(id byte, start int, body *reader) error) error {
 	if !bytes.HasPrefix(wasm, wasmHeader[:min(len(wasm), len(wasmHeader))]) {
-		return nil, ErrBadMagic
+		return ErrBadMagic
 	}
 	if len(wasm) < 8 {
-		return nil, ErrTruncated
+		return ErrTruncated
 	}
 	if v := wasm[4:8]; !bytes.Equal(v, []byte{1, 0, 0, 0}) {
-		return nil, fmt.Errorf("%w % x", ErrBadVersion, v)
+		return fmt.Errorf("%w % x", ErrBadVersion, v)
 	}
-	info := &Info{CustomSections: map[string][]byte{}}
 	r := &reader{buf: wasm, off: 8, end: ErrTruncated}
 	for r.off < len(r.buf) {
 		start := r.off
 		id, err := r.byte()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		size, err := r.u32()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if uint64(size) > uint64(len(r.buf)-r.off) {
-			return nil, fmt.Errorf("%w: section %d at offset %d declares %d bytes, %d remain",
+			return fmt.Errorf("%w: section %d at offset %d declares %d bytes, %d remain",
 				ErrSectionOverrun, id, start, size, len(r.buf)-r.off)
 		}
 		body := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
 		r.off += int(size)
-		if err := info.section(id, body); err != nil {
-			return nil, fmt.Errorf("section %d at offset %d: %w", id, start, err)
+		if err := fn(id, start, body); err != nil {
+			return fmt.Errorf("section %d at offset %d: %w", id, start, err)
 		}
 	}
-	return info, nil
+	return nil
 }
 
 // section decodes one section whose body r holds.
@@ -152,22 +162,11 @@ func (i *Info) section(id byte, r *reader) error {
 		return nil
 	case sectionImport:
 		return r.vec(func() error {
-			module, err := r.name()
-			if err != nil {
-				return err
+			imp, kind, _, err := r.importEntry()
+			if kind == kindFunc && err == nil {
+				i.Imports = append(i.Imports, imp)
 			}
-			name, err := r.name()
-			if err != nil {
-				return err
-			}
-			kind, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if kind == kindFunc {
-				i.Imports = append(i.Imports, Import{Module: module, Name: name})
-			}
-			return r.importDesc(kind)
+			return err
 		})
 	case sectionExport:
 		return r.vec(func() error {
@@ -277,6 +276,23 @@ func (r *reader) vec(elem func() error) error {
 		return fmt.Errorf("%w: %d unread bytes at the end of the section", ErrMalformed, len(r.buf)-r.off)
 	}
 	return nil
+}
+
+// importEntry reads one entry of the import section: what it imports, its
+// kind, and the offset of its name (the module's name ends there); it
+// skips the entry's description.
+func (r *reader) importEntry() (imp Import, kind byte, nameAt int, err error) {
+	if imp.Module, err = r.name(); err != nil {
+		return imp, 0, 0, err
+	}
+	nameAt = r.off
+	if imp.Name, err = r.name(); err != nil {
+		return imp, 0, 0, err
+	}
+	if kind, err = r.byte(); err != nil {
+		return imp, 0, 0, err
+	}
+	return imp, kind, nameAt, r.importDesc(kind)
 }
 
 // importDesc skips the description of an import of the given kind.

@@ -62,8 +62,8 @@ func (g *guestLog) emit(level slog.Level, msg string, attrs ...slog.Attr) {
 	}
 }
 
-// kernel is the Extism logger of the instance: it receives the plugin's
-// log_debug, log_info, log_warn and log_error calls.
+// kernel logs a message at an Extism level: the plugin's log_debug,
+// log_info, log_warn and log_error calls, and Extism's own messages.
 func (g *guestLog) kernel(level extism.LogLevel, msg string) {
 	l := slog.LevelDebug
 	switch level {

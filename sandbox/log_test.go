@@ -47,3 +47,23 @@ func TestGuestLogLimits(t *testing.T) {
 		t.Error("the budget is not per call")
 	}
 }
+
+func TestGuestLogLevels(t *testing.T) {
+	t.Parallel()
+	logs := &logRecorder{}
+	p := load(t, "guest", Options{Logger: logs.logger()})
+	// The host logs from debug up, and tells the plugin so: Extism's level
+	// numbers are 0 trace, 1 debug, 2 info, 3 warn, 4 error.
+	if got := call(t, p, "levels", ""); got != "1" {
+		t.Errorf("get_log_level returned %s, want 1 (debug)", got)
+	}
+	if recs := logs.records(t, "at trace"); len(recs) != 0 {
+		t.Errorf("trace message logged: %v", recs)
+	}
+	for msg, level := range map[string]string{"at debug": "DEBUG", "at info": "INFO", "at warn": "WARN", "at error": "ERROR"} {
+		recs := logs.records(t, msg)
+		if len(recs) != 1 || recs[0]["level"] != level || recs[0]["plugin"] != "guest" {
+			t.Errorf("%q logged as %v, want one %s record of plugin guest", msg, recs, level)
+		}
+	}
+}

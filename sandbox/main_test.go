@@ -83,12 +83,16 @@ func buildPlugin(name string) ([]byte, error) {
 		return nil, err
 	}
 	// Compile it into the engine's cache as Load would.
+	compiled, err := redirectKernelImports(wasm)
+	if err != nil {
+		return nil, err
+	}
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCompilationCache(engine.cache).
 		WithCloseOnContextDone(true))
 	defer rt.Close(ctx)
-	if _, err := rt.CompileModule(ctx, wasm); err != nil {
+	if _, err := rt.CompileModule(ctx, compiled); err != nil {
 		return nil, err
 	}
 	return wasm, nil

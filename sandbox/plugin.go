@@ -26,7 +26,6 @@ type Plugin struct {
 	compiled     *extism.CompiledPlugin
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
-	net          *netPolicy
 	redact       *strings.Replacer // of the secret values; nil when none
 	checkOutput  func(export string, output []byte) error
 }
@@ -56,7 +55,8 @@ const sleepSlice = 10 * time.Millisecond
 // Load compiles wasm as the plugin name and creates its first instance, so
 // that a plugin that cannot be linked or instantiated fails here. Before
 // compiling, it checks that every function the plugin imports from
-// abi.HostModule is among opts.HostFunctions.
+// abi.HostModule is among opts.HostFunctions, and moves its imports of the
+// kernel functions the sandbox serves itself (kernel.go).
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	p, err := e.load(ctx, name, wasm, opts)
 	if err != nil {
@@ -81,9 +81,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if len(pol.rules) > 0 && !guarded() {
-		return nil, errors.New("http.DefaultClient.Transport was replaced after NewEngine: plugin HTTP requests would not be guarded")
-	}
 	redact := secretReplacer(opts.Grants.Secrets)
 	logger := opts.Logger
 	if logger == nil {
@@ -94,6 +91,11 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	}
 	logger = logger.With(slog.String("plugin", name))
 	hostFns, err := hostFunctions(info, opts.HostFunctions, logger)
+	if err != nil {
+		return nil, err
+	}
+	hostFns = append(hostFns, kernelFunctions(pol)...)
+	wasm, err = redirectKernelImports(wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +128,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		timeout:      fmt.Errorf("exceeded the %s timeout", limits.Timeout),
 		compiled:     compiled,
 		moduleConfig: moduleConfig(opts.Grants.Mounts),
-		net:          pol,
 		redact:       redact,
 		checkOutput:  opts.CheckOutput,
 	}
@@ -169,7 +170,6 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, policyKey{}, p.net)
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{
@@ -181,6 +181,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		}
 		return nil, fmt.Errorf("instantiate: %s", p.redacted(err.Error()))
 	}
+	// Extism logs messages of its own only when the embedding program sets
+	// its global log level; they go to the plugin's logger too, not to the
+	// standard logger.
 	ep.SetLogger(log.kernel)
 	return &instance{plugin: ep, log: log}, nil
 }
@@ -266,7 +269,6 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
-	ctx = context.WithValue(ctx, policyKey{}, p.net)
 	ctx = withCallState(ctx, newCallState(inst.log, p.limits.HostCallsPerSecond))
 	inst.log.reset(ctx)
 	// wazero stops the plugin's code when ctx ends, but Extism runs some

@@ -94,6 +94,16 @@ func http() int32 {
 	return 0
 }
 
+// httpstatus sends the request its input holds and outputs the response's
+// status code.
+//
+//go:wasmexport httpstatus
+func httpstatus() int32 {
+	kernel.HTTPRequest(kernel.Input())
+	kernel.Output([]byte(strconv.Itoa(int(kernel.HTTPStatusCode()))))
+	return 0
+}
+
 //go:wasmexport readfile
 func readfile() int32 {
 	b, err := os.ReadFile(string(kernel.Input()))
@@ -144,6 +154,19 @@ func printAll() int32 {
 	fmt.Println("to stdout")
 	fmt.Fprint(os.Stderr, "to stderr")
 	kernel.LogInfo("to the log")
+	return 0
+}
+
+// levels logs at every level and outputs the host's log level.
+//
+//go:wasmexport levels
+func levels() int32 {
+	kernel.LogTrace("at trace")
+	kernel.LogDebug("at debug")
+	kernel.LogInfo("at info")
+	kernel.LogWarn("at warn")
+	kernel.LogError("at error")
+	kernel.Output([]byte(strconv.Itoa(int(kernel.LogLevel()))))
 	return 0
 }
 

@@ -45,8 +45,26 @@ func configGet(offset uint64) uint64
 //go:wasmimport extism:host/env http_request
 func httpRequest(request, body uint64) uint64
 
+//go:wasmimport extism:host/env http_status_code
+func httpStatusCode() int32
+
+//go:wasmimport extism:host/env log_trace
+func logTrace(offset uint64)
+
+//go:wasmimport extism:host/env log_debug
+func logDebug(offset uint64)
+
 //go:wasmimport extism:host/env log_info
 func logInfo(offset uint64)
+
+//go:wasmimport extism:host/env log_warn
+func logWarn(offset uint64)
+
+//go:wasmimport extism:host/env log_error
+func logError(offset uint64)
+
+//go:wasmimport extism:host/env get_log_level
+func getLogLevel() int32
 
 // Input returns the call's input.
 func Input() []byte {
@@ -128,5 +146,24 @@ func HTTPRequest(request []byte) []byte {
 	return Read(httpRequest(Alloc(request), 0))
 }
 
+// HTTPStatusCode returns the status code of the last HTTP response.
+func HTTPStatusCode() int32 { return httpStatusCode() }
+
+// LogTrace logs msg at trace level.
+func LogTrace(msg string) { logTrace(Alloc([]byte(msg))) }
+
+// LogDebug logs msg at debug level.
+func LogDebug(msg string) { logDebug(Alloc([]byte(msg))) }
+
 // LogInfo logs msg at info level.
 func LogInfo(msg string) { logInfo(Alloc([]byte(msg))) }
+
+// LogWarn logs msg at warn level.
+func LogWarn(msg string) { logWarn(Alloc([]byte(msg))) }
+
+// LogError logs msg at error level.
+func LogError(msg string) { logError(Alloc([]byte(msg))) }
+
+// LogLevel returns the lowest level the host logs: 0 trace, 1 debug, 2
+// info, 3 warn, 4 error.
+func LogLevel() int32 { return getLogLevel() }
