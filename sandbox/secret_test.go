@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestSecretsReachThePluginButNotLogsOrErrors(t *testing.T) {
@@ -74,18 +75,23 @@ func TestHostCallFloodIsStopped(t *testing.T) {
 		}}),
 		Logger: logs.logger(),
 	})
+	start := time.Now()
 	_, err := p.Call(t.Context(), "call_notify_many", []byte("100000"))
+	elapsed := time.Since(start)
 	ce := wantKind(t, err, KindTrap)
 	if !strings.Contains(ce.Message, "host function notify: more than 100 host function calls per second (host_calls_per_second); the call is stopped") {
 		t.Errorf("flood: %q", ce.Message)
 	}
-	if n := calls.Load(); n != 100 {
-		t.Errorf("%d host calls ran, want the burst of 100", n)
+	// The burst of 100, and what the bucket refilled at 100 a second while
+	// the flood ran (a few more on a slow or loaded machine), then no more.
+	ran := calls.Load()
+	if most := 100 + int64(100*elapsed.Seconds()) + 1; ran < 100 || ran > most {
+		t.Errorf("%d host calls ran in %v, want the burst of 100 and at most %d", ran, elapsed, most)
 	}
-	// Each failure was logged within the call's log budget, not 100 times
-	// over without end.
-	if n := len(logs.records(t, "host function failed")); n == 0 || n > 100 {
-		t.Errorf("%d failure records", n)
+	// Each failure was logged within the call's log budget, not without
+	// end.
+	if n := len(logs.records(t, "host function failed")); n == 0 || int64(n) > ran {
+		t.Errorf("%d failure records for %d calls", n, ran)
 	}
 	// Within the rate, calls go through.
 	if _, err := p.Call(t.Context(), "call_notify_many", []byte("50")); err != nil {
