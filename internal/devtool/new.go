@@ -1,4 +1,4 @@
-package main
+package devtool
 
 import (
 	"bufio"
@@ -16,19 +16,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// devTemplates holds the scaffolds of mcphost new, one folder per language;
+// templateFS holds the scaffolds of mcphost new, one folder per language;
 // every file is a text/template (.tmpl, so that Go and cargo leave them
 // alone).
 //
 //go:embed templates
-var devTemplates embed.FS
+var templateFS embed.FS
 
-// devModulePath is the module path of mcphost, whose PDKs scaffolds use.
-const devModulePath = "github.com/mcphost/mcphost"
+// modulePath is the module path of mcphost, whose PDKs scaffolds use.
+const modulePath = "github.com/mcphost/mcphost"
 
-// devRustPDKVersion is the version of mcphost-pdk a Rust scaffold made
+// rustPDKVersion is the version of mcphost-pdk a Rust scaffold made
 // outside a checkout asks for.
-const devRustPDKVersion = "0.1"
+const rustPDKVersion = "0.1"
 
 // scaffoldFile is one file of a scaffold: its template and where it goes.
 type scaffoldFile struct {
@@ -88,7 +88,7 @@ type newFlags struct {
 	checkout string
 }
 
-func newNewCommand() *cobra.Command {
+func newNewCommand(version string) *cobra.Command {
 	var f newFlags
 	cmd := &cobra.Command{
 		Use:   "new NAME [--lang go|rust|js] [--dir DIR]",
@@ -105,11 +105,11 @@ what it needs, an mcphost.toml that grants it, a README and a test:
         mcphost call, get-prompt and read.
 
 When mcphost new runs inside a checkout of mcphost (or --checkout names one),
-the scaffold uses that checkout's PDK: go.mod requires ` + devModulePath + `
+the scaffold uses that checkout's PDK: go.mod requires ` + modulePath + `
 and replaces it with the checkout, Cargo.toml depends on its pdk/rust by path.
-Otherwise go.mod is left for 'go get ` + devModulePath + `@latest' (unless
+Otherwise go.mod is left for 'go get ` + modulePath + `@latest' (unless
 this mcphost has a release version, which it then requires) and Cargo.toml
-asks for mcphost-pdk ` + devRustPDKVersion + `.
+asks for mcphost-pdk ` + rustPDKVersion + `.
 
 Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`,
 		Example: `  mcphost new hello                  # Go, in ./hello
@@ -120,7 +120,7 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return devNew(args[0], f, cmd.OutOrStdout())
+			return newPlugin(args[0], f, version, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&f.lang, "lang", "go", "language: go, rust or js")
@@ -136,19 +136,19 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 	return cmd
 }
 
-// devRustNamePattern is the rule for Rust package names on top of the
+// rustNamePattern is the rule for Rust package names on top of the
 // plugin name rule: no leading digit.
-var devRustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var rustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-func devNew(name string, f newFlags, stdout io.Writer) error {
+func newPlugin(name string, f newFlags, version string, stdout io.Writer) error {
 	files, ok := scaffolds[f.lang]
 	if !ok {
 		return fmt.Errorf("--lang %q: want go, rust or js", f.lang)
 	}
-	if !devPluginNamePattern.MatchString(name) {
+	if !pluginNamePattern.MatchString(name) {
 		return fmt.Errorf("plugin name %q: use letters, digits, '-' and '_' (it becomes the plugin's file name)", name)
 	}
-	if f.lang == "rust" && !devRustNamePattern.MatchString(name) {
+	if f.lang == "rust" && !rustNamePattern.MatchString(name) {
 		return fmt.Errorf("plugin name %q: a Rust package name cannot start with a digit", name)
 	}
 	dir := f.dir
@@ -165,20 +165,20 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 	checkout := f.checkout
 	if checkout == "" {
 		if wd, err := os.Getwd(); err == nil {
-			checkout = devFindCheckout(wd)
+			checkout = findCheckout(wd)
 		}
 	} else if checkout, err = filepath.Abs(checkout); err != nil {
 		return err
-	} else if !devIsCheckout(checkout) {
-		return fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/ beside it)", f.checkout, devModulePath)
+	} else if !isCheckout(checkout) {
+		return fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/ beside it)", f.checkout, modulePath)
 	}
-	data, err := devScaffoldData(name, f.lang, absDir, checkout)
+	data, err := fillScaffoldData(name, f.lang, absDir, checkout, version)
 	if err != nil {
 		return err
 	}
 	var written []string
 	for _, sf := range files {
-		tmpl, err := template.ParseFS(devTemplates, "templates/"+sf.tmpl)
+		tmpl, err := template.ParseFS(templateFS, "templates/"+sf.tmpl)
 		if err != nil {
 			return err
 		}
@@ -196,13 +196,13 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 		}
 		written = append(written, rel)
 	}
-	fmt.Fprintf(stdout, "created %s plugin %s in %s: %s\n", devLangName(f.lang), name, dir, strings.Join(written, ", "))
+	fmt.Fprintf(stdout, "created %s plugin %s in %s: %s\n", langName(f.lang), name, dir, strings.Join(written, ", "))
 	if checkout != "" {
 		fmt.Fprintf(stdout, "using the PDK of the mcphost checkout at %s\n", checkout)
 	}
 	fmt.Fprintln(stdout, "\nNext:")
 	if f.lang == "go" && data.GoRequire == "" {
-		fmt.Fprintf(stdout, "  (cd %s && go get %s@latest)\n", dir, devModulePath)
+		fmt.Fprintf(stdout, "  (cd %s && go get %s@latest)\n", dir, modulePath)
 	}
 	switch f.lang {
 	case "js":
@@ -221,7 +221,7 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 	return nil
 }
 
-func devLangName(lang string) string {
+func langName(lang string) string {
 	switch lang {
 	case "go":
 		return "Go"
@@ -231,37 +231,37 @@ func devLangName(lang string) string {
 	return "JavaScript"
 }
 
-// devScaffoldData fills in the templates' data.
-func devScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
+// fillScaffoldData fills in the templates' data.
+func fillScaffoldData(name, lang, dir, checkout, version string) (*scaffoldData, error) {
 	d := &scaffoldData{
 		Name: name, File: name + ".wasm", URI: "docs://" + name + "/about",
-		Checkout: checkout, GoModule: name, GoVersion: "1.24", RustVersion: devRustPDKVersion,
+		Checkout: checkout, GoModule: name, GoVersion: "1.24", RustVersion: rustPDKVersion,
 	}
 	if lang == "js" {
 		d.File = name + ".js"
 	}
 	if checkout == "" {
-		if devIsRelease(version) {
+		if isRelease(version) {
 			d.GoRequire = version
 		}
 		return d, nil
 	}
-	goVersion, err := devGoVersion(filepath.Join(checkout, "go.mod"))
+	goVersion, err := readGoVersion(filepath.Join(checkout, "go.mod"))
 	if err != nil {
 		return nil, err
 	}
 	d.GoVersion = goVersion
 	d.GoRequire = "v0.0.0-00010101000000-000000000000"
-	d.GoReplace = devPathFrom(dir, checkout, checkout)
-	d.RustPath = filepath.ToSlash(devPathFrom(dir, checkout, filepath.Join(checkout, "pdk", "rust")))
+	d.GoReplace = pathFrom(dir, checkout, checkout)
+	d.RustPath = filepath.ToSlash(pathFrom(dir, checkout, filepath.Join(checkout, "pdk", "rust")))
 	d.BuildScript = filepath.Join(checkout, "pdk", "rust", "build-plugin.sh")
 	return d, nil
 }
 
-// devPathFrom returns target relative to dir when dir is inside the
+// pathFrom returns target relative to dir when dir is inside the
 // checkout (so that the checkout can move with the scaffold), else
 // absolute.
-func devPathFrom(dir, checkout, target string) string {
+func pathFrom(dir, checkout, target string) string {
 	if strings.HasPrefix(dir, checkout+string(filepath.Separator)) {
 		if rel, err := filepath.Rel(dir, target); err == nil {
 			return rel
@@ -270,15 +270,15 @@ func devPathFrom(dir, checkout, target string) string {
 	return target
 }
 
-var devReleasePattern = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
+var releasePattern = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
-// devIsRelease reports whether v is a module version (a release tag).
-func devIsRelease(v string) bool { return devReleasePattern.MatchString(v) }
+// isRelease reports whether v is a module version (a release tag).
+func isRelease(v string) bool { return releasePattern.MatchString(v) }
 
-// devFindCheckout returns the mcphost checkout dir is in, "" when none.
-func devFindCheckout(dir string) string {
+// findCheckout returns the mcphost checkout dir is in, "" when none.
+func findCheckout(dir string) string {
 	for {
-		if devIsCheckout(dir) {
+		if isCheckout(dir) {
 			return dir
 		}
 		parent := filepath.Dir(dir)
@@ -289,8 +289,8 @@ func devFindCheckout(dir string) string {
 	}
 }
 
-// devIsCheckout reports whether dir is the root of an mcphost checkout.
-func devIsCheckout(dir string) bool {
+// isCheckout reports whether dir is the root of an mcphost checkout.
+func isCheckout(dir string) bool {
 	f, err := os.Open(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		return false
@@ -299,7 +299,7 @@ func devIsCheckout(dir string) bool {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
-			if strings.TrimSpace(strings.TrimPrefix(line, "module ")) != devModulePath {
+			if strings.TrimSpace(strings.TrimPrefix(line, "module ")) != modulePath {
 				return false
 			}
 			st, err := os.Stat(filepath.Join(dir, "pdk", "go"))
@@ -309,9 +309,9 @@ func devIsCheckout(dir string) bool {
 	return false
 }
 
-// devGoVersion reads the go directive of a go.mod: a module requiring
+// readGoVersion reads the go directive of a go.mod: a module requiring
 // mcphost needs at least mcphost's.
-func devGoVersion(gomod string) (string, error) {
+func readGoVersion(gomod string) (string, error) {
 	b, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", err
