@@ -9,6 +9,8 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gobwas/glob v0.2.3
 	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/mcphost/mcphost/abi v0.1.0
+	github.com/mcphost/mcphost/pdk/go v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2
@@ -32,4 +34,11 @@ require (
 	golang.org/x/text v0.17.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
+)
+
+// The ABI types and the Go PDK are modules of their own (a plugin needs
+// nothing else), released in lockstep; here they are the ones beside this file.
+replace (
+	github.com/mcphost/mcphost/abi => ./abi
+	github.com/mcphost/mcphost/pdk/go => ./pdk/go
 )

@@ -58,15 +58,6 @@ const (
 	HostNotifyURLElicitationCompleted = "notify_url_elicitation_completed"
 )
 
-// HostFunctions lists every host function name in HostModule.
-var HostFunctions = []string{
-	HostCreateMessage, HostCreateElicitation, HostListRoots,
-	HostNotifyLoggingMessage, HostNotifyProgress,
-	HostNotifyToolListChanged, HostNotifyPromptListChanged,
-	HostNotifyResourceListChanged, HostNotifyResourceUpdated,
-	HostNotifyElicitationComplete, HostNotifyURLElicitationCompleted,
-}
-
 // HostSignature is the wasm shape of a host function: whether it takes an
 // input and returns an output, each an Extism memory handle (i64) holding
 // JSON.
@@ -74,20 +65,44 @@ type HostSignature struct {
 	Input, Output bool
 }
 
-// HostSignatures gives the signature of every function in HostFunctions
-// (the table of ABI.md section 3).
-var HostSignatures = map[string]HostSignature{
-	HostCreateMessage:                 {Input: true, Output: true},
-	HostCreateElicitation:             {Input: true, Output: true},
-	HostListRoots:                     {Output: true},
-	HostNotifyLoggingMessage:          {Input: true},
-	HostNotifyProgress:                {Input: true},
-	HostNotifyToolListChanged:         {},
-	HostNotifyPromptListChanged:       {},
-	HostNotifyResourceListChanged:     {},
-	HostNotifyResourceUpdated:         {Input: true},
-	HostNotifyElicitationComplete:     {Input: true},
-	HostNotifyURLElicitationCompleted: {Input: true},
+// hostFunctions is every function of HostModule with its signature (the
+// table of ABI.md section 3), in the table's order.
+var hostFunctions = []struct {
+	name string
+	sig  HostSignature
+}{
+	{HostCreateMessage, HostSignature{Input: true, Output: true}},
+	{HostCreateElicitation, HostSignature{Input: true, Output: true}},
+	{HostListRoots, HostSignature{Output: true}},
+	{HostNotifyLoggingMessage, HostSignature{Input: true}},
+	{HostNotifyProgress, HostSignature{Input: true}},
+	{HostNotifyToolListChanged, HostSignature{}},
+	{HostNotifyPromptListChanged, HostSignature{}},
+	{HostNotifyResourceListChanged, HostSignature{}},
+	{HostNotifyResourceUpdated, HostSignature{Input: true}},
+	{HostNotifyElicitationComplete, HostSignature{Input: true}},
+	{HostNotifyURLElicitationCompleted, HostSignature{Input: true}},
+}
+
+// HostFunctionNames returns the name of every host function in HostModule,
+// in the order of ABI.md. The slice is the caller's own.
+func HostFunctionNames() []string {
+	names := make([]string, len(hostFunctions))
+	for i, f := range hostFunctions {
+		names[i] = f.name
+	}
+	return names
+}
+
+// HostSignatureOf returns the signature of the host function name, and
+// whether HostModule has such a function.
+func HostSignatureOf(name string) (HostSignature, bool) {
+	for _, f := range hostFunctions {
+		if f.name == name {
+			return f.sig, true
+		}
+	}
+	return HostSignature{}, false
 }
 
 // Manifest is what a plugin declares about itself in the ManifestSection

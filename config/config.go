@@ -173,7 +173,7 @@ type PluginConfig struct {
 	// Limits are the plugin's resource limits.
 	Limits Limits
 	// HostFunctions are the granted host functions (names from
-	// abi.HostFunctions). A plugin may import no others.
+	// abi.HostFunctionNames). A plugin may import no others.
 	HostFunctions []string
 	// AllowedHosts are what the plugin may send HTTP requests to, each
 	// "[scheme://]host[:port]": "api.example.com" (http or https on the
@@ -340,11 +340,11 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	return l
 }
 
-// sandboxLimits returns the sandbox limits of l as the host's plugin
-// loader hands them over: max_queue 0, no queue, is sandbox.NoQueue. A
+// Sandbox returns the sandbox limits of l, as the plugin loader hands them
+// over: max_queue 0, no queue, is sandbox.NoQueue. A
 // memory limit beyond what MemoryMiB holds becomes the largest it holds,
 // as far out of bounds.
-func (l Limits) sandboxLimits() sandbox.Limits {
+func (l Limits) Sandbox() sandbox.Limits {
 	queue := l.MaxQueue
 	if queue == 0 {
 		queue = sandbox.NoQueue

@@ -375,7 +375,7 @@ func (d *decoder) checkSandbox(l Limits, set limitKeys, p keyPath) limitKeys {
 		}
 		// One limit at a time, so that each problem is reported at its key;
 		// the others are zero, which the sandbox takes as its defaults.
-		if err := (Limits{}).merge(l, k.bit).sandboxLimits().Validate(); err != nil {
+		if err := (Limits{}).merge(l, k.bit).Sandbox().Validate(); err != nil {
 			d.errorf(p.add(k.key), "%v", err)
 			set &^= k.bit
 		}
@@ -607,10 +607,10 @@ func (d *decoder) taskSupport(t map[string]any, p keyPath) map[string]string {
 
 // checkHostFunction returns why name is not a host function.
 func checkHostFunction(name string) error {
-	if slices.Contains(abi.HostFunctions, name) {
+	if _, ok := abi.HostSignatureOf(name); ok {
 		return nil
 	}
-	return fmt.Errorf("unknown host function %q (valid: %s)", name, strings.Join(abi.HostFunctions, ", "))
+	return fmt.Errorf("unknown host function %q (valid: %s)", name, strings.Join(abi.HostFunctionNames(), ", "))
 }
 
 // checkHost returns why pattern is not a valid allowed_hosts entry: a host

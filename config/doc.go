@@ -144,7 +144,7 @@
 //	scopes_supported = []  # jwt: scopes advertised in the protected
 //	                       # resource metadata; [] = scopes
 //
-// The host functions are those of abi.HostFunctions: create_message,
+// The host functions are those of abi.HostFunctionNames: create_message,
 // create_elicitation, list_roots, notify_logging_message, notify_progress,
 // notify_tool_list_changed, notify_prompt_list_changed,
 // notify_resource_list_changed, notify_resource_updated and

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
@@ -11,23 +10,9 @@ import (
 // maxCompletionValues is the MCP limit on values in one completion result.
 const maxCompletionValues = 100
 
-type completeParams struct {
-	Ref struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	} `json:"ref"`
-	Argument *abi.CompleteArgument `json:"argument"`
-	Context  *abi.CompleteContext  `json:"context"`
-}
-
 // handleComplete routes a completion to the plugin owning the prompt or the
 // resource template, and caps the answer at 100 values.
-func handleComplete(ctx context.Context, req *request, params json.RawMessage) (any, error) {
-	var p completeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleComplete(ctx context.Context, req *request, p *completeParams) (any, error) {
 	if p.Argument == nil || p.Argument.Name == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: argument.name is required")
 	}

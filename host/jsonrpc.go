@@ -97,24 +97,32 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-// encodeResponse builds a response to the request with the given id.
+// encodeResponse builds a response to the request with the given id. The
+// result is encoded once, straight into the response: the id was checked
+// by decodeMessage and is copied as it came.
 func encodeResponse(id json.RawMessage, result any, rpcErr *RPCError) []byte {
 	if id == nil {
 		id = nullID
 	}
-	m := message{JSONRPC: "2.0", ID: id}
-	if rpcErr != nil {
-		m.Error = rpcErr
-	} else {
+	var body []byte
+	if rpcErr == nil {
 		raw, err := json.Marshal(result)
 		if err != nil {
-			m.Error = rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err)
-		} else {
-			m.Result = raw
+			rpcErr = rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err)
 		}
+		body = raw
 	}
-	out, _ := json.Marshal(m)
-	return out
+	key := `,"result":`
+	if rpcErr != nil {
+		key = `,"error":`
+		body, _ = json.Marshal(rpcErr)
+	}
+	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":`)+len(id)+len(key)+len(body)+1)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, key...)
+	out = append(out, body...)
+	return append(out, '}')
 }
 
 // encodeNotification builds a notification message.

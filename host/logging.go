@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 )
 
@@ -21,13 +20,7 @@ func parseLogLevel(s string) (logLevel, bool) {
 	return logLevel(i), i >= 0
 }
 
-func handleSetLevel(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p struct {
-		Level string `json:"level"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleSetLevel(_ context.Context, req *request, p *setLevelParams) (any, error) {
 	lvl, ok := parseLogLevel(p.Level)
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: unknown level %q (want one of %v)", p.Level, logLevels)

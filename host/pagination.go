@@ -2,17 +2,12 @@ package host
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"strings"
 )
 
 // Cursors are opaque to clients: base64url of "<list>:<offset>". A cursor for
 // another list, or one that does not decode, is invalid params.
-
-type listParams struct {
-	Cursor string `json:"cursor"`
-}
 
 func encodeCursor(list string, offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(list + ":" + strconv.Itoa(offset)))
@@ -44,11 +39,7 @@ func pageFrom(list string, start, n, size int) (int, int, string, *RPCError) {
 
 // listPage serves one page of a catalog list for a list request, each entry
 // seen through view at the session's protocol version.
-func listPage[E, T any](req *request, params json.RawMessage, list string, entries []E, view func(E, string) T) ([]T, string, error) {
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, "", err
-	}
+func listPage[E, T any](req *request, p *listParams, list string, entries []E, view func(E, string) T) ([]T, string, error) {
 	start, end, next, err := page(list, p.Cursor, len(entries), req.sess.srv.opts.PageSize)
 	if err != nil {
 		return nil, "", err

@@ -121,9 +121,12 @@ var allowedPluginCodes = []int{abi.CodeInvalidParams, abi.CodeInternalError, abi
 // call runs export with input encoded as JSON and decodes its output into
 // out. Output that does not decode is the plugin's fault and says so.
 func (p *Plugin) call(ctx context.Context, export string, input, out any) error {
-	in, err := json.Marshal(input)
-	if err != nil {
-		return err
+	in, encoded := input.(json.RawMessage)
+	if !encoded {
+		var err error
+		if in, err = json.Marshal(input); err != nil {
+			return err
+		}
 	}
 	raw, err := p.rt.Call(ctx, export, in)
 	if err != nil {
@@ -214,19 +217,33 @@ func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTempl
 }
 
 // callTool runs a tool by its plugin-side name.
+// Its structuredContent, if any, stays as the plugin wrote it, a
+// *json.RawMessage, for the outputSchema to check and the response to carry
+// without decoding it into Go values and encoding it again.
 func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallToolParams) (*abi.CallToolResult, error) {
-	var res abi.CallToolResult
+	structured := new(json.RawMessage)
+	res := abi.CallToolResult{StructuredContent: structured} // decoded into, as it is a non-nil pointer
 	var err error
 	if p.legacy {
 		err = p.call(ctx, abi.ExportV1Call, abi.V1CallInput{Params: params}, &res)
 	} else {
 		err = p.call(ctx, abi.ExportCallTool, requestInput(req, params), &res)
 	}
+	if res.StructuredContent == structured && len(*structured) == 0 {
+		res.StructuredContent = nil // absent
+	}
 	return &res, err
 }
 
-// requestInput builds the input envelope of a request export.
-func requestInput(req *request, params any) abi.Input {
-	raw, _ := json.Marshal(params)
-	return abi.Input{Request: raw, Context: abi.Context{ID: req.id, Meta: req.meta}}
+// requestInput encodes the input envelope of a request export (abi.Input),
+// encoding params once, straight into it.
+func requestInput(req *request, params any) json.RawMessage {
+	request, _ := json.Marshal(params)
+	context, _ := json.Marshal(abi.Context{ID: req.id, Meta: req.meta})
+	in := make([]byte, 0, len(`{"request":,"context":}`)+len(request)+len(context))
+	in = append(in, `{"request":`...)
+	in = append(in, request...)
+	in = append(in, `,"context":`...)
+	in = append(in, context...)
+	return append(in, '}')
 }

@@ -2,13 +2,12 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcphost/mcphost/abi"
 )
 
-func handleListPrompts(_ context.Context, req *request, params json.RawMessage) (any, error) {
+func handleListPrompts(_ context.Context, req *request, params *listParams) (any, error) {
 	prompts, next, err := listPage(req, params, "prompts", req.sess.srv.Catalog().prompts,
 		func(e *promptEntry, v string) abi.Prompt { return downgradePrompt(e.prompt, v) })
 	if err != nil {
@@ -18,11 +17,8 @@ func handleListPrompts(_ context.Context, req *request, params json.RawMessage) 
 }
 
 // handleGetPrompt checks required arguments, then asks the owning plugin.
-func handleGetPrompt(ctx context.Context, req *request, params json.RawMessage) (any, error) {
-	var p abi.GetPromptParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams) (any, error) {
+	p := params.GetPromptParams
 	e, ok := req.sess.srv.Catalog().promptIndex[p.Name]
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // request is one client request being served. It travels in the context of
@@ -14,7 +16,7 @@ type request struct {
 	sess      *Session
 	id        json.RawMessage
 	method    string
-	meta      map[string]any
+	meta      abi.Meta
 	reply     Outbound
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -38,12 +40,8 @@ func requestFrom(ctx context.Context) *request {
 
 // begin registers a request as in flight. A duplicate id of a request still
 // in flight is an invalid request.
-func (sess *Session) begin(parent context.Context, m *message, reply Outbound) (*request, *RPCError) {
-	var p struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	_ = json.Unmarshal(m.Params, &p) // params were checked to be an object or absent
-	req := &request{sess: sess, id: m.ID, method: m.Method, meta: p.Meta, reply: reply}
+func (sess *Session) begin(parent context.Context, m *message, meta abi.Meta, reply Outbound) (*request, *RPCError) {
+	req := &request{sess: sess, id: m.ID, method: m.Method, meta: meta, reply: reply}
 	ctx, cancel := context.WithCancel(parent)
 	stop := context.AfterFunc(sess.closeCtx, cancel)
 	req.ctx = context.WithValue(ctx, requestKey{}, req)

@@ -7,7 +7,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-func handleListResources(_ context.Context, req *request, params json.RawMessage) (any, error) {
+func handleListResources(_ context.Context, req *request, params *listParams) (any, error) {
 	resources, next, err := listPage(req, params, "resources", req.sess.srv.Catalog().resources,
 		func(e *resourceEntry, v string) abi.Resource { return downgradeResource(e.resource, v) })
 	if err != nil {
@@ -16,7 +16,7 @@ func handleListResources(_ context.Context, req *request, params json.RawMessage
 	return abi.ListResourcesResult{Resources: resources, NextCursor: next}, nil
 }
 
-func handleListResourceTemplates(_ context.Context, req *request, params json.RawMessage) (any, error) {
+func handleListResourceTemplates(_ context.Context, req *request, params *listParams) (any, error) {
 	templates, next, err := listPage(req, params, "templates", req.sess.srv.Catalog().templates,
 		func(e *templateEntry, v string) abi.ResourceTemplate { return downgradeTemplate(e.template, v) })
 	if err != nil {
@@ -27,11 +27,8 @@ func handleListResourceTemplates(_ context.Context, req *request, params json.Ra
 
 // handleReadResource routes the URI to the plugin that lists it or whose
 // template matches it; no owner is "resource not found".
-func handleReadResource(ctx context.Context, req *request, params json.RawMessage) (any, error) {
-	var p abi.ReadResourceParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleReadResource(ctx context.Context, req *request, params *readResourceParams) (any, error) {
+	p := params.ReadResourceParams
 	if p.URI == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
 	}

@@ -6,7 +6,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -74,31 +73,3 @@ func (s *Server) subject(ctx context.Context) string {
 
 // Catalog returns the catalog the server currently serves.
 func (s *Server) Catalog() *Catalog { return s.catalog.Load() }
-
-// handlerFunc serves one request method. It returns the result to encode, or
-// an error (an *RPCError chooses the code).
-type handlerFunc func(ctx context.Context, req *request, params json.RawMessage) (any, error)
-
-// methods maps request methods to handlers, for initialized sessions.
-var methods = map[string]handlerFunc{
-	"ping":                     handlePing,
-	"tools/list":               handleListTools,
-	"tools/call":               handleCallTool,
-	"prompts/list":             handleListPrompts,
-	"prompts/get":              handleGetPrompt,
-	"resources/list":           handleListResources,
-	"resources/templates/list": handleListResourceTemplates,
-	"resources/read":           handleReadResource,
-	"completion/complete":      handleComplete,
-	"logging/setLevel":         handleSetLevel,
-	"resources/subscribe":      handleSubscribe,
-	"resources/unsubscribe":    handleUnsubscribe,
-	"tasks/get":                handleGetTask,
-	"tasks/result":             handleTaskResult,
-	"tasks/list":               handleListTasks,
-	"tasks/cancel":             handleCancelTask,
-}
-
-func handlePing(context.Context, *request, json.RawMessage) (any, error) {
-	return struct{}{}, nil
-}

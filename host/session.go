@@ -158,7 +158,11 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	if !ok {
 		return encodeResponse(m.ID, nil, rpcErrorf(CodeMethodNotFound, "method not found: %s", m.Method))
 	}
-	req, rpcErr := sess.begin(ctx, m, reply)
+	p, rpcErr := h.decode(m.Params)
+	if rpcErr != nil {
+		return encodeResponse(m.ID, nil, rpcErr)
+	}
+	req, rpcErr := sess.begin(ctx, m, p.metadata(), reply)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
 	}
@@ -171,7 +175,7 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 			defer batch.Done()
 		}
 		defer sess.end(req)
-		res, err := h(req.ctx, req, m.Params)
+		res, err := h.serve(req.ctx, req, p)
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
 		sess.release(req)
 		if cancelled {

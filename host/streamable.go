@@ -204,8 +204,8 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 // negotiated version governs either way.
 func versionError(r *http.Request) *RPCError {
 	v := r.Header.Get(headerVersion)
-	if v != "" && !slices.Contains(SupportedVersions, v) {
-		return rpcErrorf(CodeInvalidRequest, "bad request: unsupported %s %q (supported: %s)", headerVersion, v, strings.Join(SupportedVersions, ", "))
+	if v != "" && !slices.Contains(supportedVersions, v) {
+		return rpcErrorf(CodeInvalidRequest, "bad request: unsupported %s %q (supported: %s)", headerVersion, v, strings.Join(supportedVersions, ", "))
 	}
 	return nil
 }

@@ -68,17 +68,9 @@ func (s *subscriptions) subscribers(uri string) []*Session {
 	return out
 }
 
-type subscribeParams struct {
-	URI string `json:"uri"`
-}
-
 // handleSubscribe subscribes the session to updates of a resource some
 // plugin serves.
-func handleSubscribe(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p subscribeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleSubscribe(_ context.Context, req *request, p *subscribeParams) (any, error) {
 	if req.sess.srv.Catalog().resolveResource(p.URI) == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
@@ -86,11 +78,7 @@ func handleSubscribe(_ context.Context, req *request, params json.RawMessage) (a
 	return struct{}{}, nil
 }
 
-func handleUnsubscribe(_ context.Context, req *request, params json.RawMessage) (any, error) {
-	var p subscribeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleUnsubscribe(_ context.Context, req *request, p *subscribeParams) (any, error) {
 	if p.URI == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
 	}

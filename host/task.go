@@ -115,23 +115,17 @@ type taskParams struct {
 // toolTask applies the task rules to a tools/call: it returns the task the
 // call asks for, nil to run the call directly, or the error the spec names
 // for a task the tool forbids or a call without one the tool requires.
-func toolTask(req *request, e *toolEntry, params json.RawMessage) (*taskParams, error) {
+func toolTask(req *request, e *toolEntry, task *taskParams) (*taskParams, error) {
 	if !atLeast(req.sess.Version(), Version20251125) {
 		return nil, nil // no tasks before 2025-11-25: any task params are ignored
 	}
-	var p struct {
-		Task *taskParams `json:"task"`
-	}
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
 	switch ts := e.taskSupport(); {
-	case p.Task != nil && ts == abi.TaskForbidden:
+	case task != nil && ts == abi.TaskForbidden:
 		return nil, rpcErrorf(CodeMethodNotFound, "tool %q does not support task-augmented calls (its execution.taskSupport is %q)", e.tool.Name, ts)
-	case p.Task == nil && ts == abi.TaskRequired:
+	case task == nil && ts == abi.TaskRequired:
 		return nil, rpcErrorf(CodeMethodNotFound, "Task augmentation required for tools/call requests to tool %q (its execution.taskSupport is %q): add \"task\" to the params", e.tool.Name, ts)
 	}
-	return p.Task, nil
+	return task, nil
 }
 
 // taskInfo is a task as the protocol shows it (Task).
@@ -616,14 +610,8 @@ func tasksAllowed(req *request) error {
 
 // lookupTask finds the task a tasks/get, tasks/result or tasks/cancel
 // names, among those the requester may see.
-func lookupTask(ctx context.Context, req *request, params json.RawMessage) (*task, error) {
+func lookupTask(ctx context.Context, req *request, p *taskIDParams) (*task, error) {
 	if err := tasksAllowed(req); err != nil {
-		return nil, err
-	}
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	if p.TaskID == "" {
@@ -640,7 +628,7 @@ func lookupTask(ctx context.Context, req *request, params json.RawMessage) (*tas
 	return t, nil
 }
 
-func handleGetTask(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+func handleGetTask(ctx context.Context, req *request, params *taskIDParams) (any, error) {
 	t, err := lookupTask(ctx, req, params)
 	if err != nil {
 		return nil, err
@@ -651,7 +639,7 @@ func handleGetTask(ctx context.Context, req *request, params json.RawMessage) (a
 // handleTaskResult answers with the task's outcome, waiting for it while
 // the task runs. Meanwhile the task's requests to the client go out on this
 // request's reply.
-func handleTaskResult(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+func handleTaskResult(ctx context.Context, req *request, params *taskIDParams) (any, error) {
 	t, err := lookupTask(ctx, req, params)
 	if err != nil {
 		return nil, err
@@ -688,12 +676,8 @@ func handleTaskResult(ctx context.Context, req *request, params json.RawMessage)
 	return result, nil
 }
 
-func handleListTasks(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+func handleListTasks(ctx context.Context, req *request, p *listParams) (any, error) {
 	if err := tasksAllowed(req); err != nil {
-		return nil, err
-	}
-	var p listParams
-	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	var after uint64
@@ -721,7 +705,7 @@ func handleListTasks(ctx context.Context, req *request, params json.RawMessage) 
 
 // handleCancelTask cancels a task that has not ended: its status is
 // cancelled before the answer, and its run is interrupted.
-func handleCancelTask(ctx context.Context, req *request, params json.RawMessage) (any, error) {
+func handleCancelTask(ctx context.Context, req *request, params *taskIDParams) (any, error) {
 	t, err := lookupTask(ctx, req, params)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-func handleListTools(_ context.Context, req *request, params json.RawMessage) (any, error) {
+func handleListTools(_ context.Context, req *request, params *listParams) (any, error) {
 	tools, next, err := listPage(req, params, "tools", req.sess.srv.Catalog().tools,
 		func(e *toolEntry, v string) abi.Tool { return downgradeTool(withTaskSupport(e), v) })
 	if err != nil {
@@ -22,11 +22,8 @@ func handleListTools(_ context.Context, req *request, params json.RawMessage) (a
 // error; everything that goes wrong inside the tool is an isError result the
 // model can read. A call with a task (2025-11-25) answers at once with the
 // task it starts and runs in the background (task.go).
-func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (any, error) {
-	var p abi.CallToolParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+func handleCallTool(ctx context.Context, req *request, params *callToolParams) (any, error) {
+	p := params.CallToolParams
 	if p.Name == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: name is required")
 	}
@@ -40,7 +37,7 @@ func handleCallTool(ctx context.Context, req *request, params json.RawMessage) (
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	}
-	task, err := toolTask(req, e, params)
+	task, err := toolTask(req, e, params.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +96,15 @@ func checkToolResult(e *toolEntry, res *abi.CallToolResult) error {
 	if res.StructuredContent == nil {
 		return fmt.Errorf("the tool declares an outputSchema but returned no structuredContent")
 	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return err
+	raw, ok := res.StructuredContent.(*json.RawMessage) // as callTool decodes it
+	if !ok {
+		encoded, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return err
+		}
+		raw = (*json.RawMessage)(&encoded)
 	}
-	if err := e.outputSchema.validate(raw); err != nil {
+	if err := e.outputSchema.validate(*raw); err != nil {
 		return fmt.Errorf("structuredContent does not match outputSchema: %w", err)
 	}
 	return nil

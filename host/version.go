@@ -10,9 +10,13 @@ const (
 	Version20241105 = "2024-11-05"
 )
 
-// SupportedVersions lists the protocol versions mcphost negotiates, newest
+// supportedVersions lists the protocol versions mcphost negotiates, newest
 // first.
-var SupportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+var supportedVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// SupportedVersions returns the protocol versions mcphost negotiates,
+// newest first.
+func SupportedVersions() []string { return slices.Clone(supportedVersions) }
 
 // LatestVersion is the version offered to clients that ask for one mcphost
 // does not support.
@@ -21,7 +25,7 @@ const LatestVersion = Version20251125
 // negotiateVersion answers a client's requested version: the same version
 // when supported, else the latest.
 func negotiateVersion(requested string) string {
-	if slices.Contains(SupportedVersions, requested) {
+	if slices.Contains(supportedVersions, requested) {
 		return requested
 	}
 	return LatestVersion

@@ -171,12 +171,3 @@ func checkPin(pc config.PluginConfig, file []byte) error {
 	}
 	return nil
 }
-
-// queueLimit converts config max_queue, where 0 means no queue, to
-// sandbox.Limits.MaxQueue, where 0 means the default.
-func queueLimit(n int) int {
-	if n == 0 {
-		return sandbox.NoQueue
-	}
-	return n
-}

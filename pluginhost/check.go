@@ -130,7 +130,7 @@ func checkFile(path, name string, cfg *config.Config) []Problem {
 	}
 	for _, f := range imports {
 		switch {
-		case !slices.Contains(abi.HostFunctions, f):
+		case !slices.Contains(abi.HostFunctionNames(), f):
 			problem("imports unknown host function %q: it will not load", f)
 		case !isGranted(pc.HostFunctions, f) &&
 			(manifest == nil || !slices.Contains(manifest.Needs.HostFunctions, f)):

@@ -15,10 +15,10 @@ import (
 // granted run impl's implementation; every other one fails with an error
 // that names the grant to add.
 func hostFunctions(plugin string, granted []string, impl map[string]host.HostFunc) []sandbox.HostFunction {
-	names := abi.HostFunctions
+	names := abi.HostFunctionNames()
 	fns := make([]sandbox.HostFunction, 0, len(names))
 	for _, name := range names {
-		sig := abi.HostSignatures[name]
+		sig, _ := abi.HostSignatureOf(name)
 		f := sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output}
 		fn, ok := impl[name]
 		switch {

@@ -191,15 +191,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*ho
 		return nil, nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
 	rt, err := l.Engine.Load(ctx, name, module, sandbox.Options{
-		Limits: sandbox.Limits{
-			MemoryMiB:      uint32(pc.Limits.MemoryMiB),
-			Timeout:        pc.Limits.Timeout,
-			MaxOutputBytes: pc.Limits.MaxOutputBytes,
-			MaxInstances:   pc.Limits.MaxInstances,
-			MaxQueue:       queueLimit(pc.Limits.MaxQueue),
-
-			HostCallsPerSecond: pc.Limits.HostCallsPerSecond,
-		},
+		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
 		HostFunctions: hostFunctions(name, pc.HostFunctions, l.Server.HostFunctions(name)),
 		Logger:        l.Logger,

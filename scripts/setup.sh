@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh machine. Safe to run again: it
-# only installs what is missing: Go modules (Go >= 1.24 must be there, for
-# //go:wasmexport) and the TypeScript SDK client of the interop tests.
+# only installs what is missing: Go modules (the Go of go.mod's go line
+# must be there) and the TypeScript SDK client of the interop tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_go="1.24"
+need_go=$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod) # the server's minimum; plugins need only 1.24 (pdk/go/go.mod)
 if ! command -v go >/dev/null 2>&1; then
   echo "setup: Go is not installed; install Go >= $need_go (https://go.dev/dl/)" >&2
   exit 1

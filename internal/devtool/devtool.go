@@ -9,7 +9,7 @@ import "github.com/spf13/cobra"
 // Commands returns the developer commands of mcphost at version.
 func Commands(version string) []*cobra.Command {
 	return []*cobra.Command{
-		newNewCommand(version), newBuildCommand(), newInspectCommand(version),
+		newNewCommand(), newBuildCommand(), newInspectCommand(version),
 		newCallCommand(version), newGetPromptCommand(version), newReadCommand(version), newCompleteCommand(version),
 	}
 }

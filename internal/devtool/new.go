@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"text/template"
 
@@ -23,8 +24,17 @@ import (
 //go:embed templates
 var templateFS embed.FS
 
-// modulePath is the module path of mcphost, whose PDKs scaffolds use.
+// modulePath is the module path of the mcphost server, whose checkout
+// holds the PDKs.
 const modulePath = "github.com/mcphost/mcphost"
+
+// goABIModule is the module of the ABI types a Go scaffold requires
+// beside the Go PDK (goPDKImport), which requires it too.
+const goABIModule = modulePath + "/abi"
+
+// goPDKVersion is the version of the Go PDK and ABI modules (released
+// together) a Go scaffold asks for when it does not use a checkout.
+const goPDKVersion = "v0.1.0"
 
 // rustPDKVersion is the version of mcphost-pdk a Rust scaffold made
 // outside a checkout asks for.
@@ -72,10 +82,12 @@ type scaffoldData struct {
 
 	Checkout string // the mcphost checkout used, "" when none
 
-	GoModule  string
-	GoVersion string
-	GoRequire string // the version of mcphost go.mod requires, "" for none
-	GoReplace string // where the replace directive points, "" for none
+	GoModule     string
+	GoVersion    string
+	GoPDKVersion string // the version of the Go PDK go.mod requires
+	GoABIVersion string // the version of the ABI module go.mod requires
+	GoPDKDir     string // where the PDK's replace directive points, "" for none
+	GoABIDir     string // where the ABI's replace directive points, "" for none
 
 	RustPath    string // the path of the Rust PDK, "" for a version
 	RustVersion string
@@ -86,9 +98,10 @@ type newFlags struct {
 	lang     string
 	dir      string
 	checkout string
+	pdk      string // "checkout", "published" or "" (a checkout if there is one)
 }
 
-func newNewCommand(version string) *cobra.Command {
+func newNewCommand() *cobra.Command {
 	var f newFlags
 	cmd := &cobra.Command{
 		Use:   "new NAME [--lang go|rust|js] [--dir DIR]",
@@ -104,32 +117,38 @@ what it needs, an mcphost.toml that grants it, a README and a test:
   js    NAME.js with its manifest comment, and test.sh, which runs it with
         mcphost call, get-prompt and read.
 
-When mcphost new runs inside a checkout of mcphost (or --checkout names one),
-the scaffold uses that checkout's PDK: go.mod requires ` + modulePath + `
-and replaces it with the checkout, Cargo.toml depends on its pdk/rust by path.
-Otherwise go.mod is left for 'go get ` + modulePath + `@latest' (unless
-this mcphost has a release version, which it then requires) and Cargo.toml
-asks for mcphost-pdk ` + rustPDKVersion + `.
+The scaffold uses the PDK of an mcphost checkout when there is one: the one
+--checkout names, else the checkout this mcphost was built from, else the one
+the current folder is in. go.mod then requires the Go PDK
+(` + goPDKImport + `) and the ABI types (` + goABIModule + `), never the
+mcphost server, and replaces them with the checkout's pdk/go and abi;
+Cargo.toml depends on its pdk/rust by path. With --pdk published, or with no
+checkout, the scaffold asks for the published PDKs: go.mod requires them at
+` + goPDKVersion + ` ('go mod tidy' fetches them), Cargo.toml asks for
+mcphost-pdk ` + rustPDKVersion + `.
 
 Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`,
 		Example: `  mcphost new hello                  # Go, in ./hello
   mcphost new textual --lang rust
-  mcphost new greeter --lang js --dir plugins-src/greeter`,
+  mcphost new greeter --lang js --dir plugins-src/greeter
+  mcphost new hello --pdk published  # the PDK from the Go module proxy`,
 		Args: cobra.ExactArgs(1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return newPlugin(args[0], f, version, cmd.OutOrStdout())
+			return newPlugin(args[0], f, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&f.lang, "lang", "go", "language: go, rust or js")
 	cmd.Flags().StringVar(&f.dir, "dir", "", "folder to create (default ./NAME)")
-	cmd.Flags().StringVar(&f.checkout, "checkout", "", "an mcphost source checkout whose PDK the scaffold uses (default: the checkout the current folder is in, if any)")
+	cmd.Flags().StringVar(&f.checkout, "checkout", "", "an mcphost source checkout whose PDK the scaffold uses (default: the checkout this mcphost was built from, else the one the current folder is in, if any)")
+	cmd.Flags().StringVar(&f.pdk, "pdk", "", "where the PDK comes from: checkout (an mcphost checkout, which must exist) or published (the Go module proxy, crates.io) (default: a checkout if there is one)")
 	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"go", "rust", "js"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("dir", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	})
+	_ = cmd.RegisterFlagCompletionFunc("pdk", cobra.FixedCompletions([]string{"checkout", "published"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("checkout", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	})
@@ -140,7 +159,7 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 // plugin name rule: no leading digit.
 var rustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-func newPlugin(name string, f newFlags, version string, stdout io.Writer) error {
+func newPlugin(name string, f newFlags, stdout io.Writer) error {
 	files, ok := scaffolds[f.lang]
 	if !ok {
 		return fmt.Errorf("--lang %q: want go, rust or js", f.lang)
@@ -162,17 +181,11 @@ func newPlugin(name string, f newFlags, version string, stdout io.Writer) error 
 	if entries, err := os.ReadDir(absDir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s exists and is not empty", dir)
 	}
-	checkout := f.checkout
-	if checkout == "" {
-		if wd, err := os.Getwd(); err == nil {
-			checkout = findCheckout(wd)
-		}
-	} else if checkout, err = filepath.Abs(checkout); err != nil {
+	checkout, err := pickCheckout(f)
+	if err != nil {
 		return err
-	} else if !isCheckout(checkout) {
-		return fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/ beside it)", f.checkout, modulePath)
 	}
-	data, err := fillScaffoldData(name, f.lang, absDir, checkout, version)
+	data, err := fillScaffoldData(name, f.lang, absDir, checkout)
 	if err != nil {
 		return err
 	}
@@ -201,8 +214,8 @@ func newPlugin(name string, f newFlags, version string, stdout io.Writer) error 
 		fmt.Fprintf(stdout, "using the PDK of the mcphost checkout at %s\n", checkout)
 	}
 	fmt.Fprintln(stdout, "\nNext:")
-	if f.lang == "go" && data.GoRequire == "" {
-		fmt.Fprintf(stdout, "  (cd %s && go get %s@latest)\n", dir, modulePath)
+	if f.lang == "go" && checkout == "" {
+		fmt.Fprintf(stdout, "  (cd %s && go mod tidy)\n", dir)
 	}
 	switch f.lang {
 	case "js":
@@ -231,49 +244,98 @@ func langName(lang string) string {
 	return "JavaScript"
 }
 
+// pickCheckout returns the mcphost checkout whose PDK the scaffold
+// uses, "" for the published PDK.
+func pickCheckout(f newFlags) (string, error) {
+	switch f.pdk {
+	case "published":
+		if f.checkout != "" {
+			return "", errors.New("--pdk published uses no checkout: leave --checkout out")
+		}
+		return "", nil
+	case "", "checkout":
+	default:
+		return "", fmt.Errorf("--pdk %q: want checkout or published", f.pdk)
+	}
+	if f.checkout != "" {
+		checkout, err := filepath.Abs(f.checkout)
+		if err != nil {
+			return "", err
+		}
+		if !isCheckout(checkout) {
+			return "", fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/go and abi, modules too, beside it)", f.checkout, modulePath)
+		}
+		return checkout, nil
+	}
+	checkout := ownCheckout()
+	if checkout == "" {
+		if wd, err := os.Getwd(); err == nil {
+			checkout = findCheckout(wd)
+		}
+	}
+	if checkout == "" && f.pdk == "checkout" {
+		return "", errors.New("--pdk checkout: this mcphost was not built from a checkout of mcphost, and the current folder is in none: give one with --checkout")
+	}
+	return checkout, nil
+}
+
+// ownCheckout returns the mcphost checkout this binary was built from,
+// "" when unknown (built with -trimpath, or from the module cache, which
+// holds no nested modules) or gone: it walks up from the source path the
+// compiler recorded for this file.
+func ownCheckout() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	return findCheckout(filepath.Dir(file))
+}
+
 // fillScaffoldData fills in the templates' data.
-func fillScaffoldData(name, lang, dir, checkout, version string) (*scaffoldData, error) {
+func fillScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
 	d := &scaffoldData{
 		Name: name, File: name + ".wasm", URI: "docs://" + name + "/about",
-		Checkout: checkout, GoModule: name, GoVersion: "1.24", RustVersion: rustPDKVersion,
+		Checkout: checkout, GoModule: name, GoVersion: "1.24",
+		GoPDKVersion: goPDKVersion, GoABIVersion: goPDKVersion, RustVersion: rustPDKVersion,
 	}
 	if lang == "js" {
 		d.File = name + ".js"
 	}
 	if checkout == "" {
-		if isRelease(version) {
-			d.GoRequire = version
-		}
 		return d, nil
 	}
-	goVersion, err := readGoVersion(filepath.Join(checkout, "go.mod"))
-	if err != nil {
+	// The checkout's PDK sets the go directive and the ABI version, so that
+	// go.mod is complete as written.
+	pdkDir := filepath.Join(checkout, "pdk", "go")
+	pdkMod := filepath.Join(pdkDir, "go.mod")
+	var err error
+	if d.GoVersion, err = goModField(pdkMod, "go"); err != nil {
 		return nil, err
 	}
-	d.GoVersion = goVersion
-	d.GoRequire = "v0.0.0-00010101000000-000000000000"
-	d.GoReplace = pathFrom(dir, checkout, checkout)
+	if d.GoABIVersion, err = goModField(pdkMod, goABIModule); err != nil {
+		return nil, err
+	}
+	d.GoPDKDir = pathFrom(dir, checkout, pdkDir)
+	d.GoABIDir = pathFrom(dir, checkout, filepath.Join(checkout, "abi"))
 	d.RustPath = filepath.ToSlash(pathFrom(dir, checkout, filepath.Join(checkout, "pdk", "rust")))
 	d.BuildScript = filepath.Join(checkout, "pdk", "rust", "build-plugin.sh")
 	return d, nil
 }
 
-// pathFrom returns target relative to dir when dir is inside the
-// checkout (so that the checkout can move with the scaffold), else
-// absolute.
+// pathFrom returns target relative to dir, starting with ./ or ../ (as a
+// go.mod replace needs), when dir is inside the checkout (so that the
+// checkout can move with the scaffold), else absolute.
 func pathFrom(dir, checkout, target string) string {
 	if strings.HasPrefix(dir, checkout+string(filepath.Separator)) {
 		if rel, err := filepath.Rel(dir, target); err == nil {
+			if !strings.HasPrefix(rel, "..") {
+				rel = "." + string(filepath.Separator) + rel
+			}
 			return rel
 		}
 	}
 	return target
 }
-
-var releasePattern = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
-
-// isRelease reports whether v is a module version (a release tag).
-func isRelease(v string) bool { return releasePattern.MatchString(v) }
 
 // findCheckout returns the mcphost checkout dir is in, "" when none.
 func findCheckout(dir string) string {
@@ -289,7 +351,8 @@ func findCheckout(dir string) string {
 	}
 }
 
-// isCheckout reports whether dir is the root of an mcphost checkout.
+// isCheckout reports whether dir is the root of an mcphost checkout
+// whose Go PDK and ABI types are modules of their own.
 func isCheckout(dir string) bool {
 	f, err := os.Open(filepath.Join(dir, "go.mod"))
 	if err != nil {
@@ -302,24 +365,29 @@ func isCheckout(dir string) bool {
 			if strings.TrimSpace(strings.TrimPrefix(line, "module ")) != modulePath {
 				return false
 			}
-			st, err := os.Stat(filepath.Join(dir, "pdk", "go"))
-			return err == nil && st.IsDir()
+			for _, sub := range []string{"pdk/go/go.mod", "abi/go.mod"} {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(sub))); err != nil {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	return false
 }
 
-// readGoVersion reads the go directive of a go.mod: a module requiring
-// mcphost needs at least mcphost's.
-func readGoVersion(gomod string) (string, error) {
+// goModField reads a go.mod: the version of its go directive when key is
+// "go", else the version it requires of module key.
+func goModField(gomod, key string) (string, error) {
 	b, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
-			return strings.TrimSpace(v), nil
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) >= 2 && fields[0] == key && fields[1] != "=>" {
+			return fields[1], nil
 		}
 	}
-	return "", errors.New(gomod + ": no go directive")
+	return "", fmt.Errorf("%s: no %s line", gomod, key)
 }

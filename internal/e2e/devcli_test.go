@@ -117,8 +117,8 @@ func TestDevNewBuildCallGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(gomod), "require github.com/mcphost/mcphost ") || !strings.Contains(string(gomod), "replace github.com/mcphost/mcphost => "+root) {
-		t.Errorf("go.mod does not require mcphost and replace it with the checkout:\n%s", gomod)
+	if !strings.Contains(string(gomod), pdkModule+" => "+filepath.Join(root, "pdk", "go")) || !strings.Contains(string(gomod), abiModule+" => "+filepath.Join(root, "abi")) {
+		t.Errorf("go.mod does not replace the PDK and ABI modules with the checkout's:\n%s", gomod)
 	}
 	if out, err := exec.Command("gofmt", "-l", dir).CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("the scaffold is not gofmt-clean: %v %s", err, out)
@@ -404,30 +404,33 @@ func TestDevCallWithoutClient(t *testing.T) {
 	}
 }
 
-// TestDevNewOutsideACheckout: a scaffold made outside a checkout of mcphost
-// asks for the PDKs the normal way (go get; a crates.io version).
+// TestDevNewOutsideACheckout: a scaffold made for the published PDKs asks
+// for them the normal way (go mod tidy; a crates.io version).
 func TestDevNewOutsideACheckout(t *testing.T) {
 	dir := t.TempDir()
-	res := devMust(t, dir, nil, "new", "outside", "--lang", "go")
+	res := devMust(t, dir, nil, "new", "outside", "--lang", "go", "--pdk", "published")
 	gomod, err := os.ReadFile(filepath.Join(dir, "outside", "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(gomod), "replace") || !strings.Contains(res.stdout, "go get github.com/mcphost/mcphost@latest") {
+	if strings.Contains(string(gomod), "replace") || !regexp.MustCompile(`(?m)^\s*(require )?`+regexp.QuoteMeta(pdkModule)+` v[0-9]+\.[0-9]+\.[0-9]+$`).Match(gomod) || !strings.Contains(res.stdout, "go mod tidy") {
 		t.Errorf("go.mod outside a checkout:\n%s\nnew said:\n%s", gomod, res.stdout)
 	}
-	devMust(t, dir, nil, "new", "outside_rs", "--lang", "rust")
+	devMust(t, dir, nil, "new", "outside_rs", "--lang", "rust", "--pdk", "published")
 	cargo, err := os.ReadFile(filepath.Join(dir, "outside_rs", "Cargo.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^mcphost-pdk = "[0-9]+\.[0-9]+\.[0-9]+"$`).Match(cargo) {
+	if !regexp.MustCompile(`(?m)^mcphost-pdk = "[0-9]+(\.[0-9]+)*"$`).Match(cargo) {
 		t.Errorf("Cargo.toml outside a checkout:\n%s", cargo)
 	}
 	for _, bad := range [][]string{
 		{"new", "bad name", "--lang", "go"},
 		{"new", "x", "--lang", "cobol"},
 		{"new", "1abc", "--lang", "rust"},
+		{"new", "x", "--pdk", "vendored"},
+		{"new", "x", "--pdk", "published", "--checkout", devRoot(t)},
+		{"new", "x", "--checkout", dir},
 	} {
 		if res := devRunIn(t, dir, nil, bad...); res.code == 0 {
 			t.Errorf("mcphost %s succeeded", strings.Join(bad, " "))

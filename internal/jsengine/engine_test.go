@@ -55,9 +55,10 @@ type fakeHost struct {
 }
 
 func (h *fakeHost) functions() []sandbox.HostFunction {
-	fns := make([]sandbox.HostFunction, len(abi.HostFunctions))
-	for i, name := range abi.HostFunctions {
-		sig := abi.HostSignatures[name]
+	names := abi.HostFunctionNames()
+	fns := make([]sandbox.HostFunction, len(names))
+	for i, name := range names {
+		sig, _ := abi.HostSignatureOf(name)
 		fns[i] = sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output}
 		fns[i].Fn = func(ctx context.Context, in []byte) ([]byte, error) {
 			h.mu.Lock()
@@ -200,7 +201,7 @@ func TestEngineModule(t *testing.T) {
 		t.Error("engine exports the v1 interface")
 	}
 	for _, name := range info.HostImports() {
-		if _, known := abi.HostSignatures[name]; !known {
+		if _, known := abi.HostSignatureOf(name); !known {
 			t.Errorf("engine imports unknown host function %s", name)
 		}
 	}

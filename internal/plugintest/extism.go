@@ -79,8 +79,8 @@ func ReadManifest(t testing.TB, path string) abi.Manifest {
 }
 
 // Host is a fake mcphost host: it records the calls a plugin makes to the
-// host functions of abi.HostFunctions and answers them with the replies the
-// test set.
+// host functions of abi.HostFunctionNames and answers them with the
+// replies the test set.
 type Host struct {
 	mu      sync.Mutex
 	calls   []HostCall
@@ -151,12 +151,12 @@ func (h *Host) Answer(name, reply string) {
 }
 
 // Functions returns the host functions to link into a plugin: every one of
-// abi.HostFunctions with its abi.HostSignatures shape, recording each call
-// and answering it.
+// abi.HostFunctionNames with its abi.HostSignatureOf shape, recording each
+// call and answering it.
 func (h *Host) Functions() []extism.HostFunction {
 	var fns []extism.HostFunction
-	for _, name := range abi.HostFunctions {
-		sig := abi.HostSignatures[name]
+	for _, name := range abi.HostFunctionNames() {
+		sig, _ := abi.HostSignatureOf(name)
 		var params, results []extism.ValueType
 		if sig.Input {
 			params = []extism.ValueType{extism.ValueTypeI64}

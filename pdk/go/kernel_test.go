@@ -14,7 +14,7 @@ import (
 // blocks, the call's input, output and error, configuration, and recorded
 // host function calls.
 type fakeKernel struct {
-	t      testing.TB
+	t      reporter
 	arena  []byte
 	blocks map[uint64]uint64 // offset -> length of live blocks
 	freed  map[uint64]bool
@@ -45,8 +45,24 @@ type hostCall struct {
 	input string
 }
 
+// reporter is what the fake kernel needs of a test: a testing.TB, or the
+// examples' panicking stand-in (export_test.go).
+type reporter interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// newFakeKernel installs a fake kernel for the test.
 func newFakeKernel(t testing.TB) *fakeKernel {
-	k := &fakeKernel{
+	k := makeFakeKernel(t)
+	t.Cleanup(useKernel(k))
+	return k
+}
+
+// makeFakeKernel returns a fake kernel reporting to t, not installed.
+func makeFakeKernel(t reporter) *fakeKernel {
+	return &fakeKernel{
 		t:       t,
 		arena:   make([]byte, 64), // offsets below 64 are never handed out
 		blocks:  map[uint64]uint64{},
@@ -54,8 +70,6 @@ func newFakeKernel(t testing.TB) *fakeKernel {
 		config:  map[string]string{},
 		replies: map[string]string{},
 	}
-	t.Cleanup(useKernel(k))
-	return k
 }
 
 func (k *fakeKernel) bounds(offset, n uint64) {

@@ -17,10 +17,10 @@ import (
 // The benchmarks call the plugin in this directory through the sandbox with
 // large arguments and results:
 //
-//	go test ./pdk/go/testdata/bench -bench .
+//	go test ./internal/testplugins/pdkbench -bench .
 
 func BenchmarkCallTool(b *testing.B) {
-	wasm, err := os.ReadFile(plugintest.Build(b, "pdk/go/testdata/bench"))
+	wasm, err := os.ReadFile(plugintest.Build(b, "internal/testplugins/pdkbench"))
 	if err != nil {
 		b.Fatal(err)
 	}

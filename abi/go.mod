@@ -1,0 +1,3 @@
+module github.com/mcphost/mcphost/abi
+
+go 1.24

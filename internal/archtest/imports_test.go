@@ -1,0 +1,147 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcphost/mcphost"
+
+// deps returns every package pkg reaches, itself included, through its
+// non-test imports, as go list -deps reports them. dir is the directory
+// to run go list in (the module that holds pkg).
+func deps(t *testing.T, dir, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var all []string
+	for _, line := range strings.Fields(string(out)) {
+		if line != pkg {
+			all = append(all, line)
+		}
+	}
+	return all
+}
+
+// root is the repository's root directory.
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// boundary is one rule of the layout: pkg must reach none of forbidden
+// (import path prefixes), or, when only is set, nothing outside only and
+// the standard library.
+type boundary struct {
+	pkg       string
+	dir       string // module directory, relative to the root; "" for the root module
+	forbidden []string
+	only      []string
+	why       string
+}
+
+var boundaries = []boundary{
+	{pkg: module + "/abi", dir: "abi", only: []string{}, why: "abi is the plugin contract: standard library only"},
+	{pkg: module + "/pdk/go", dir: "pdk/go", only: []string{module + "/abi"}, why: "a plugin must not pull in the server"},
+	{pkg: module + "/host", only: []string{
+		module + "/abi", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
+	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
+	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/internal/cli"},
+		why: "the sandbox knows nothing of MCP or of the operator's config"},
+	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
+		why: "the JavaScript engine is a plugin module and its loader"},
+	{pkg: module + "/config", forbidden: []string{module + "/host", module + "/pluginhost", module + "/auth"},
+		why: "config reads mcphost.toml; it validates limits through the sandbox only"},
+	{pkg: module + "/auth", forbidden: []string{module + "/host", module + "/pluginhost"},
+		why: "auth checks HTTP credentials; the engine learns the subject through host.Options.Subject"},
+	{pkg: module + "/pluginhost", forbidden: []string{module + "/internal/cli", module + "/internal/devtool", "github.com/spf13/cobra"},
+		why: "plugin loading is a library, not a command"},
+}
+
+func TestPackageBoundaries(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	for _, b := range boundaries {
+		t.Run(strings.TrimPrefix(b.pkg, module+"/"), func(t *testing.T) {
+			for _, dep := range deps(t, filepath.Join(root(t), b.dir), b.pkg) {
+				if b.only != nil && !hasAnyPrefix(dep, b.only) {
+					t.Errorf("%s reaches %s (%s)", b.pkg, dep, b.why)
+				}
+				if hasAnyPrefix(dep, b.forbidden) {
+					t.Errorf("%s reaches %s (%s)", b.pkg, dep, b.why)
+				}
+			}
+		})
+	}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if s == p || strings.HasPrefix(s, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestJSONRPCTypesAreDefinedOnce checks that only package host declares a
+// JSON-RPC message type (a struct with a field tagged json:"jsonrpc"): the
+// developer tools and everything else use host's.
+func TestJSONRPCTypesAreDefinedOnce(t *testing.T) {
+	rootDir := root(t)
+	err := filepath.WalkDir(rootDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata", "build":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(rootDir, path)
+		if filepath.Dir(rel) == "host" {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			field, ok := n.(*ast.Field)
+			if !ok || field.Tag == nil {
+				return true
+			}
+			tag := reflect.StructTag(strings.Trim(field.Tag.Value, "`"))
+			if name, _, _ := strings.Cut(tag.Get("json"), ","); name == "jsonrpc" {
+				t.Errorf("%s declares a JSON-RPC message type; use package host's", rel)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
