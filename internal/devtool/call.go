@@ -33,8 +33,8 @@ import (
 // request against one plugin without an MCP client. They drive the real
 // protocol engine in-process: a host.Server holding just that plugin,
 // loaded by pluginhost.Loader.LoadFile with the grants and limits of its
-// [plugins.NAME] table, as serve loads it, and a host.Session initialized at
-// 2025-11-25 that the request goes through (Session.Handle). Argument
+// [plugins.NAME] table, as serve loads it, and a host.InProcessClient whose
+// session, initialized at 2025-11-25, the request goes through. Argument
 // validation, output checks and error codes are therefore those a client of
 // serve sees. The plugin's logs and progress go to stderr; requests it
 // makes to the client (sampling, elicitation, roots) are refused with a
