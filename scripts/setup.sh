@@ -18,9 +18,9 @@ fi
 go mod download
 
 # The TypeScript SDK client the interop tests drive
-# (cmd/mcphost/testdata/tsclient). The conformance suite installs its own
+# (internal/e2e/testdata/tsclient). The conformance suite installs its own
 # Node 22 (scripts/conformance.sh).
-tsclient=cmd/mcphost/testdata/tsclient
+tsclient=internal/e2e/testdata/tsclient
 if command -v npm >/dev/null 2>&1; then
   if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
     npm install --prefix "$tsclient" --no-package-lock --no-audit --no-fund --loglevel=error

@@ -3,16 +3,14 @@
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/mcphost/mcphost/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcphost:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Main(version, os.Args[1:]))
 }

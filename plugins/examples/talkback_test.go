@@ -18,7 +18,7 @@ import (
 // Tests of the examples that talk back to the client (summarize, notes,
 // jobs), run with the Extism Go SDK and a fake host that answers the host
 // functions with canned replies. The end-to-end tests through a real
-// server and client are in cmd/mcphost/talkback_test.go.
+// server and client are in internal/e2e/talkback_test.go.
 
 var talkbackExamples = []string{"summarize", "notes", "jobs"}
 

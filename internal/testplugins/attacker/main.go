@@ -4,7 +4,7 @@
 // granted: host functions, network hosts, private addresses, files outside
 // its mount, the host environment, secrets it logs; and that floods the
 // client and the host log, or holds its instance forever. The hostile
-// tests in cmd/mcphost check that each attempt fails and that the host
+// tests in internal/e2e check that each attempt fails and that the host
 // keeps serving.
 package main
 

@@ -5,7 +5,7 @@
 // not mcphost's own pdk/go), with no mcphost manifest, exporting the
 // hyper-mcp interface (list_tools, call_tool, list_prompts, get_prompt,
 // list_resources, read_resource, complete) and importing the hyper-mcp host
-// function notify_logging_message. The compatibility tests in cmd/mcphost
+// function notify_logging_message. The compatibility tests in internal/e2e
 // check that mcphost serves it unchanged.
 //
 // It is written from the documented interface only: every export reads a

@@ -5,7 +5,7 @@
 // URIs, a tool whose result contradicts its output schema, and answers
 // with deeply nested JSON, invalid UTF-8 and truncated JSON. It writes its
 // output by hand with the Extism Go PDK, since no well-behaved encoder
-// would produce it. The hostile tests in cmd/mcphost check what reaches
+// would produce it. The hostile tests in internal/e2e check what reaches
 // the client.
 package main
 

@@ -4,7 +4,7 @@
 // internal/testplugins/samerust (Rust) and internal/testplugins/samejs
 // (JavaScript) implement identically: one tool, wordcount, taking
 // {"text": string} and returning {"words": n, "lines": n, "chars": n} as
-// structured output. cmd/mcphost checks that the three answer the same
+// structured output. internal/e2e checks that the three answer the same
 // (TestSameToolInEveryLanguage) and compares them (BenchmarkLanguages).
 //
 // The counting rules, shared by the three:

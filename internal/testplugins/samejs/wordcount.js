@@ -5,7 +5,7 @@
 // internal/testplugins/samego (Go) and internal/testplugins/samerust (Rust)
 // implement identically: one tool, wordcount, taking {"text": string} and
 // returning {"words": n, "lines": n, "chars": n} as structured output. See
-// samego/main.go for the counting rules. cmd/mcphost copies this file into a
+// samego/main.go for the counting rules. internal/e2e copies this file into a
 // plugins folder as samejs.js.
 
 // isWhiteSpace reports whether the UTF-16 code unit c is White_Space (all

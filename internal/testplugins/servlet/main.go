@@ -4,7 +4,7 @@
 // built with the official Extism Go PDK (github.com/extism/go-pdk): it
 // exports only describe, which lists its tools, and call, which runs one
 // ({"params": {"name": ..., "arguments": {...}}} in, an MCP CallToolResult
-// out). The compatibility tests in cmd/mcphost check that mcphost serves it
+// out). The compatibility tests in internal/e2e check that mcphost serves it
 // unchanged.
 package main
 

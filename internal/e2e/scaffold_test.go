@@ -1,7 +1,8 @@
-package main
+package e2e
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,9 +18,9 @@ import (
 // abi.
 
 const (
-	serverModule = devModulePath
-	pdkModule    = goPDKImport
-	abiModule    = devGoABIModule
+	serverModule = "github.com/mcphost/mcphost"
+	pdkModule    = serverModule + "/pdk/go"
+	abiModule    = serverModule + "/abi"
 )
 
 // TestScaffoldOutsideTheClone: new, build and call, in a folder outside the
@@ -61,14 +62,8 @@ func TestScaffoldWithThePublishedPDK(t *testing.T) {
 	if strings.Contains(string(b), "replace") {
 		t.Errorf("go.mod for the published PDK has a replace directive:\n%s", b)
 	}
-	pdkVersion, err := devGoModField(gomod, pdkModule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	abiVersion, err := devGoModField(filepath.Join(root, "pdk", "go", "go.mod"), abiModule)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pdkVersion := requiredVersion(t, gomod, pdkModule)
+	abiVersion := requiredVersion(t, filepath.Join(root, "pdk", "go", "go.mod"), abiModule)
 
 	proxy := t.TempDir()
 	writeProxyModule(t, proxy, abiModule, abiVersion, filepath.Join(root, "abi"))
@@ -179,4 +174,27 @@ func writeProxyModule(t *testing.T, proxy, module, version, dir string) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// requiredVersion returns the version the go.mod file gomod requires of
+// module, as go mod edit reads it.
+func requiredVersion(t *testing.T, gomod, module string) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "edit", "-json", gomod).Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json %s: %v", gomod, err)
+	}
+	var mod struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatalf("go mod edit -json %s: %v", gomod, err)
+	}
+	for _, r := range mod.Require {
+		if r.Path == module {
+			return r.Version
+		}
+	}
+	t.Fatalf("%s does not require %s:\n%s", gomod, module, out)
+	return ""
 }

@@ -1,4 +1,4 @@
-package main
+package devtool
 
 import (
 	"bufio"
@@ -27,8 +27,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// devPluginNamePattern is the rule for plugin names (the loader's).
-var devPluginNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// pluginNamePattern is the rule for plugin names (the loader's).
+var pluginNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Import paths that mark a Go plugin.
 const (
@@ -36,13 +36,13 @@ const (
 	extismGoPDKImport = "github.com/extism/go-pdk"
 )
 
-type devBuildFlags struct {
+type buildFlags struct {
 	out    string
 	tinygo bool
 }
 
 func newBuildCommand() *cobra.Command {
-	var f devBuildFlags
+	var f buildFlags
 	cmd := &cobra.Command{
 		Use:   "build DIR [-o OUT]",
 		Short: "Build a plugin from its source: Go, Rust or JavaScript",
@@ -81,9 +81,9 @@ file goes inside it. The plugin's name when served is its file name.`,
 			return []string{"js"}, cobra.ShellCompDirectiveFilterFileExt
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			return devBuild(ctx, args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return buildPlugin(ctx, args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "output file or folder (default DIR/NAME.wasm)")
@@ -91,15 +91,15 @@ file goes inside it. The plugin's name when served is its file name.`,
 	return cmd
 }
 
-// devBuild detects the language of the source at path and builds it.
-func devBuild(ctx context.Context, path string, f devBuildFlags, stdout, stderr io.Writer) error {
+// buildPlugin detects the language of the source at path and builds it.
+func buildPlugin(ctx context.Context, path string, f buildFlags, stdout, stderr io.Writer) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	if !st.IsDir() {
 		if filepath.Ext(path) == js.Ext {
-			return devBuildJS(ctx, path, f, stdout)
+			return buildJS(ctx, path, f, stdout)
 		}
 		return fmt.Errorf("%s: give a plugin's source folder (Go or Rust) or a .js file", path)
 	}
@@ -107,23 +107,23 @@ func devBuild(ctx context.Context, path string, f devBuildFlags, stdout, stderr 
 		if f.tinygo {
 			return errors.New("--tinygo builds Go plugins; this is a Rust crate (Cargo.toml)")
 		}
-		return devBuildRust(ctx, path, f, stdout, stderr)
+		return buildRust(ctx, path, f, stdout, stderr)
 	}
 	goFiles, _ := filepath.Glob(filepath.Join(path, "*.go"))
 	if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil || len(goFiles) > 0 {
-		return devBuildGo(ctx, path, f, stdout, stderr)
+		return buildGo(ctx, path, f, stdout, stderr)
 	}
 	jsFiles, _ := filepath.Glob(filepath.Join(path, "*"+js.Ext))
 	switch len(jsFiles) {
 	case 1:
-		return devBuildJS(ctx, jsFiles[0], f, stdout)
+		return buildJS(ctx, jsFiles[0], f, stdout)
 	case 0:
 		return fmt.Errorf("%s: no plugin source: want a Go package (go.mod, .go files), a Rust crate (Cargo.toml) or a JavaScript plugin (.js file)", path)
 	}
-	return fmt.Errorf("%s holds several .js files (%s): give the one to build", path, strings.Join(devBaseNames(jsFiles), ", "))
+	return fmt.Errorf("%s holds several .js files (%s): give the one to build", path, strings.Join(baseNames(jsFiles), ", "))
 }
 
-func devBaseNames(paths []string) []string {
+func baseNames(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = filepath.Base(p)
@@ -131,9 +131,9 @@ func devBaseNames(paths []string) []string {
 	return out
 }
 
-// devBuildOutput returns the output file for a plugin named name with
+// buildOutput returns the output file for a plugin named name with
 // extension ext built from dir.
-func devBuildOutput(out, dir, name, ext string) (string, error) {
+func buildOutput(out, dir, name, ext string) (string, error) {
 	if out == "" {
 		out = filepath.Join(dir, name+ext)
 	} else if st, err := os.Stat(out); (err == nil && st.IsDir()) || strings.HasSuffix(out, string(filepath.Separator)) {
@@ -145,20 +145,20 @@ func devBuildOutput(out, dir, name, ext string) (string, error) {
 	return filepath.Abs(out)
 }
 
-// devBuildName picks a plugin's file name: the manifest's name, else fallback.
-func devBuildName(manifest *abi.Manifest, fallback string) (string, error) {
+// buildName picks a plugin's file name: the manifest's name, else fallback.
+func buildName(manifest *abi.Manifest, fallback string) (string, error) {
 	name := fallback
 	if manifest != nil && manifest.Name != "" {
 		name = manifest.Name
 	}
-	if !devPluginNamePattern.MatchString(name) {
+	if !pluginNamePattern.MatchString(name) {
 		return "", fmt.Errorf("plugin name %q is not letters, digits, '-' and '_': give the output file with -o", name)
 	}
 	return name, nil
 }
 
-// devReadManifestFile reads dir/manifest.json, nil when there is none.
-func devReadManifestFile(dir string) (*abi.Manifest, []byte, error) {
+// readManifestFile reads dir/manifest.json, nil when there is none.
+func readManifestFile(dir string) (*abi.Manifest, []byte, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
@@ -173,26 +173,26 @@ func devReadManifestFile(dir string) (*abi.Manifest, []byte, error) {
 	return &m, raw, nil
 }
 
-// devBuildGo builds a Go plugin with the standard toolchain or TinyGo and
+// buildGo builds a Go plugin with the standard toolchain or TinyGo and
 // embeds its manifest.json.
-func devBuildGo(ctx context.Context, dir string, f devBuildFlags, stdout, stderr io.Writer) error {
+func buildGo(ctx context.Context, dir string, f buildFlags, stdout, stderr io.Writer) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	manifest, manifestRaw, err := devReadManifestFile(dir)
+	manifest, manifestRaw, err := readManifestFile(dir)
 	if err != nil {
 		return err
 	}
-	name, err := devBuildName(manifest, filepath.Base(abs))
+	name, err := buildName(manifest, filepath.Base(abs))
 	if err != nil {
 		return err
 	}
-	out, err := devBuildOutput(f.out, dir, name, ".wasm")
+	out, err := buildOutput(f.out, dir, name, ".wasm")
 	if err != nil {
 		return err
 	}
-	switch imports := devGoImports(dir); {
+	switch imports := goImports(dir); {
 	case imports[goPDKImport] || imports[extismGoPDKImport]:
 	default:
 		fmt.Fprintf(stderr, "warning: no .go file of %s imports the Go PDK (%s); building it anyway\n", dir, goPDKImport)
@@ -235,11 +235,11 @@ func devBuildGo(ctx context.Context, dir string, f devBuildFlags, stdout, stderr
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
-	return devBuildReport(stdout, out, toolchain+" (wasip1)", note)
+	return buildReport(stdout, out, toolchain+" (wasip1)", note)
 }
 
-// devGoImports returns the import paths of the non-test .go files of dir.
-func devGoImports(dir string) map[string]bool {
+// goImports returns the import paths of the non-test .go files of dir.
+func goImports(dir string) map[string]bool {
 	imports := map[string]bool{}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 	fset := token.NewFileSet()
@@ -260,8 +260,8 @@ func devGoImports(dir string) map[string]bool {
 	return imports
 }
 
-// devBuildReport checks a built module and prints one line about it.
-func devBuildReport(stdout io.Writer, out, how, note string) error {
+// buildReport checks a built module and prints one line about it.
+func buildReport(stdout io.Writer, out, how, note string) error {
 	wasm, err := os.ReadFile(out)
 	if err != nil {
 		return err
@@ -279,14 +279,14 @@ func devBuildReport(stdout io.Writer, out, how, note string) error {
 	}
 	needs := ""
 	if m != nil && len(m.Needs.HostFunctions)+len(m.Needs.Hosts)+len(m.Needs.Paths)+len(m.Needs.Config) > 0 {
-		needs = "; needs " + devNeeds(m.Needs) + " (grant them in [plugins." + strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)) + "])"
+		needs = "; needs " + describeNeeds(m.Needs) + " (grant them in [plugins." + strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)) + "])"
 	}
 	fmt.Fprintf(stdout, "built %s (%d bytes, %s; %s%s)\n", out, len(wasm), how, note, needs)
 	return nil
 }
 
-// devNeeds says what a manifest asks for, on one line.
-func devNeeds(n abi.Needs) string {
+// describeNeeds says what a manifest asks for, on one line.
+func describeNeeds(n abi.Needs) string {
 	var parts []string
 	for _, p := range []struct {
 		key   string
@@ -299,21 +299,21 @@ func devNeeds(n abi.Needs) string {
 	return strings.Join(parts, "; ")
 }
 
-// devRust is a Rust toolchain able to build for WASI.
-type devRust struct {
+// rustToolchain is a Rust toolchain able to build for WASI.
+type rustToolchain struct {
 	name   string // debian or path
 	target string
 	cargo  []string
 	env    []string
 }
 
-// devRustToolchain picks the toolchain as pdk/rust/build-plugin.sh does:
+// findRustToolchain picks the toolchain as pdk/rust/build-plugin.sh does:
 // Debian's when complete, else the one on PATH with a WASI standard
 // library; MCPHOST_RUST=debian or path forces one.
-func devRustToolchain() (*devRust, error) {
+func findRustToolchain() (*rustToolchain, error) {
 	want := os.Getenv("MCPHOST_RUST")
-	if want != "path" && devHaveDebianRust() {
-		t := &devRust{name: "debian", target: "wasm32-wasi",
+	if want != "path" && haveDebianRust() {
+		t := &rustToolchain{name: "debian", target: "wasm32-wasi",
 			cargo: []string{"/usr/bin/cargo", "--offline",
 				"--config", `source.crates-io.replace-with="debian"`,
 				"--config", `source.debian.directory="/usr/share/cargo/registry"`},
@@ -324,14 +324,14 @@ func devRustToolchain() (*devRust, error) {
 		return t, nil
 	}
 	if want != "debian" {
-		if target := devPathRustTarget(); target != "" {
-			return &devRust{name: "path", target: target, cargo: []string{"cargo"}}, nil
+		if target := pathRustTarget(); target != "" {
+			return &rustToolchain{name: "path", target: target, cargo: []string{"cargo"}}, nil
 		}
 	}
 	return nil, errors.New("no Rust toolchain for WebAssembly: install Rust with rustup and run 'rustup target add wasm32-wasip1', or on Debian install rustc, cargo, libstd-rust-dev-wasm32 and the serde crates (scripts/setup-rust.sh in the mcphost repository)")
 }
 
-func devHaveDebianRust() bool {
+func haveDebianRust() bool {
 	for _, p := range []string{"/usr/bin/rustc", "/usr/bin/cargo", "/usr/lib/rustlib/wasm32-wasi/lib"} {
 		if _, err := os.Stat(p); err != nil {
 			return false
@@ -345,9 +345,9 @@ func devHaveDebianRust() bool {
 	return true
 }
 
-// devPathRustTarget returns the WASI target the rustc on PATH has a
+// pathRustTarget returns the WASI target the rustc on PATH has a
 // standard library for, "" when none.
-func devPathRustTarget() string {
+func pathRustTarget() string {
 	if _, err := exec.LookPath("cargo"); err != nil {
 		return ""
 	}
@@ -364,8 +364,8 @@ func devPathRustTarget() string {
 	return ""
 }
 
-// devCargoManifest is what build reads of a Cargo.toml.
-type devCargoManifest struct {
+// cargoManifest is what build reads of a Cargo.toml.
+type cargoManifest struct {
 	Package struct {
 		Name string `toml:"name"`
 	} `toml:"package"`
@@ -374,13 +374,13 @@ type devCargoManifest struct {
 	} `toml:"lib"`
 }
 
-// devBuildRust builds a Rust plugin crate with cargo for WASI.
-func devBuildRust(ctx context.Context, dir string, f devBuildFlags, stdout, stderr io.Writer) error {
+// buildRust builds a Rust plugin crate with cargo for WASI.
+func buildRust(ctx context.Context, dir string, f buildFlags, stdout, stderr io.Writer) error {
 	crate, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}
-	var cm devCargoManifest
+	var cm cargoManifest
 	if _, err := toml.DecodeFile(filepath.Join(crate, "Cargo.toml"), &cm); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, "Cargo.toml"), err)
 	}
@@ -390,19 +390,19 @@ func devBuildRust(ctx context.Context, dir string, f devBuildFlags, stdout, stde
 	if !slices.Contains(cm.Lib.CrateType, "cdylib") {
 		return fmt.Errorf("%s: a plugin is a cdylib: add [lib] crate-type = [\"cdylib\"]", filepath.Join(dir, "Cargo.toml"))
 	}
-	manifest, _, err := devReadManifestFile(dir)
+	manifest, _, err := readManifestFile(dir)
 	if err != nil {
 		return err
 	}
-	name, err := devBuildName(manifest, cm.Package.Name)
+	name, err := buildName(manifest, cm.Package.Name)
 	if err != nil {
 		return err
 	}
-	out, err := devBuildOutput(f.out, dir, name, ".wasm")
+	out, err := buildOutput(f.out, dir, name, ".wasm")
 	if err != nil {
 		return err
 	}
-	tc, err := devRustToolchain()
+	tc, err := findRustToolchain()
 	if err != nil {
 		return err
 	}
@@ -424,7 +424,7 @@ func devBuildRust(ctx context.Context, dir string, f devBuildFlags, stdout, stde
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: cargo build failed (%s toolchain, %s): %w", dir, tc.name, tc.target, err)
 	}
-	built := devCargoArtifact(jsonOut.Bytes(), filepath.Join(crate, "Cargo.toml"))
+	built := cargoArtifact(jsonOut.Bytes(), filepath.Join(crate, "Cargo.toml"))
 	if built == "" {
 		return fmt.Errorf("%s: cargo built no cdylib .wasm", dir)
 	}
@@ -446,12 +446,12 @@ func devBuildRust(ctx context.Context, dir string, f devBuildFlags, stdout, stde
 			note = "manifest embedded by the crate"
 		}
 	}
-	return devBuildReport(stdout, out, fmt.Sprintf("Rust, %s toolchain, %s", tc.name, tc.target), note)
+	return buildReport(stdout, out, fmt.Sprintf("Rust, %s toolchain, %s", tc.name, tc.target), note)
 }
 
-// devCargoArtifact finds the .wasm file of the cdylib of the package whose
+// cargoArtifact finds the .wasm file of the cdylib of the package whose
 // manifest is manifestPath in cargo's JSON messages.
-func devCargoArtifact(messages []byte, manifestPath string) string {
+func cargoArtifact(messages []byte, manifestPath string) string {
 	var found string
 	sc := bufio.NewScanner(bytes.NewReader(messages))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -479,13 +479,13 @@ func devCargoArtifact(messages []byte, manifestPath string) string {
 	return found
 }
 
-// devBuildJS checks a JavaScript plugin and copies it to -o, if given.
-func devBuildJS(ctx context.Context, path string, f devBuildFlags, stdout io.Writer) error {
+// buildJS checks a JavaScript plugin and copies it to -o, if given.
+func buildJS(ctx context.Context, path string, f buildFlags, stdout io.Writer) error {
 	if f.tinygo {
 		return errors.New("--tinygo builds Go plugins; this is a JavaScript plugin")
 	}
 	name := strings.TrimSuffix(filepath.Base(path), js.Ext)
-	if !devPluginNamePattern.MatchString(name) {
+	if !pluginNamePattern.MatchString(name) {
 		return fmt.Errorf("%s: plugin name %q (from the file name) must be letters, digits, '-' and '_'", path, name)
 	}
 	src, err := os.ReadFile(path)
@@ -499,13 +499,13 @@ func devBuildJS(ctx context.Context, path string, f devBuildFlags, stdout io.Wri
 	if manifest != nil && manifest.ABI != abi.Version {
 		return fmt.Errorf("%s: the manifest declares mcphost ABI %d; this mcphost speaks ABI %d", path, manifest.ABI, abi.Version)
 	}
-	if err := devCheckJS(ctx, name, path, src); err != nil {
+	if err := checkJS(ctx, name, path, src); err != nil {
 		return err
 	}
 	note := "no manifest comment: the plugin declares no needs"
 	if manifest != nil {
 		note = "manifest comment read"
-		if n := devNeeds(manifest.Needs); n != "" {
+		if n := describeNeeds(manifest.Needs); n != "" {
 			note += "; needs " + n + " (grant them in [plugins." + name + "])"
 		}
 	}
@@ -513,7 +513,7 @@ func devBuildJS(ctx context.Context, path string, f devBuildFlags, stdout io.Wri
 		fmt.Fprintf(stdout, "ok %s (JavaScript, %d bytes; the source runs on the embedded engine; %s): copy it into the plugins folder, or use -o\n", path, len(src), note)
 		return nil
 	}
-	out, err := devBuildOutput(f.out, filepath.Dir(path), name, js.Ext)
+	out, err := buildOutput(f.out, filepath.Dir(path), name, js.Ext)
 	if err != nil {
 		return err
 	}
@@ -531,10 +531,10 @@ func devBuildJS(ctx context.Context, path string, f devBuildFlags, stdout io.Wri
 	return nil
 }
 
-// devCheckJS runs a JavaScript plugin's source once on the embedded engine,
+// checkJS runs a JavaScript plugin's source once on the embedded engine,
 // with no grants, so that a syntax error or an exception at its top level
 // is reported as serve would report it when loading.
-func devCheckJS(ctx context.Context, name, path string, src []byte) error {
+func checkJS(ctx context.Context, name, path string, src []byte) error {
 	cfg, err := js.Config(filepath.Base(path), src, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/internal/clienv"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/spf13/cobra"
 )
@@ -44,7 +45,7 @@ is missing, and exits with status 1 when there is a problem.`,
 // check writes its report to w. It returns errCheckFailed after printing
 // the problems, or the error that kept it from checking.
 func check(f checkFlags, w io.Writer) error {
-	cfg, err := loadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config)
 	if err != nil {
 		var errs config.Errors
 		if !errors.As(err, &errs) {
@@ -67,7 +68,7 @@ func check(f checkFlags, w io.Writer) error {
 	if len(adds) > 0 {
 		file := cfg.Path
 		if file == "" {
-			file = defaultConfigPath
+			file = clienv.DefaultConfigPath
 		}
 		fmt.Fprintf(w, "\nAdd to %s:\n", file)
 		for _, a := range adds {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The same tool, wordcount, written with each PDK: Go
 // (internal/testplugins/samego), Rust (internal/testplugins/samerust) and
@@ -6,8 +6,8 @@ package main
 // that the three are indistinguishable to a client of `mcphost serve`; the
 // benchmark compares their size, start-up and call latency:
 //
-//	go test ./cmd/mcphost -run SameToolInEveryLanguage
-//	go test ./cmd/mcphost -run '^$' -bench Languages -benchtime 200x -timeout 30m
+//	go test ./internal/e2e -run SameToolInEveryLanguage
+//	go test ./internal/e2e -run '^$' -bench Languages -benchtime 200x -timeout 30m
 //
 // Both need a Rust toolchain for WebAssembly for the Rust plugin
 // (scripts/setup-rust.sh installs Debian's); without one they skip it
@@ -228,7 +228,7 @@ const sameCallText = "The quick brown fox jumps over the lazy dog.\nPack my box 
 // then baseline/cold, a server without plugins, and table, whose output is
 // a table of all the results:
 //
-//	go test ./cmd/mcphost -run '^$' -bench Languages -benchtime 200x -timeout 30m
+//	go test ./internal/e2e -run '^$' -bench Languages -benchtime 200x -timeout 30m
 //
 // (most of its ~10 minutes are the 200 cold starts of the Go plugin; for
 // a quicker table use -benchtime 20x).

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,13 +16,11 @@ import (
 	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/clienv"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
 )
-
-// defaultConfigPath is read when --config is not given and the file exists.
-const defaultConfigPath = "mcphost.toml"
 
 // shutdownGrace is how long requests in flight at stdin EOF may run on.
 const shutdownGrace = 10 * time.Second
@@ -34,10 +32,12 @@ type serveFlags struct {
 	listen    string // "" unless --listen was given
 	logLevel  string
 	watch     bool
+
+	version string // mcphost's own, for the server's info
 }
 
-func newServeCommand() *cobra.Command {
-	var f serveFlags
+func newServeCommand(version string) *cobra.Command {
+	f := serveFlags{version: version}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP from the plugins in a folder",
@@ -67,36 +67,15 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	return cmd
 }
 
-// newLogger returns a text logger on w at the named level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
-}
-
-// loadConfig reads the config named by path, or the default file when path
-// is empty and it exists, or the built-in defaults.
-func loadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		if _, err := os.Stat(defaultConfigPath); err != nil {
-			return config.Default(), nil
-		}
-		path = defaultConfigPath
-	}
-	return config.Load(path)
-}
-
 func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	logger, err := newLogger(stderr, f.logLevel)
+	logger, err := clienv.NewLogger(stderr, f.logLevel)
 	if err != nil {
 		return err
 	}
 	if f.transport != "stdio" && f.transport != "http" {
 		return fmt.Errorf("--transport %q: want stdio or http", f.transport)
 	}
-	cfg, err := loadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config)
 	if err != nil {
 		return err
 	}
@@ -119,7 +98,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	defer engine.Close()
 
 	srv := host.NewServer(host.Options{
-		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: version,
+		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
 	}, nil)
 	started := time.Now()

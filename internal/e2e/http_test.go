@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -155,7 +155,7 @@ func TestTypeScriptClientInterop(t *testing.T) {
 // BenchmarkHTTPToolCall16Clients measures the throughput of a simple tool
 // call (hash) over Streamable HTTP with 16 concurrent client sessions:
 //
-//	go test ./cmd/mcphost -run '^$' -bench HTTPToolCall16Clients -benchtime 5000x
+//	go test ./internal/e2e -run '^$' -bench HTTPToolCall16Clients -benchtime 5000x
 func BenchmarkHTTPToolCall16Clients(b *testing.B) {
 	const clients = 16
 	url := newFixture(b, "", "plugins/examples/tools").serveHTTP(b)

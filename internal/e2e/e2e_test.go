@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	mcphostBin = filepath.Join(dir, "mcphost")
-	if out, err := exec.Command("go", "build", "-o", mcphostBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", mcphostBin, "github.com/mcphost/mcphost/cmd/mcphost").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building mcphost: %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -1,4 +1,4 @@
-package main
+package devtool
 
 import (
 	"bufio"
@@ -17,28 +17,28 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// devTemplates holds the scaffolds of mcphost new, one folder per language;
+// templateFS holds the scaffolds of mcphost new, one folder per language;
 // every file is a text/template (.tmpl, so that Go and cargo leave them
 // alone).
 //
 //go:embed templates
-var devTemplates embed.FS
+var templateFS embed.FS
 
-// devModulePath is the module path of the mcphost server, whose checkout
+// modulePath is the module path of the mcphost server, whose checkout
 // holds the PDKs.
-const devModulePath = "github.com/mcphost/mcphost"
+const modulePath = "github.com/mcphost/mcphost"
 
-// devGoABIModule is the module of the ABI types a Go scaffold requires
+// goABIModule is the module of the ABI types a Go scaffold requires
 // beside the Go PDK (goPDKImport), which requires it too.
-const devGoABIModule = devModulePath + "/abi"
+const goABIModule = modulePath + "/abi"
 
-// devGoPDKVersion is the version of the Go PDK and ABI modules (released
+// goPDKVersion is the version of the Go PDK and ABI modules (released
 // together) a Go scaffold asks for when it does not use a checkout.
-const devGoPDKVersion = "v0.1.0"
+const goPDKVersion = "v0.1.0"
 
-// devRustPDKVersion is the version of mcphost-pdk a Rust scaffold made
+// rustPDKVersion is the version of mcphost-pdk a Rust scaffold made
 // outside a checkout asks for.
-const devRustPDKVersion = "0.1"
+const rustPDKVersion = "0.1"
 
 // scaffoldFile is one file of a scaffold: its template and where it goes.
 type scaffoldFile struct {
@@ -120,12 +120,12 @@ what it needs, an mcphost.toml that grants it, a README and a test:
 The scaffold uses the PDK of an mcphost checkout when there is one: the one
 --checkout names, else the checkout this mcphost was built from, else the one
 the current folder is in. go.mod then requires the Go PDK
-(` + goPDKImport + `) and the ABI types (` + devGoABIModule + `), never the
+(` + goPDKImport + `) and the ABI types (` + goABIModule + `), never the
 mcphost server, and replaces them with the checkout's pdk/go and abi;
 Cargo.toml depends on its pdk/rust by path. With --pdk published, or with no
 checkout, the scaffold asks for the published PDKs: go.mod requires them at
-` + devGoPDKVersion + ` ('go mod tidy' fetches them), Cargo.toml asks for
-mcphost-pdk ` + devRustPDKVersion + `.
+` + goPDKVersion + ` ('go mod tidy' fetches them), Cargo.toml asks for
+mcphost-pdk ` + rustPDKVersion + `.
 
 Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`,
 		Example: `  mcphost new hello                  # Go, in ./hello
@@ -137,7 +137,7 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return devNew(args[0], f, cmd.OutOrStdout())
+			return newPlugin(args[0], f, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&f.lang, "lang", "go", "language: go, rust or js")
@@ -155,19 +155,19 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 	return cmd
 }
 
-// devRustNamePattern is the rule for Rust package names on top of the
+// rustNamePattern is the rule for Rust package names on top of the
 // plugin name rule: no leading digit.
-var devRustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var rustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-func devNew(name string, f newFlags, stdout io.Writer) error {
+func newPlugin(name string, f newFlags, stdout io.Writer) error {
 	files, ok := scaffolds[f.lang]
 	if !ok {
 		return fmt.Errorf("--lang %q: want go, rust or js", f.lang)
 	}
-	if !devPluginNamePattern.MatchString(name) {
+	if !pluginNamePattern.MatchString(name) {
 		return fmt.Errorf("plugin name %q: use letters, digits, '-' and '_' (it becomes the plugin's file name)", name)
 	}
-	if f.lang == "rust" && !devRustNamePattern.MatchString(name) {
+	if f.lang == "rust" && !rustNamePattern.MatchString(name) {
 		return fmt.Errorf("plugin name %q: a Rust package name cannot start with a digit", name)
 	}
 	dir := f.dir
@@ -181,17 +181,17 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 	if entries, err := os.ReadDir(absDir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s exists and is not empty", dir)
 	}
-	checkout, err := devPickCheckout(f)
+	checkout, err := pickCheckout(f)
 	if err != nil {
 		return err
 	}
-	data, err := devScaffoldData(name, f.lang, absDir, checkout)
+	data, err := fillScaffoldData(name, f.lang, absDir, checkout)
 	if err != nil {
 		return err
 	}
 	var written []string
 	for _, sf := range files {
-		tmpl, err := template.ParseFS(devTemplates, "templates/"+sf.tmpl)
+		tmpl, err := template.ParseFS(templateFS, "templates/"+sf.tmpl)
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 		}
 		written = append(written, rel)
 	}
-	fmt.Fprintf(stdout, "created %s plugin %s in %s: %s\n", devLangName(f.lang), name, dir, strings.Join(written, ", "))
+	fmt.Fprintf(stdout, "created %s plugin %s in %s: %s\n", langName(f.lang), name, dir, strings.Join(written, ", "))
 	if checkout != "" {
 		fmt.Fprintf(stdout, "using the PDK of the mcphost checkout at %s\n", checkout)
 	}
@@ -234,7 +234,7 @@ func devNew(name string, f newFlags, stdout io.Writer) error {
 	return nil
 }
 
-func devLangName(lang string) string {
+func langName(lang string) string {
 	switch lang {
 	case "go":
 		return "Go"
@@ -244,9 +244,9 @@ func devLangName(lang string) string {
 	return "JavaScript"
 }
 
-// devPickCheckout returns the mcphost checkout whose PDK the scaffold
+// pickCheckout returns the mcphost checkout whose PDK the scaffold
 // uses, "" for the published PDK.
-func devPickCheckout(f newFlags) (string, error) {
+func pickCheckout(f newFlags) (string, error) {
 	switch f.pdk {
 	case "published":
 		if f.checkout != "" {
@@ -262,15 +262,15 @@ func devPickCheckout(f newFlags) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if !devIsCheckout(checkout) {
-			return "", fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/go and abi, modules too, beside it)", f.checkout, devModulePath)
+		if !isCheckout(checkout) {
+			return "", fmt.Errorf("--checkout %s: not a checkout of mcphost (no go.mod of module %s with pdk/go and abi, modules too, beside it)", f.checkout, modulePath)
 		}
 		return checkout, nil
 	}
-	checkout := devOwnCheckout()
+	checkout := ownCheckout()
 	if checkout == "" {
 		if wd, err := os.Getwd(); err == nil {
-			checkout = devFindCheckout(wd)
+			checkout = findCheckout(wd)
 		}
 	}
 	if checkout == "" && f.pdk == "checkout" {
@@ -279,24 +279,24 @@ func devPickCheckout(f newFlags) (string, error) {
 	return checkout, nil
 }
 
-// devOwnCheckout returns the mcphost checkout this binary was built from,
+// ownCheckout returns the mcphost checkout this binary was built from,
 // "" when unknown (built with -trimpath, or from the module cache, which
 // holds no nested modules) or gone: it walks up from the source path the
 // compiler recorded for this file.
-func devOwnCheckout() string {
+func ownCheckout() string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
 		return ""
 	}
-	return devFindCheckout(filepath.Dir(file))
+	return findCheckout(filepath.Dir(file))
 }
 
-// devScaffoldData fills in the templates' data.
-func devScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
+// fillScaffoldData fills in the templates' data.
+func fillScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
 	d := &scaffoldData{
 		Name: name, File: name + ".wasm", URI: "docs://" + name + "/about",
 		Checkout: checkout, GoModule: name, GoVersion: "1.24",
-		GoPDKVersion: devGoPDKVersion, GoABIVersion: devGoPDKVersion, RustVersion: devRustPDKVersion,
+		GoPDKVersion: goPDKVersion, GoABIVersion: goPDKVersion, RustVersion: rustPDKVersion,
 	}
 	if lang == "js" {
 		d.File = name + ".js"
@@ -309,23 +309,23 @@ func devScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
 	pdkDir := filepath.Join(checkout, "pdk", "go")
 	pdkMod := filepath.Join(pdkDir, "go.mod")
 	var err error
-	if d.GoVersion, err = devGoModField(pdkMod, "go"); err != nil {
+	if d.GoVersion, err = goModField(pdkMod, "go"); err != nil {
 		return nil, err
 	}
-	if d.GoABIVersion, err = devGoModField(pdkMod, devGoABIModule); err != nil {
+	if d.GoABIVersion, err = goModField(pdkMod, goABIModule); err != nil {
 		return nil, err
 	}
-	d.GoPDKDir = devPathFrom(dir, checkout, pdkDir)
-	d.GoABIDir = devPathFrom(dir, checkout, filepath.Join(checkout, "abi"))
-	d.RustPath = filepath.ToSlash(devPathFrom(dir, checkout, filepath.Join(checkout, "pdk", "rust")))
+	d.GoPDKDir = pathFrom(dir, checkout, pdkDir)
+	d.GoABIDir = pathFrom(dir, checkout, filepath.Join(checkout, "abi"))
+	d.RustPath = filepath.ToSlash(pathFrom(dir, checkout, filepath.Join(checkout, "pdk", "rust")))
 	d.BuildScript = filepath.Join(checkout, "pdk", "rust", "build-plugin.sh")
 	return d, nil
 }
 
-// devPathFrom returns target relative to dir, starting with ./ or ../ (as a
+// pathFrom returns target relative to dir, starting with ./ or ../ (as a
 // go.mod replace needs), when dir is inside the checkout (so that the
 // checkout can move with the scaffold), else absolute.
-func devPathFrom(dir, checkout, target string) string {
+func pathFrom(dir, checkout, target string) string {
 	if strings.HasPrefix(dir, checkout+string(filepath.Separator)) {
 		if rel, err := filepath.Rel(dir, target); err == nil {
 			if !strings.HasPrefix(rel, "..") {
@@ -337,10 +337,10 @@ func devPathFrom(dir, checkout, target string) string {
 	return target
 }
 
-// devFindCheckout returns the mcphost checkout dir is in, "" when none.
-func devFindCheckout(dir string) string {
+// findCheckout returns the mcphost checkout dir is in, "" when none.
+func findCheckout(dir string) string {
 	for {
-		if devIsCheckout(dir) {
+		if isCheckout(dir) {
 			return dir
 		}
 		parent := filepath.Dir(dir)
@@ -351,9 +351,9 @@ func devFindCheckout(dir string) string {
 	}
 }
 
-// devIsCheckout reports whether dir is the root of an mcphost checkout
+// isCheckout reports whether dir is the root of an mcphost checkout
 // whose Go PDK and ABI types are modules of their own.
-func devIsCheckout(dir string) bool {
+func isCheckout(dir string) bool {
 	f, err := os.Open(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		return false
@@ -362,7 +362,7 @@ func devIsCheckout(dir string) bool {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
-			if strings.TrimSpace(strings.TrimPrefix(line, "module ")) != devModulePath {
+			if strings.TrimSpace(strings.TrimPrefix(line, "module ")) != modulePath {
 				return false
 			}
 			for _, sub := range []string{"pdk/go/go.mod", "abi/go.mod"} {
@@ -376,9 +376,9 @@ func devIsCheckout(dir string) bool {
 	return false
 }
 
-// devGoModField reads a go.mod: the version of its go directive when key is
+// goModField reads a go.mod: the version of its go directive when key is
 // "go", else the version it requires of module key.
-func devGoModField(gomod, key string) (string, error) {
+func goModField(gomod, key string) (string, error) {
 	b, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", err

@@ -1,26 +1,36 @@
-package main
+package cli
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
 )
 
 // checkFixture returns a plugins folder holding the files and tools
 // examples, and a config file with body.
 func checkFixture(t *testing.T, body string) (plugins, cfg string) {
 	t.Helper()
-	f := newFixture(t, "", "plugins/examples/files", "plugins/examples/tools")
+	plugins = t.TempDir()
+	for _, p := range []string{"plugins/examples/files", "plugins/examples/tools"} {
+		wasm, err := os.ReadFile(plugintest.Build(t, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, filepath.Base(p)+".wasm"), wasm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg = filepath.Join(t.TempDir(), "mcphost.toml")
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return f.plugins, cfg
+	return plugins, cfg
 }
 
 func runCheck(t *testing.T, plugins, cfg string) (string, error) {
@@ -102,18 +112,16 @@ host_functions = ["notify_progress"]
 	}
 }
 
-func TestCheckReportsConfigErrorsAndExitsNonZero(t *testing.T) {
+func TestCheckReportsConfigErrorsAndFails(t *testing.T) {
 	plugins, cfg := checkFixture(t, "[plugins.files]\ncalls_per_second = -2\nsha256 = \"nope\"\n")
-	cmd := exec.Command(mcphostBin, "check", "--plugins", plugins, "--config", cfg)
-	out, err := cmd.Output()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit: %v\n%s", err, out)
+	out, err := runCheck(t, plugins, cfg)
+	if !errors.Is(err, errCheckFailed) {
+		t.Fatalf("check: %v\n%s", err, out)
 	}
 	want := cfg + ":2: plugins.files.calls_per_second: -2 is out of range (0..100000)\n" +
 		cfg + ":3: plugins.files.sha256: \"nope\" is not a SHA-256 digest: 64 hex digits (sha256sum PLUGIN.wasm)\n" +
 		"2 problems in the config\n"
-	if string(out) != want {
+	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }
@@ -122,15 +130,13 @@ func TestCheckReportsConfigErrorsAndExitsNonZero(t *testing.T) {
 // limit that loading the plugin would fail on, naming its line and bounds.
 func TestCheckRejectsLimitsTheSandboxRefuses(t *testing.T) {
 	plugins, cfg := checkFixture(t, "[defaults]\nmemory_mib = 2\n")
-	cmd := exec.Command(mcphostBin, "check", "--plugins", plugins, "--config", cfg)
-	out, err := cmd.Output()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit: %v\n%s", err, out)
+	out, err := runCheck(t, plugins, cfg)
+	if !errors.Is(err, errCheckFailed) {
+		t.Fatalf("check: %v\n%s", err, out)
 	}
 	want := cfg + ":2: defaults.memory_mib: memory limit 2 MiB is not between 4 and 4096 MiB\n" +
 		"1 problem in the config\n"
-	if string(out) != want {
+	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }

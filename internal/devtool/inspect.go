@@ -1,4 +1,4 @@
-package main
+package devtool
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ type inspectFlags struct {
 	json bool
 }
 
-func newInspectCommand() *cobra.Command {
+func newInspectCommand(version string) *cobra.Command {
 	var f inspectFlags
 	cmd := &cobra.Command{
 		Use:   "inspect PLUGIN",
@@ -89,11 +89,11 @@ to list something shows less here than when served; what failed is shown
 as a warning. --json prints the report as JSON.`,
 		Example:           "  mcphost inspect build/plugins/tools.wasm\n  mcphost inspect --json plugins/units.js",
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: devCompletePluginThen(nil),
+		ValidArgsFunction: completePluginThen(version, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			rep, err := inspectPlugin(ctx, args[0])
+			rep, err := inspectPlugin(ctx, args[0], version)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ as a warning. --json prints the report as JSON.`,
 				if err != nil {
 					return err
 				}
-				devPrintJSON(cmd.OutOrStdout(), raw)
+				printJSON(cmd.OutOrStdout(), raw)
 				return nil
 			}
 			printInspectReport(cmd.OutOrStdout(), rep)
@@ -115,8 +115,8 @@ as a warning. --json prints the report as JSON.`,
 
 // inspectPlugin reads a plugin file's structure and manifest, then loads it
 // with no grants and lists what it offers through a session.
-func inspectPlugin(ctx context.Context, path string) (*inspectReport, error) {
-	name, err := devPluginName(path)
+func inspectPlugin(ctx context.Context, path, version string) (*inspectReport, error) {
+	name, err := pluginName(path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,22 +164,22 @@ func inspectPlugin(ctx context.Context, path string) (*inspectReport, error) {
 		return rep, nil
 	}
 
-	logs := &devLogBuffer{}
-	h, err := openUngrantedHost(ctx, path, data, devWarnLogger(logs))
+	logs := &logBuffer{}
+	h, err := openUngrantedHost(ctx, path, data, version, warnLogger(logs))
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
-	if rep.Tools, err = devListAll[abi.Tool](ctx, h.client, "tools/list", "tools"); err != nil {
+	if rep.Tools, err = listAll[abi.Tool](ctx, h.client, "tools/list", "tools"); err != nil {
 		return nil, err
 	}
-	if rep.Prompts, err = devListAll[abi.Prompt](ctx, h.client, "prompts/list", "prompts"); err != nil {
+	if rep.Prompts, err = listAll[abi.Prompt](ctx, h.client, "prompts/list", "prompts"); err != nil {
 		return nil, err
 	}
-	if rep.Resources, err = devListAll[abi.Resource](ctx, h.client, "resources/list", "resources"); err != nil {
+	if rep.Resources, err = listAll[abi.Resource](ctx, h.client, "resources/list", "resources"); err != nil {
 		return nil, err
 	}
-	if rep.ResourceTemplates, err = devListAll[abi.ResourceTemplate](ctx, h.client, "resources/templates/list", "resourceTemplates"); err != nil {
+	if rep.ResourceTemplates, err = listAll[abi.ResourceTemplate](ctx, h.client, "resources/templates/list", "resourceTemplates"); err != nil {
 		return nil, err
 	}
 	rep.Warnings = append(rep.Warnings, logs.Lines()...)
@@ -190,8 +190,8 @@ func inspectPlugin(ctx context.Context, path string) (*inspectReport, error) {
 // grants at all (every host function denied, no network, files or config)
 // and the default limits, into a server of its own, and initializes a
 // session: what inspect and shell completion list a plugin with.
-func openUngrantedHost(ctx context.Context, path string, data []byte, logger *slog.Logger) (*devHost, error) {
-	name, err := devPluginName(path)
+func openUngrantedHost(ctx context.Context, path string, data []byte, version string, logger *slog.Logger) (*pluginServer, error) {
+	name, err := pluginName(path)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	h := &devHost{engine: engine}
+	h := &pluginServer{engine: engine}
 	h.srv = host.NewServer(host.Options{Name: "mcphost-inspect", Version: version, PageSize: 1000, Logger: logger}, nil)
 	limits := config.Default().Plugin(name).Limits
 	rt, err := engine.Load(ctx, name, module, sandbox.Options{
@@ -236,7 +236,7 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, logger *sl
 	}
 	h.plugin = host.NewPlugin(name, "", pluginhost.EngineErrors(rt))
 	h.srv.SetCatalog(host.BuildCatalog(ctx, []*host.Plugin{h.plugin}, logger))
-	if err := h.start(ctx, "mcphost inspect", io.Discard); err != nil {
+	if err := h.start(ctx, "mcphost inspect", version, io.Discard); err != nil {
 		h.Close()
 		return nil, err
 	}
@@ -299,10 +299,10 @@ func printInspectReport(w io.Writer, rep *inspectReport) {
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "needs:")
-		fmt.Fprintf(w, "  host_functions: %s\n", devListOrNone(m.Needs.HostFunctions))
-		fmt.Fprintf(w, "  hosts:          %s\n", devListOrNone(m.Needs.Hosts))
-		fmt.Fprintf(w, "  paths:          %s\n", devListOrNone(m.Needs.Paths))
-		fmt.Fprintf(w, "  config:         %s\n", devListOrNone(m.Needs.Config))
+		fmt.Fprintf(w, "  host_functions: %s\n", listOrNone(m.Needs.HostFunctions))
+		fmt.Fprintf(w, "  hosts:          %s\n", listOrNone(m.Needs.Hosts))
+		fmt.Fprintf(w, "  paths:          %s\n", listOrNone(m.Needs.Paths))
+		fmt.Fprintf(w, "  config:         %s\n", listOrNone(m.Needs.Config))
 	} else {
 		fmt.Fprintln(w, "manifest:  none (the plugin declares no needs; it gets what the config grants)")
 	}
@@ -310,8 +310,8 @@ func printInspectReport(w io.Writer, rep *inspectReport) {
 	if rep.Flavour == flavourJavaScript {
 		engine = " (of the engine)"
 	}
-	fmt.Fprintf(w, "exports%s: %s\n", engine, devListOrNone(rep.Exports))
-	fmt.Fprintf(w, "host functions imported%s: %s\n", engine, devListOrNone(rep.HostFunctionImports))
+	fmt.Fprintf(w, "exports%s: %s\n", engine, listOrNone(rep.Exports))
+	fmt.Fprintf(w, "host functions imported%s: %s\n", engine, listOrNone(rep.HostFunctionImports))
 	if len(rep.OtherImports) > 0 {
 		fmt.Fprintf(w, "other imports%s: %s\n", engine, strings.Join(rep.OtherImports, ", "))
 	}

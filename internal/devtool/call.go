@@ -1,4 +1,4 @@
-package main
+package devtool
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/clienv"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
@@ -32,132 +33,75 @@ import (
 // request against one plugin without an MCP client. They drive the real
 // protocol engine in-process: a host.Server holding just that plugin,
 // loaded by pluginhost.Loader.LoadFile with the grants and limits of its
-// [plugins.NAME] table, as serve loads it, and a host.Session initialized at
-// 2025-11-25 that the request goes through (Session.Handle). Argument
+// [plugins.NAME] table, as serve loads it, and a host.InProcessClient whose
+// session, initialized at 2025-11-25, the request goes through. Argument
 // validation, output checks and error codes are therefore those a client of
 // serve sees. The plugin's logs and progress go to stderr; requests it
 // makes to the client (sampling, elicitation, roots) are refused with a
 // message saying that there is no client.
 
-// devProtocolVersion is the version the developer commands' session
+// protocolVersion is the version the developer commands' session
 // negotiates.
-const devProtocolVersion = "2025-11-25"
+const protocolVersion = "2025-11-25"
 
-// devFlags are the flags every developer command that runs a plugin takes.
-type devFlags struct {
+// runFlags are the flags every developer command that runs a plugin takes.
+type runFlags struct {
 	config   string
 	logLevel string
 	json     bool
+
+	version string // mcphost's own, given to the server and as the client's
 }
 
-func (f *devFlags) register(cmd *cobra.Command, what string) {
+func (f *runFlags) register(cmd *cobra.Command, what string) {
 	cmd.Flags().StringVar(&f.config, "config", "", "config file whose [plugins.NAME] table grants the plugin what serve would (default ./mcphost.toml when present)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "warn", "level of mcphost's own logs on stderr: debug, info, warn or error (the plugin's log messages are always shown)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the "+what+" as JSON, as a client receives it")
-	_ = cmd.RegisterFlagCompletionFunc("config", devCompleteFileExt("toml"))
+	_ = cmd.RegisterFlagCompletionFunc("config", completeFileExt("toml"))
 	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// devRPCError is a JSON-RPC error response.
-type devRPCError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *devRPCError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
-
-// devMessage is any JSON-RPC message.
-type devMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *devRPCError    `json:"error,omitempty"`
-}
-
-type devResponse struct {
-	result json.RawMessage
-	err    *devRPCError
-}
-
-// devClient is the in-process client of a session: it is the session's
-// Outbound, sends requests through Session.Handle and prints what the
-// server sends besides responses on stderr.
-type devClient struct {
-	sess    *host.Session
-	command string // for messages: "mcphost call"
-	stderr  io.Writer
-
-	mu      sync.Mutex
-	nextID  int64
-	pending map[string]chan devResponse
-	// refused counts the client requests the plugin made that were refused.
-	refused []string
-}
-
-// Send receives what the server sends: responses to our requests, its
-// own requests to the client, and notifications.
-func (c *devClient) Send(msg []byte) error {
-	var m devMessage
-	if err := json.Unmarshal(msg, &m); err != nil {
-		c.printf("%s: undecodable message from the server: %v\n", c.command, err)
-		return nil
-	}
-	switch {
-	case m.Method == "" && m.ID != nil:
-		c.mu.Lock()
-		ch := c.pending[string(m.ID)]
-		delete(c.pending, string(m.ID))
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- devResponse{result: m.Result, err: m.Error}
-		}
-	case m.Method != "" && m.ID != nil:
-		go c.answer(m)
-	default:
-		c.notification(m)
-	}
-	return nil
-}
-
-// devNoClient says what each client request a plugin can cause is for.
-var devNoClient = map[string]string{
+// noClient says what each client request a plugin can cause is for.
+var noClient = map[string]string{
 	"sampling/createMessage": "sampling (the client's language model, create_message)",
 	"elicitation/create":     "elicitation (asking the user, create_elicitation)",
 	"roots/list":             "roots (the client's workspace folders, list_roots)",
 }
 
-// answer answers a request of the server to the client: ping, and a clear
-// refusal for anything that needs a real client.
-func (c *devClient) answer(m devMessage) {
-	resp := devMessage{JSONRPC: "2.0", ID: m.ID}
-	if m.Method == "ping" {
-		resp.Result = json.RawMessage("{}")
-	} else {
-		what := devNoClient[m.Method]
-		if what == "" {
-			what = m.Method
-		}
-		resp.Error = &devRPCError{Code: -32601, Message: fmt.Sprintf(
-			"%s runs the plugin without an MCP client, so %s is not available; serve the plugin (mcphost serve) to a client that supports it",
-			c.command, what)}
-		c.mu.Lock()
-		c.refused = append(c.refused, m.Method)
-		c.mu.Unlock()
-		c.printf("%s: the plugin asked the client for %s: refused, there is no MCP client here\n", c.command, what)
+// clientStandIn stands in for the MCP client there is not: it prints the
+// notifications of the server on stderr and refuses its requests to the
+// client.
+type clientStandIn struct {
+	command string // for messages: "mcphost call"
+
+	mu     sync.Mutex
+	stderr io.Writer
+}
+
+// handlers routes the server's messages to the stand-in.
+func (c *clientStandIn) handlers() host.InProcessHandlers {
+	return host.InProcessHandlers{Notification: c.notification, Request: c.refuse}
+}
+
+// refuse answers a request of the server to the client with a clear
+// refusal: it needs a real client.
+func (c *clientStandIn) refuse(_ context.Context, method string, _ json.RawMessage) (any, error) {
+	what := noClient[method]
+	if what == "" {
+		what = method
 	}
-	raw, _ := json.Marshal(resp)
-	c.sess.Handle(context.Background(), raw, c)
+	c.printf("%s: the plugin asked the client for %s: refused, there is no MCP client here\n", c.command, what)
+	return nil, &host.RPCError{Code: host.CodeMethodNotFound, Message: fmt.Sprintf(
+		"%s runs the plugin without an MCP client, so %s is not available; serve the plugin (mcphost serve) to a client that supports it",
+		c.command, what)}
 }
 
 // notification prints a notification on stderr.
-func (c *devClient) notification(m devMessage) {
-	switch m.Method {
+func (c *clientStandIn) notification(method string, params json.RawMessage) {
+	switch method {
 	case "notifications/message":
 		var p abi.LoggingMessageParams
-		_ = json.Unmarshal(m.Params, &p)
+		_ = json.Unmarshal(params, &p)
 		data := ""
 		if s, ok := p.Data.(string); ok {
 			data = s
@@ -172,7 +116,7 @@ func (c *devClient) notification(m devMessage) {
 		c.printf("[%s]%s %s\n", p.Level, logger, data)
 	case "notifications/progress":
 		var p abi.ProgressParams
-		_ = json.Unmarshal(m.Params, &p)
+		_ = json.Unmarshal(params, &p)
 		s := "progress " + strconv.FormatFloat(p.Progress, 'g', -1, 64)
 		if p.Total != nil {
 			s += "/" + strconv.FormatFloat(*p.Total, 'g', -1, 64)
@@ -182,56 +126,19 @@ func (c *devClient) notification(m devMessage) {
 		}
 		c.printf("[%s]\n", s)
 	default:
-		c.printf("[%s %s]\n", m.Method, string(m.Params))
+		c.printf("[%s %s]\n", method, string(params))
 	}
 }
 
-func (c *devClient) printf(format string, args ...any) {
+func (c *clientStandIn) printf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fmt.Fprintf(c.stderr, format, args...)
 }
 
-// request sends a request and waits for its response.
-func (c *devClient) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	rawParams, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.nextID++
-	id := json.RawMessage(strconv.FormatInt(c.nextID, 10))
-	ch := make(chan devResponse, 1)
-	c.pending[string(id)] = ch
-	c.mu.Unlock()
-	raw, _ := json.Marshal(devMessage{JSONRPC: "2.0", ID: id, Method: method, Params: rawParams})
-	c.sess.Handle(ctx, raw, c)
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
-	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.pending, string(id))
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-func (c *devClient) notify(ctx context.Context, method string, params any) {
-	m := devMessage{JSONRPC: "2.0", Method: method}
-	if params != nil {
-		m.Params, _ = json.Marshal(params)
-	}
-	raw, _ := json.Marshal(m)
-	c.sess.Handle(ctx, raw, c)
-}
-
-// devListAll fetches every page of a list method and returns the items
+// listAll fetches every page of a list method and returns the items
 // under key.
-func devListAll[T any](ctx context.Context, c *devClient, method, key string) ([]T, error) {
+func listAll[T any](ctx context.Context, c *host.InProcessClient, method, key string) ([]T, error) {
 	var all []T
 	cursor := ""
 	for range 10000 {
@@ -239,7 +146,7 @@ func devListAll[T any](ctx context.Context, c *devClient, method, key string) ([
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
-		raw, err := c.request(ctx, method, params)
+		raw, err := c.Request(ctx, method, params)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
@@ -266,18 +173,18 @@ func devListAll[T any](ctx context.Context, c *devClient, method, key string) ([
 	return nil, fmt.Errorf("%s: too many pages", method)
 }
 
-// devHost is a server holding one plugin, with an initialized session.
-type devHost struct {
+// pluginServer is a server holding one plugin, with an initialized session.
+type pluginServer struct {
 	srv    *host.Server
 	engine *sandbox.Engine
 	plugin *host.Plugin
-	client *devClient
+	client *host.InProcessClient
 }
 
 // Close ends the session and releases the plugin and the engine.
-func (h *devHost) Close() {
-	if h.client != nil && h.client.sess != nil {
-		h.client.sess.Close()
+func (h *pluginServer) Close() {
+	if h.client != nil {
+		h.client.Close()
 	}
 	if h.plugin != nil {
 		_ = h.plugin.Close(context.Background())
@@ -287,9 +194,9 @@ func (h *devHost) Close() {
 	}
 }
 
-// devPluginName returns the plugin name of a plugin file, checking that it
+// pluginName returns the plugin name of a plugin file, checking that it
 // is a .wasm or .js file.
-func devPluginName(path string) (string, error) {
+func pluginName(path string) (string, error) {
 	ext := filepath.Ext(path)
 	if ext != ".wasm" && ext != js.Ext {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -305,16 +212,16 @@ func devPluginName(path string) (string, error) {
 
 // openDevHost loads the plugin file as serve would, with the grants and
 // limits of its table in the config, and initializes a session.
-func openDevHost(ctx context.Context, command, path string, f devFlags, stderr io.Writer) (*devHost, error) {
-	name, err := devPluginName(path)
+func openDevHost(ctx context.Context, command, path string, f runFlags, stderr io.Writer) (*pluginServer, error) {
+	name, err := pluginName(path)
 	if err != nil {
 		return nil, err
 	}
-	logger, err := newLogger(stderr, f.logLevel)
+	logger, err := clienv.NewLogger(stderr, f.logLevel)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config)
 	if err != nil {
 		return nil, err
 	}
@@ -326,9 +233,9 @@ func openDevHost(ctx context.Context, command, path string, f devFlags, stderr i
 	if err != nil {
 		return nil, err
 	}
-	h := &devHost{engine: engine}
+	h := &pluginServer{engine: engine}
 	h.srv = host.NewServer(host.Options{
-		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: version,
+		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger,
 	}, nil)
 	p, err := (&pluginhost.Loader{Engine: engine, Server: h.srv, Logger: logger}).LoadFile(ctx, path, cfg)
@@ -341,18 +248,18 @@ func openDevHost(ctx context.Context, command, path string, f devFlags, stderr i
 	}
 	if p == nil {
 		h.Close()
-		return nil, fmt.Errorf("%s: plugin %s is disabled in %s", path, name, devConfigName(cfg))
+		return nil, fmt.Errorf("%s: plugin %s is disabled in %s", path, name, configName(cfg))
 	}
 	h.plugin = p
 	h.srv.SetCatalog(host.BuildCatalog(ctx, []*host.Plugin{p}, logger))
-	if err := h.start(ctx, command, stderr); err != nil {
+	if err := h.start(ctx, command, f.version, stderr); err != nil {
 		h.Close()
 		return nil, err
 	}
 	return h, nil
 }
 
-func devConfigName(cfg *config.Config) string {
+func configName(cfg *config.Config) string {
 	if cfg.Path == "" {
 		return "the config (built-in defaults: no config file)"
 	}
@@ -363,27 +270,27 @@ func devConfigName(cfg *config.Config) string {
 // sampling, elicitation and roots, so that a plugin using them is told
 // plainly that there is no client rather than that the client lacks a
 // capability.
-func (h *devHost) start(ctx context.Context, command string, stderr io.Writer) error {
-	h.client = &devClient{command: command, stderr: stderr, pending: map[string]chan devResponse{}}
-	h.client.sess = h.srv.NewSession(h.client)
-	_, err := h.client.request(ctx, "initialize", map[string]any{
-		"protocolVersion": devProtocolVersion,
+func (h *pluginServer) start(ctx context.Context, command, version string, stderr io.Writer) error {
+	standIn := &clientStandIn{command: command, stderr: stderr}
+	h.client = host.NewInProcessClient(h.srv, standIn.handlers())
+	_, err := h.client.Request(ctx, "initialize", map[string]any{
+		"protocolVersion": protocolVersion,
 		"capabilities":    map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{"form": map[string]any{}}, "roots": map[string]any{}},
 		"clientInfo":      map[string]any{"name": command, "version": version},
 	})
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	h.client.notify(ctx, "notifications/initialized", nil)
-	if _, err := h.client.request(ctx, "logging/setLevel", map[string]any{"level": "debug"}); err != nil {
+	h.client.Notify(ctx, "notifications/initialized", nil)
+	if _, err := h.client.Request(ctx, "logging/setLevel", map[string]any{"level": "debug"}); err != nil {
 		return fmt.Errorf("logging/setLevel: %w", err)
 	}
 	return nil
 }
 
-// devContext is the context of a developer command: cancelled by SIGINT
+// commandContext is the context of a developer command: cancelled by SIGINT
 // and SIGTERM.
-func devContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+func commandContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -391,9 +298,9 @@ func devContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 
-// devProgressToken is the progressToken of every request the developer
+// progressToken is the progressToken of every request the developer
 // commands send, so that the plugin's progress is shown.
-const devProgressToken = "mcphost-cli"
+const progressToken = "mcphost-cli"
 
 // errToolError is call's error when the tool answered with isError.
 type errToolError struct{ tool string }
@@ -403,13 +310,13 @@ func (e errToolError) Error() string {
 }
 
 type callFlags struct {
-	devFlags
+	runFlags
 	args     []string
 	jsonArgs string
 }
 
-func newCallCommand() *cobra.Command {
-	var f callFlags
+func newCallCommand(version string) *cobra.Command {
+	f := callFlags{runFlags: runFlags{version: version}}
 	cmd := &cobra.Command{
 		Use:   "call PLUGIN TOOL [--arg KEY=VALUE]... [--json-args JSON]",
 		Short: "Run one tool of a plugin file, as serve would, without an MCP client",
@@ -418,7 +325,7 @@ func newCallCommand() *cobra.Command {
 The plugin runs under the same sandbox, grants and limits as with serve: those
 of its [plugins.NAME] table in the config (NAME is the file name without
 extension). The request goes through mcphost's own protocol engine, in
-process, at protocol version ` + devProtocolVersion + `, so argument validation and
+process, at protocol version ` + protocolVersion + `, so argument validation and
 result checks are exactly those a client of serve gets.
 
 Arguments: --arg KEY=VALUE, repeated, typed by the tool's input schema (the
@@ -438,11 +345,11 @@ create_elicitation, list_roots) fail with a message saying so.`,
   mcphost call plugins/units.js convert_units --arg value=3 --arg from=km --arg to=mi
   mcphost call hello.wasm greet --json-args '{"name": "World"}' --config mcphost.toml`,
 		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: devCompletePluginThen(devCompleteTools),
+		ValidArgsFunction: completePluginThen(version, completeTools),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			return devCall(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return callTool(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.register(cmd, "CallToolResult")
@@ -451,45 +358,45 @@ create_elicitation, list_roots) fail with a message saying so.`,
 	return cmd
 }
 
-func devCall(ctx context.Context, pluginPath, toolName string, f callFlags, stdout, stderr io.Writer) error {
-	h, err := openDevHost(ctx, "mcphost call", pluginPath, f.devFlags, stderr)
+func callTool(ctx context.Context, pluginPath, toolName string, f callFlags, stdout, stderr io.Writer) error {
+	h, err := openDevHost(ctx, "mcphost call", pluginPath, f.runFlags, stderr)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	tools, err := devListAll[abi.Tool](ctx, h.client, "tools/list", "tools")
+	tools, err := listAll[abi.Tool](ctx, h.client, "tools/list", "tools")
 	if err != nil {
 		return err
 	}
-	tool := devFindTool(tools, toolName, h.plugin.Prefix)
+	tool := findTool(tools, toolName, h.plugin.Prefix)
 	name := toolName
 	if tool != nil {
 		name = tool.Name
 	}
-	args, err := devToolArguments(tool, f.args, f.jsonArgs)
+	args, err := toolArguments(tool, f.args, f.jsonArgs)
 	if err != nil {
 		return err
 	}
 	params := map[string]any{
 		"name":      name,
 		"arguments": args,
-		"_meta":     map[string]any{"progressToken": devProgressToken},
+		"_meta":     map[string]any{"progressToken": progressToken},
 	}
 	if tool != nil && tool.Execution != nil && tool.Execution.TaskSupport == abi.TaskRequired {
 		params["task"] = map[string]any{}
 	}
-	raw, err := h.client.request(ctx, "tools/call", params)
+	raw, err := h.client.Request(ctx, "tools/call", params)
 	if err == nil && params["task"] != nil {
-		raw, err = devTaskResult(ctx, h.client, raw)
+		raw, err = taskResult(ctx, h.client, raw)
 	}
 	if err != nil {
-		var rpcErr *devRPCError
+		var rpcErr *host.RPCError
 		if errors.As(err, &rpcErr) && tool == nil {
 			names := make([]string, len(tools))
 			for i, t := range tools {
 				names[i] = t.Name
 			}
-			return fmt.Errorf("tools/call: %w; the plugin's tools: %s", err, devListOrNone(names))
+			return fmt.Errorf("tools/call: %w; the plugin's tools: %s", err, listOrNone(names))
 		}
 		return fmt.Errorf("tools/call: %w", err)
 	}
@@ -498,13 +405,13 @@ func devCall(ctx context.Context, pluginPath, toolName string, f callFlags, stdo
 		return fmt.Errorf("tools/call: undecodable result: %w", err)
 	}
 	if f.json {
-		devPrintJSON(stdout, raw)
+		printJSON(stdout, raw)
 	} else {
 		var structured struct {
 			StructuredContent json.RawMessage `json:"structuredContent"`
 		}
 		_ = json.Unmarshal(raw, &structured)
-		devPrintToolResult(stdout, &res, structured.StructuredContent)
+		printToolResult(stdout, &res, structured.StructuredContent)
 	}
 	if res.IsError {
 		return errToolError{tool: name}
@@ -512,9 +419,9 @@ func devCall(ctx context.Context, pluginPath, toolName string, f callFlags, stdo
 	return nil
 }
 
-// devTaskResult waits for the task a task-augmented tools/call created and
+// taskResult waits for the task a task-augmented tools/call created and
 // returns its result.
-func devTaskResult(ctx context.Context, c *devClient, created json.RawMessage) (json.RawMessage, error) {
+func taskResult(ctx context.Context, c *host.InProcessClient, created json.RawMessage) (json.RawMessage, error) {
 	var ct struct {
 		Task struct {
 			TaskID string `json:"taskId"`
@@ -523,12 +430,12 @@ func devTaskResult(ctx context.Context, c *devClient, created json.RawMessage) (
 	if err := json.Unmarshal(created, &ct); err != nil || ct.Task.TaskID == "" {
 		return nil, fmt.Errorf("the task-augmented call returned no task: %s", created)
 	}
-	return c.request(ctx, "tasks/result", map[string]any{"taskId": ct.Task.TaskID})
+	return c.Request(ctx, "tasks/result", map[string]any{"taskId": ct.Task.TaskID})
 }
 
-// devFindTool finds the tool the user named: by its name as served, or by
+// findTool finds the tool the user named: by its name as served, or by
 // the plugin's own name when the config gives the plugin a prefix.
-func devFindTool(tools []abi.Tool, name, prefix string) *abi.Tool {
+func findTool(tools []abi.Tool, name, prefix string) *abi.Tool {
 	for _, want := range []string{name, prefix + name} {
 		for i := range tools {
 			if tools[i].Name == want {
@@ -539,16 +446,16 @@ func devFindTool(tools []abi.Tool, name, prefix string) *abi.Tool {
 	return nil
 }
 
-func devListOrNone(items []string) string {
+func listOrNone(items []string) string {
 	if len(items) == 0 {
 		return "none"
 	}
 	return strings.Join(items, ", ")
 }
 
-// devToolArguments builds a tool's arguments from --json-args and --arg
+// toolArguments builds a tool's arguments from --json-args and --arg
 // values, typing each --arg value by the tool's input schema.
-func devToolArguments(tool *abi.Tool, kvs []string, jsonArgs string) (map[string]any, error) {
+func toolArguments(tool *abi.Tool, kvs []string, jsonArgs string) (map[string]any, error) {
 	args := map[string]any{}
 	if jsonArgs != "" {
 		dec := json.NewDecoder(strings.NewReader(jsonArgs))
@@ -570,16 +477,16 @@ func devToolArguments(tool *abi.Tool, kvs []string, jsonArgs string) (map[string
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--arg %q: want KEY=VALUE", kv)
 		}
-		args[k] = devTypedValue(props[k], v)
+		args[k] = typedValue(props[k], v)
 	}
 	return args, nil
 }
 
-// devTypedValue types an --arg value by its property's schema: a value that
+// typedValue types an --arg value by its property's schema: a value that
 // parses as JSON of a type the schema allows is that JSON; otherwise a
 // string, when strings are allowed or the value is no JSON at all. A value
 // of the wrong type is passed on as is, for the server's validation to name.
-func devTypedValue(schema json.RawMessage, v string) any {
+func typedValue(schema json.RawMessage, v string) any {
 	var s struct {
 		Type any `json:"type"`
 	}
@@ -610,8 +517,8 @@ func devTypedValue(schema json.RawMessage, v string) any {
 		}
 		return parsed
 	}
-	if slices.Contains(types, devJSONType(parsed)) ||
-		(devJSONType(parsed) == "integer" && slices.Contains(types, "number")) {
+	if slices.Contains(types, jSONType(parsed)) ||
+		(jSONType(parsed) == "integer" && slices.Contains(types, "number")) {
 		return parsed
 	}
 	if slices.Contains(types, "string") {
@@ -620,8 +527,8 @@ func devTypedValue(schema json.RawMessage, v string) any {
 	return parsed
 }
 
-// devJSONType names the JSON Schema type of a decoded value.
-func devJSONType(v any) string {
+// jSONType names the JSON Schema type of a decoded value.
+func jSONType(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
@@ -640,8 +547,8 @@ func devJSONType(v any) string {
 	return "object"
 }
 
-// devPrintJSON prints raw JSON indented.
-func devPrintJSON(w io.Writer, raw []byte) {
+// printJSON prints raw JSON indented.
+func printJSON(w io.Writer, raw []byte) {
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		w.Write(raw)
@@ -652,23 +559,23 @@ func devPrintJSON(w io.Writer, raw []byte) {
 	w.Write(b.Bytes())
 }
 
-// devPrintToolResult prints a tool result for a person: text, the
+// printToolResult prints a tool result for a person: text, the
 // structured content (structured, as sent) indented, summaries of other
 // content.
-func devPrintToolResult(w io.Writer, res *abi.CallToolResult, structured json.RawMessage) {
+func printToolResult(w io.Writer, res *abi.CallToolResult, structured json.RawMessage) {
 	for _, c := range res.Content {
-		if c.Type == abi.ContentText && res.StructuredContent != nil && devSameJSON(c.Text, res.StructuredContent) {
+		if c.Type == abi.ContentText && res.StructuredContent != nil && sameJSON(c.Text, res.StructuredContent) {
 			continue // the structured content's JSON, printed below
 		}
-		devPrintContent(w, c)
+		printContent(w, c)
 	}
 	if res.StructuredContent != nil {
-		devPrintJSON(w, structured)
+		printJSON(w, structured)
 	}
 }
 
-// devSameJSON reports whether text is JSON equal to v.
-func devSameJSON(text string, v any) bool {
+// sameJSON reports whether text is JSON equal to v.
+func sameJSON(text string, v any) bool {
 	var a, b any
 	if json.Unmarshal([]byte(text), &a) != nil {
 		return false
@@ -680,9 +587,9 @@ func devSameJSON(text string, v any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// devPrintContent prints one content block: text as is, the rest as a
+// printContent prints one content block: text as is, the rest as a
 // one-line summary.
-func devPrintContent(w io.Writer, c abi.Content) {
+func printContent(w io.Writer, c abi.Content) {
 	switch c.Type {
 	case abi.ContentText:
 		fmt.Fprint(w, c.Text)
@@ -690,23 +597,23 @@ func devPrintContent(w io.Writer, c abi.Content) {
 			fmt.Fprintln(w)
 		}
 	case abi.ContentImage, abi.ContentAudio:
-		fmt.Fprintf(w, "[%s %s, %s]\n", c.Type, c.MimeType, devBase64Size(c.Data))
+		fmt.Fprintf(w, "[%s %s, %s]\n", c.Type, c.MimeType, base64Size(c.Data))
 	case abi.ContentResourceLink:
 		fmt.Fprintf(w, "[resource link %s: %s]\n", c.URI, c.Name)
 	case abi.ContentResource:
 		if c.Resource != nil {
-			devPrintResourceContents(w, *c.Resource, true)
+			printResourceContents(w, *c.Resource, true)
 		}
 	default:
 		fmt.Fprintf(w, "[%s content]\n", c.Type)
 	}
 }
 
-// devPrintResourceContents prints a resource's text, or a summary of a
+// printResourceContents prints a resource's text, or a summary of a
 // blob; header adds a line naming the resource.
-func devPrintResourceContents(w io.Writer, r abi.ResourceContents, header bool) {
+func printResourceContents(w io.Writer, r abi.ResourceContents, header bool) {
 	if r.Blob != "" {
-		fmt.Fprintf(w, "[blob %s %s, %s; --json shows it]\n", r.URI, r.MimeType, devBase64Size(r.Blob))
+		fmt.Fprintf(w, "[blob %s %s, %s; --json shows it]\n", r.URI, r.MimeType, base64Size(r.Blob))
 		return
 	}
 	if header {
@@ -718,7 +625,7 @@ func devPrintResourceContents(w io.Writer, r abi.ResourceContents, header bool) 
 	}
 }
 
-func devBase64Size(data string) string {
+func base64Size(data string) string {
 	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
 		return fmt.Sprintf("%d base64 characters", len(data))
@@ -727,12 +634,12 @@ func devBase64Size(data string) string {
 }
 
 type getPromptFlags struct {
-	devFlags
+	runFlags
 	args []string
 }
 
-func newGetPromptCommand() *cobra.Command {
-	var f getPromptFlags
+func newGetPromptCommand(version string) *cobra.Command {
+	f := getPromptFlags{runFlags: runFlags{version: version}}
 	cmd := &cobra.Command{
 		Use:   "get-prompt PLUGIN NAME [--arg KEY=VALUE]...",
 		Short: "Get one prompt of a plugin file, as serve would, without an MCP client",
@@ -740,14 +647,14 @@ func newGetPromptCommand() *cobra.Command {
 arguments given as --arg KEY=VALUE and prints its messages, each after a
 [role] line (--json: the GetPromptResult). The plugin runs as with call:
 under the sandbox and grants of its table in the config, through mcphost's
-protocol engine at ` + devProtocolVersion + `; logs go to stderr.`,
+protocol engine at ` + protocolVersion + `; logs go to stderr.`,
 		Example:           `  mcphost get-prompt plugins/units.js explain_conversion --arg from=km --arg to=mi`,
 		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: devCompletePluginThen(devCompletePrompts),
+		ValidArgsFunction: completePluginThen(version, completePrompts),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			return devGetPrompt(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return getPrompt(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.register(cmd, "GetPromptResult")
@@ -755,8 +662,8 @@ protocol engine at ` + devProtocolVersion + `; logs go to stderr.`,
 	return cmd
 }
 
-// devStringArgs parses KEY=VALUE flags into a map.
-func devStringArgs(kvs []string) (map[string]string, error) {
+// stringArgs parses KEY=VALUE flags into a map.
+func stringArgs(kvs []string) (map[string]string, error) {
 	args := map[string]string{}
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
@@ -768,24 +675,24 @@ func devStringArgs(kvs []string) (map[string]string, error) {
 	return args, nil
 }
 
-func devGetPrompt(ctx context.Context, pluginPath, name string, f getPromptFlags, stdout, stderr io.Writer) error {
-	args, err := devStringArgs(f.args)
+func getPrompt(ctx context.Context, pluginPath, name string, f getPromptFlags, stdout, stderr io.Writer) error {
+	args, err := stringArgs(f.args)
 	if err != nil {
 		return err
 	}
-	h, err := openDevHost(ctx, "mcphost get-prompt", pluginPath, f.devFlags, stderr)
+	h, err := openDevHost(ctx, "mcphost get-prompt", pluginPath, f.runFlags, stderr)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	raw, err := h.client.request(ctx, "prompts/get", map[string]any{
-		"name": name, "arguments": args, "_meta": map[string]any{"progressToken": devProgressToken},
+	raw, err := h.client.Request(ctx, "prompts/get", map[string]any{
+		"name": name, "arguments": args, "_meta": map[string]any{"progressToken": progressToken},
 	})
 	if err != nil {
 		return fmt.Errorf("prompts/get: %w", err)
 	}
 	if f.json {
-		devPrintJSON(stdout, raw)
+		printJSON(stdout, raw)
 		return nil
 	}
 	var res abi.GetPromptResult
@@ -797,13 +704,13 @@ func devGetPrompt(ctx context.Context, pluginPath, name string, f getPromptFlags
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintf(stdout, "[%s]\n", m.Role)
-		devPrintContent(stdout, m.Content)
+		printContent(stdout, m.Content)
 	}
 	return nil
 }
 
-func newReadCommand() *cobra.Command {
-	var f devFlags
+func newReadCommand(version string) *cobra.Command {
+	f := runFlags{version: version}
 	cmd := &cobra.Command{
 		Use:   "read PLUGIN URI",
 		Short: "Read one resource of a plugin file, as serve would, without an MCP client",
@@ -811,34 +718,34 @@ func newReadCommand() *cobra.Command {
 templates matches) of a plugin file (.wasm or .js) and prints its text
 contents; blobs are summarised (--json: the ReadResourceResult). The plugin
 runs as with call: under the sandbox and grants of its table in the config,
-through mcphost's protocol engine at ` + devProtocolVersion + `; logs go to stderr.`,
+through mcphost's protocol engine at ` + protocolVersion + `; logs go to stderr.`,
 		Example:           `  mcphost read plugins/units.js units://unit/km`,
 		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: devCompletePluginThen(devCompleteResources),
+		ValidArgsFunction: completePluginThen(version, completeResources),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			return devRead(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return readResource(ctx, args[0], args[1], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.register(cmd, "ReadResourceResult")
 	return cmd
 }
 
-func devRead(ctx context.Context, pluginPath, uri string, f devFlags, stdout, stderr io.Writer) error {
+func readResource(ctx context.Context, pluginPath, uri string, f runFlags, stdout, stderr io.Writer) error {
 	h, err := openDevHost(ctx, "mcphost read", pluginPath, f, stderr)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	raw, err := h.client.request(ctx, "resources/read", map[string]any{
-		"uri": uri, "_meta": map[string]any{"progressToken": devProgressToken},
+	raw, err := h.client.Request(ctx, "resources/read", map[string]any{
+		"uri": uri, "_meta": map[string]any{"progressToken": progressToken},
 	})
 	if err != nil {
 		return fmt.Errorf("resources/read: %w", err)
 	}
 	if f.json {
-		devPrintJSON(stdout, raw)
+		printJSON(stdout, raw)
 		return nil
 	}
 	var res abi.ReadResourceResult
@@ -846,20 +753,20 @@ func devRead(ctx context.Context, pluginPath, uri string, f devFlags, stdout, st
 		return fmt.Errorf("resources/read: undecodable result: %w", err)
 	}
 	for _, c := range res.Contents {
-		devPrintResourceContents(stdout, c, len(res.Contents) > 1)
+		printResourceContents(stdout, c, len(res.Contents) > 1)
 	}
 	return nil
 }
 
 type completeFlags struct {
-	devFlags
+	runFlags
 	prompt   string
 	template string
 	args     []string
 }
 
-func newCompleteCommand() *cobra.Command {
-	var f completeFlags
+func newCompleteCommand(version string) *cobra.Command {
+	f := completeFlags{runFlags: runFlags{version: version}}
 	cmd := &cobra.Command{
 		Use:   "complete PLUGIN (--prompt NAME | --template URI_TEMPLATE) ARG VALUE [--arg KEY=VALUE]...",
 		Short: "Complete an argument of a prompt or resource template of a plugin file, without an MCP client",
@@ -869,15 +776,15 @@ URI template) when the user has typed VALUE so far, and prints one value per
 line (--json: the CompleteResult). --arg KEY=VALUE gives the other
 arguments already filled in (the request's context). The plugin runs as
 with call: under the sandbox and grants of its table in the config, through
-mcphost's protocol engine at ` + devProtocolVersion + `; logs go to stderr.`,
+mcphost's protocol engine at ` + protocolVersion + `; logs go to stderr.`,
 		Example: `  mcphost complete plugins/units.js --prompt explain_conversion to k --arg from=m
   mcphost complete plugins/units.js --template 'units://unit/{unit}' unit m`,
 		Args:              cobra.ExactArgs(3),
-		ValidArgsFunction: devCompletePluginThen(nil),
+		ValidArgsFunction: completePluginThen(version, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := devContext(cmd)
+			ctx, stop := commandContext(cmd)
 			defer stop()
-			return devComplete(ctx, args[0], args[1], args[2], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return completeArgument(ctx, args[0], args[1], args[2], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.register(cmd, "CompleteResult")
@@ -889,8 +796,8 @@ mcphost's protocol engine at ` + devProtocolVersion + `; logs go to stderr.`,
 	return cmd
 }
 
-func devComplete(ctx context.Context, pluginPath, arg, value string, f completeFlags, stdout, stderr io.Writer) error {
-	filled, err := devStringArgs(f.args)
+func completeArgument(ctx context.Context, pluginPath, arg, value string, f completeFlags, stdout, stderr io.Writer) error {
+	filled, err := stringArgs(f.args)
 	if err != nil {
 		return err
 	}
@@ -902,17 +809,17 @@ func devComplete(ctx context.Context, pluginPath, arg, value string, f completeF
 	if len(filled) > 0 {
 		params["context"] = map[string]any{"arguments": filled}
 	}
-	h, err := openDevHost(ctx, "mcphost complete", pluginPath, f.devFlags, stderr)
+	h, err := openDevHost(ctx, "mcphost complete", pluginPath, f.runFlags, stderr)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	raw, err := h.client.request(ctx, "completion/complete", params)
+	raw, err := h.client.Request(ctx, "completion/complete", params)
 	if err != nil {
 		return fmt.Errorf("completion/complete: %w", err)
 	}
 	if f.json {
-		devPrintJSON(stdout, raw)
+		printJSON(stdout, raw)
 		return nil
 	}
 	var res abi.CompleteResult
@@ -934,17 +841,17 @@ func devComplete(ctx context.Context, pluginPath, arg, value string, f completeF
 
 // Shell completion of the developer commands.
 
-// devCompleteFileExt completes file names with the given extensions.
-func devCompleteFileExt(exts ...string) cobra.CompletionFunc {
+// completeFileExt completes file names with the given extensions.
+func completeFileExt(exts ...string) cobra.CompletionFunc {
 	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return exts, cobra.ShellCompDirectiveFilterFileExt
 	}
 }
 
-// devCompletePluginThen completes a plugin file as the first argument, and
+// completePluginThen completes a plugin file as the first argument, and
 // with next (when not nil) the second, from the plugin's lists, listed as
 // inspect lists them: with no grants.
-func devCompletePluginThen(next func(ctx context.Context, h *devHost, toComplete string) []cobra.Completion) cobra.CompletionFunc {
+func completePluginThen(version string, next func(ctx context.Context, h *pluginServer, toComplete string) []cobra.Completion) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		switch {
 		case len(args) == 0:
@@ -958,7 +865,7 @@ func devCompletePluginThen(next func(ctx context.Context, h *devHost, toComplete
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			h, err := openUngrantedHost(ctx, args[0], data, slog.New(slog.DiscardHandler))
+			h, err := openUngrantedHost(ctx, args[0], data, version, slog.New(slog.DiscardHandler))
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
@@ -969,26 +876,26 @@ func devCompletePluginThen(next func(ctx context.Context, h *devHost, toComplete
 	}
 }
 
-func devCompleteTools(ctx context.Context, h *devHost, _ string) []cobra.Completion {
-	tools, _ := devListAll[abi.Tool](ctx, h.client, "tools/list", "tools")
+func completeTools(ctx context.Context, h *pluginServer, _ string) []cobra.Completion {
+	tools, _ := listAll[abi.Tool](ctx, h.client, "tools/list", "tools")
 	var out []cobra.Completion
 	for _, t := range tools {
-		out = append(out, cobra.CompletionWithDesc(t.Name, devFirstLine(t.Description)))
+		out = append(out, cobra.CompletionWithDesc(t.Name, firstLine(t.Description)))
 	}
 	return out
 }
 
-func devCompletePrompts(ctx context.Context, h *devHost, _ string) []cobra.Completion {
-	prompts, _ := devListAll[abi.Prompt](ctx, h.client, "prompts/list", "prompts")
+func completePrompts(ctx context.Context, h *pluginServer, _ string) []cobra.Completion {
+	prompts, _ := listAll[abi.Prompt](ctx, h.client, "prompts/list", "prompts")
 	var out []cobra.Completion
 	for _, p := range prompts {
-		out = append(out, cobra.CompletionWithDesc(p.Name, devFirstLine(p.Description)))
+		out = append(out, cobra.CompletionWithDesc(p.Name, firstLine(p.Description)))
 	}
 	return out
 }
 
-func devCompleteResources(ctx context.Context, h *devHost, _ string) []cobra.Completion {
-	resources, _ := devListAll[abi.Resource](ctx, h.client, "resources/list", "resources")
+func completeResources(ctx context.Context, h *pluginServer, _ string) []cobra.Completion {
+	resources, _ := listAll[abi.Resource](ctx, h.client, "resources/list", "resources")
 	var out []cobra.Completion
 	for _, r := range resources {
 		out = append(out, cobra.CompletionWithDesc(r.URI, r.Name))
@@ -996,18 +903,18 @@ func devCompleteResources(ctx context.Context, h *devHost, _ string) []cobra.Com
 	return out
 }
 
-func devFirstLine(s string) string {
+func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
 
-// devLogBuffer collects mcphost's own log lines.
-type devLogBuffer struct {
+// logBuffer collects mcphost's own log lines.
+type logBuffer struct {
 	mu    sync.Mutex
 	lines []string
 }
 
-func (b *devLogBuffer) Write(p []byte) (int, error) {
+func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
@@ -1018,15 +925,15 @@ func (b *devLogBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *devLogBuffer) Lines() []string {
+func (b *logBuffer) Lines() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.lines)
 }
 
-// devWarnLogger returns a logger of warnings and errors into b, without
+// warnLogger returns a logger of warnings and errors into b, without
 // times.
-func devWarnLogger(b *devLogBuffer) *slog.Logger {
+func warnLogger(b *logBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{
 		Level: slog.LevelWarn,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {

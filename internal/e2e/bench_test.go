@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // BenchmarkStdioToolCall measures one tools/call round trip of an example
 // tool (hash) over stdio, client to plugin and back:
 //
-//	go test ./cmd/mcphost -run '^$' -bench StdioToolCall
+//	go test ./internal/e2e -run '^$' -bench StdioToolCall
 func BenchmarkStdioToolCall(b *testing.B) {
 	f := newFixture(b, "", "plugins/examples/tools")
 	cs := f.connectB(b)
@@ -32,7 +32,7 @@ func BenchmarkStdioToolCall(b *testing.B) {
 // three examples to its answer to initialize, with the compilation cache
 // off and with a warm cache:
 //
-//	go test ./cmd/mcphost -run '^$' -bench Startup -benchtime 5x
+//	go test ./internal/e2e -run '^$' -bench Startup -benchtime 5x
 func BenchmarkStartup(b *testing.B) {
 	f := newFixture(b, "", examples...)
 	for _, mode := range []string{"nocache", "cached"} {
