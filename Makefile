@@ -4,12 +4,19 @@ GO        ?= go
 BUILD_DIR ?= build
 PLUGINS   := $(BUILD_DIR)/plugins
 
-# Example plugins: each directory under plugins/examples with a manifest.
-EXAMPLES := $(notdir $(patsubst %/manifest.json,%,$(wildcard plugins/examples/*/manifest.json)))
-
-# JavaScript example plugins: each .js file in plugins/examples-js, copied
-# as is (mcphost runs them on its embedded engine, internal/jsengine).
-JS_EXAMPLES := $(notdir $(wildcard plugins/examples-js/*.js))
+# Example plugins: one folder each under plugins/examples, in any language,
+# told apart by what the folder holds, and built into build/plugins:
+#   Go          main.go, with manifest.json embedded after the build;
+#   Rust        Cargo.toml; the crate embeds its manifest itself
+#               (mcphost_pdk::manifest!), and pdk/rust/build-plugin.sh picks
+#               the toolchain (scripts/setup-rust.sh installs Debian's) or,
+#               when there is none, skips with a warning, unless CI is set;
+#   JavaScript  NAME.js, copied as is: mcphost runs it on its embedded engine
+#               (internal/jsengine).
+GO_EXAMPLES   := $(notdir $(patsubst %/main.go,%,$(wildcard plugins/examples/*/main.go)))
+RUST_EXAMPLES := $(notdir $(patsubst %/Cargo.toml,%,$(wildcard plugins/examples/*/Cargo.toml)))
+JS_EXAMPLES   := $(notdir $(wildcard plugins/examples/*/*.js))
+vpath %.js $(sort $(dir $(wildcard plugins/examples/*/*.js)))
 
 # Test-only plugins in testdata folders (go patterns skip those, so they are listed).
 TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard sandbox/testdata/*/))
@@ -61,8 +68,8 @@ check:
 	$(WASM_ENV) $(GO) vet ./plugins/... ./internal/testplugins/... $(TESTDATA_PLUGINS:%=./%)
 	$(foreach m,$(MODULES),$(GO) -C $(m) vet ./...$(newline)$(WASM_ENV) $(GO) -C $(m) vet ./...$(newline))
 
-## examples: build the example plugins into build/plugins/<name>.wasm, manifest embedded; create build/notes, the notes example's store
-examples: $(BUILD_DIR)/mcphost $(EXAMPLES:%=$(PLUGINS)/%.wasm) $(JS_EXAMPLES:%=$(PLUGINS)/%)
+## examples: build every example plugin, whatever its language, into build/plugins (<name>.wasm, or <name>.js); create build/notes, the notes example's store
+examples: $(BUILD_DIR)/mcphost $(GO_EXAMPLES:%=$(PLUGINS)/%.wasm) $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm) $(JS_EXAMPLES:%=$(PLUGINS)/%)
 	@mkdir -p $(BUILD_DIR)/notes
 
 # build_plugin builds the plugin whose source (and manifest.json) is in
@@ -75,12 +82,20 @@ define build_plugin
 	@mv $@.tmp $@
 endef
 
-$(PLUGINS)/%.wasm: FORCE
+$(GO_EXAMPLES:%=$(PLUGINS)/%.wasm): $(PLUGINS)/%.wasm: FORCE
 	$(call build_plugin,plugins/examples/$*)
 
-$(PLUGINS)/%.js: plugins/examples-js/%.js
+$(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm): $(PLUGINS)/%.wasm: FORCE
+	pdk/rust/build-plugin.sh --skip-missing plugins/examples/$* $@
+
+$(PLUGINS)/%.js: %.js
 	@mkdir -p $(@D)
 	cp $< $@
+
+## rust-examples: build only the Rust example plugins
+rust-examples: $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm)
+
+.PHONY: rust-examples
 
 ## js-engine: rebuild internal/jsengine/engine.wasm, the JavaScript engine, from its pinned source (installs clang, lld and wasi-libc with scripts/setup-js.sh)
 js-engine:
@@ -94,22 +109,6 @@ check-js-engine:
 
 .PHONY: js-engine check-js-engine
 
-# Rust example plugins: each directory under plugins/examples-rust with a
-# Cargo.toml, built into build/plugins/<name>.wasm too. The crate embeds its
-# manifest itself (mcphost_pdk::manifest!). pdk/rust/build-plugin.sh picks
-# the toolchain (scripts/setup-rust.sh installs Debian's) and, when there is
-# none, skips with a warning, unless CI is set.
-RUST_EXAMPLES := $(notdir $(patsubst %/Cargo.toml,%,$(wildcard plugins/examples-rust/*/Cargo.toml)))
-
-examples: $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm)
-
-## rust-examples: build only the Rust example plugins
-rust-examples: $(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm)
-
-$(RUST_EXAMPLES:%=$(PLUGINS)/%.wasm): $(PLUGINS)/%.wasm: FORCE
-	pdk/rust/build-plugin.sh --skip-missing plugins/examples-rust/$* $@
-
-.PHONY: rust-examples
 
 FORCE:
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building the Rust PDK (pdk/rust) and the Rust example
-# plugins (plugins/examples-rust) needs, offline from crates.io: Debian's
+# plugins (plugins/examples/textkit) needs, offline from crates.io: Debian's
 # rustc and cargo, the Rust standard library for wasm32-wasi, and the crates
 # the PDK uses as Debian packages (in /usr/share/cargo/registry).
 #

@@ -22,7 +22,7 @@ func TestCallAndInspectInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "mcphost-devcli-cache"))
-	units := filepath.Join(root, "plugins", "examples-js", "units.js")
+	units := filepath.Join(root, "plugins", "examples", "units", "units.js")
 	config := filepath.Join(t.TempDir(), "mcphost.toml")
 	if err := os.WriteFile(config, []byte("[plugins.units]\nhost_functions = [\"notify_progress\", \"notify_logging_message\"]\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -239,7 +239,7 @@ func TestDevInspectFlavours(t *testing.T) {
 			tools: []string{"add", "shout"}},
 		{plugin: "internal/testplugins/hypermcp", flavour: "hyper-mcp-v2", text: "hyper-mcp v2",
 			tools: []string{"reverse", "request_context"}, prompts: 1},
-		{plugin: "plugins/examples-js/units.js", flavour: "javascript", text: "JavaScript", abi: 1,
+		{plugin: "plugins/examples/units/units.js", flavour: "javascript", text: "JavaScript", abi: 1,
 			needs: []string{"notify_progress", "notify_logging_message"}, tools: []string{"convert_units", "conversion_table"},
 			prompts: 1, resources: 1, templates: 1},
 	} {
@@ -299,7 +299,7 @@ const devUnitsGrant = "[plugins.units]\nhost_functions = [\"notify_progress\", \
 
 func TestDevCallErrorsAndOtherRequests(t *testing.T) {
 	root := devRoot(t)
-	units := filepath.Join(root, "plugins", "examples-js", "units.js")
+	units := filepath.Join(root, "plugins", "examples", "units", "units.js")
 	dir := t.TempDir()
 	config := filepath.Join(dir, "mcphost.toml")
 	if err := os.WriteFile(config, []byte(devUnitsGrant), 0o644); err != nil {

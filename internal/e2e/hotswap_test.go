@@ -673,7 +673,7 @@ func TestHotSwapLatency(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		crate := filepath.Join(root, "plugins", "examples-rust", "textkit")
+		crate := filepath.Join(root, "plugins", "examples", "textkit")
 		script := filepath.Join(root, "pdk", "rust", "build-plugin.sh")
 		if _, err := os.Stat(filepath.Join(crate, "Cargo.toml")); err != nil {
 			t.Skip("SKIPPED: no Rust example plugin")

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A JavaScript plugin (plugins/examples-js/units.js) dropped into the
+// A JavaScript plugin (plugins/examples/units/units.js) dropped into the
 // plugins folder, served by a real `mcphost serve` on its embedded engine,
 // driven by the official Go SDK client.
 
@@ -31,7 +31,7 @@ func jsFixture(t *testing.T, extra string, files map[string]string) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(root, "plugins", "examples-js", "units.js"))
+	src, err := os.ReadFile(filepath.Join(root, "plugins", "examples", "units", "units.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestJavaScriptFileDroppedIntoARunningServerBecomesCallable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(root, "plugins", "examples-js", "units.js"))
+	src, err := os.ReadFile(filepath.Join(root, "plugins", "examples", "units", "units.js"))
 	if err != nil {
 		t.Fatal(err)
 	}

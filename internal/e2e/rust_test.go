@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// These tests build the Rust PDK's example plugin (plugins/examples-rust)
+// These tests build the Rust PDK's example plugin (plugins/examples/textkit)
 // with cargo and serve it with a real `mcphost serve`, driven by the
 // official Go SDK client. They need a Rust toolchain for WebAssembly
 // (scripts/setup-rust.sh installs Debian's); without one they are skipped,
@@ -112,7 +112,7 @@ func buildRust(t *testing.T, crate string) []byte {
 // (cargo test, natively, against the PDK's fake Extism kernel).
 func TestRustNativeUnitTests(t *testing.T) {
 	root, script := rustScript(t)
-	for _, crate := range []string{"pdk/rust", "plugins/examples-rust/textkit"} {
+	for _, crate := range []string{"pdk/rust", "plugins/examples/textkit"} {
 		t.Run(filepath.Base(crate), func(t *testing.T) {
 			cmd := exec.Command(script, "--test", crate)
 			cmd.Dir = root
@@ -133,7 +133,7 @@ host_functions = ["notify_logging_message", "notify_progress", "create_message"]
 `
 
 func TestRustPluginManifestAndImports(t *testing.T) {
-	wasm := buildRust(t, "plugins/examples-rust/textkit")
+	wasm := buildRust(t, "plugins/examples/textkit")
 	info, err := sandbox.Inspect(wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func keys(m map[string][]byte) []string {
 }
 
 func TestRustPluginOverStdio(t *testing.T) {
-	wasm := buildRust(t, "plugins/examples-rust/textkit")
+	wasm := buildRust(t, "plugins/examples/textkit")
 	f := newFixture(t, textkitGrants)
 	if err := os.WriteFile(filepath.Join(f.plugins, "textkit.wasm"), wasm, 0o644); err != nil {
 		t.Fatal(err)
