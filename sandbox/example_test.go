@@ -32,9 +32,12 @@ var guestWasm = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(out)
 })
 
-// Load a plugin with limits and grants, and call one of its exports. The
-// guest's "config" export answers the config value its input names, which
-// the plugin can read only because Grants.Config grants it.
+// Load a plugin with limits and grants, and call its exports. The guest's
+// "config" export answers the config value its input names, which the
+// plugin can read only because Grants.Config grants it. Its "loop" export
+// never returns: the call is stopped at Limits.Timeout, its error matches
+// sandbox.ErrTimeout, and the plugin serves the next call on a fresh
+// instance.
 func ExampleEngine_Load() {
 	wasm, err := guestWasm()
 	if err != nil {
@@ -50,7 +53,7 @@ func ExampleEngine_Load() {
 
 	ctx := context.Background()
 	plugin, err := engine.Load(ctx, "guest", wasm, sandbox.Options{
-		Limits: sandbox.Limits{MemoryMiB: 64, Timeout: 10 * time.Second, MaxInstances: 2},
+		Limits: sandbox.Limits{MemoryMiB: 64, Timeout: time.Second, MaxInstances: 1},
 		Grants: sandbox.Grants{Config: map[string]string{"greeting": "hello from the host"}},
 	})
 	if err != nil {
@@ -60,46 +63,15 @@ func ExampleEngine_Load() {
 	defer plugin.Close(ctx)
 
 	out, err := plugin.Call(ctx, "config", []byte("greeting"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(string(out))
-	// Output: hello from the host
-}
-
-// A call that runs past Limits.Timeout is stopped, and its error matches
-// sandbox.ErrTimeout. The guest's "loop" export never returns. The plugin
-// serves the next call on a fresh instance.
-func ExamplePlugin_Call_timeout() {
-	wasm, err := guestWasm()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer engine.Close()
-
-	ctx := context.Background()
-	plugin, err := engine.Load(ctx, "guest", wasm, sandbox.Options{
-		Limits: sandbox.Limits{Timeout: time.Second, MaxInstances: 1},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer plugin.Close(ctx)
+	fmt.Println(string(out), err)
 
 	_, err = plugin.Call(ctx, "loop", nil)
 	fmt.Println(errors.Is(err, sandbox.ErrTimeout), sandbox.KindOf(err))
 
-	out, err := plugin.Call(ctx, "echo", []byte("still serving"))
+	out, err = plugin.Call(ctx, "echo", []byte("still serving"))
 	fmt.Println(string(out), err)
 	// Output:
+	// hello from the host <nil>
 	// true plugin call timed out
 	// still serving <nil>
 }
