@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -93,5 +94,42 @@ func TestElicitationNeedsAFlatFormAndA20250618Client(t *testing.T) {
 	h2.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"object"}}}}}}`)
 	if text := result(t, h2.out.next(t))["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "not allowed in a flat form") {
 		t.Errorf("nested form: %q", text)
+	}
+}
+
+// TestDuplicateResponsesDoNotWedgeTheSession: a client that answers one
+// server request many times, or answers ids the server never sent, must not
+// block the session: the first answer is taken, the rest are dropped, and
+// the session keeps serving.
+func TestDuplicateResponsesDoNotWedgeTheSession(t *testing.T) {
+	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateMessage)))
+	initWithCaps(t, h, Version20251125, `{"sampling":{}}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}}`)
+	req := h.out.next(t)
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want a sampling request to the client, got %v", req)
+	}
+	id, _ := json.Marshal(req["id"])
+	answer := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		for range 200 {
+			h.send(answer)
+		}
+		h.send(`{"jsonrpc":"2.0","id":"mcphost-999","result":{}}`)                              // an id never sent
+		h.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":1,"message":"late"}}`) // late, and an error
+	}()
+	select {
+	case <-delivered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session blocked on duplicate responses")
+	}
+	res := result(t, h.out.next(t))
+	if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, `"hello"`) {
+		t.Fatalf("plugin got %q", text)
+	}
+	if pong := h.call(t, 2, "ping", nil); pong["result"] == nil {
+		t.Fatalf("ping after the duplicates: %v", pong)
 	}
 }
