@@ -87,13 +87,17 @@ type cancellationRouter interface {
 	cancellations() Outbound
 }
 
-// deliver hands a client's response to the request waiting for it.
+// deliver hands a client's response to the request waiting for it. A
+// response is matched once: the pending entry goes with it, so a duplicate,
+// late or unknown response is dropped, and the send into the one-slot
+// channel, whose only sender this is, never blocks the read loop.
 func (sess *Session) deliver(m *message) {
 	sess.mu.Lock()
 	answer, ok := sess.pending[string(m.ID)]
+	delete(sess.pending, string(m.ID))
 	sess.mu.Unlock()
 	if !ok {
-		sess.srv.logger.Debug("ignoring a response to no pending request", "id", string(m.ID))
+		sess.srv.logger.Debug("ignoring a response to no pending request (unknown, late or duplicate)", "id", string(m.ID))
 		return
 	}
 	answer <- m
