@@ -195,7 +195,8 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 // httpSession is a Session served over HTTP, with its SSE streams.
 type httpSession struct {
 	id         string
-	legacy     bool // HTTP+SSE: the session lives as long as its /sse stream
+	subject    string // the authenticated subject that opened it; only it may use it
+	legacy     bool   // HTTP+SSE: the session lives as long as its /sse stream
 	sess       *Session
 	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
 	done       chan struct{} // closed when the session ends
@@ -215,11 +216,13 @@ type httpSession struct {
 
 var errClosing = errors.New("the server is shutting down")
 
-// newSession starts a session, in use by the request that starts it.
-func (h *HTTPHandler) newSession(legacy bool) (*httpSession, error) {
+// newSession starts a session, in use by the request r that starts it and
+// bound to r's authenticated subject.
+func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
-	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), legacy: legacy, done: make(chan struct{}), active: 1}
+	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
+		legacy: legacy, done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -237,9 +240,11 @@ func (h *HTTPHandler) newSession(legacy bool) (*httpSession, error) {
 	return hs, nil
 }
 
-// acquire finds the session a request names and marks it in use. When it
-// cannot, it answers the request (400, 404) and returns nil.
-func (h *HTTPHandler) acquire(w http.ResponseWriter, id string, legacy bool) *httpSession {
+// acquire finds the session request r names by id and marks it in use.
+// When it cannot, it answers the request (400, 404) and returns nil. A
+// session is found only for the subject that opened it: to anyone else it
+// is unknown, and the attempt is logged.
+func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
 	if id == "" {
 		writeRPCError(w, http.StatusBadRequest, missingSessionID)
 		return nil
@@ -247,6 +252,12 @@ func (h *HTTPHandler) acquire(w http.ResponseWriter, id string, legacy bool) *ht
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hs := h.sessions[id]
+	if hs != nil && hs.legacy == legacy {
+		if subject := h.srv.subject(r.Context()); subject != hs.subject {
+			h.log.Warn("refused a request for another subject's HTTP session", "subject", subject, "remote", r.RemoteAddr)
+			hs = nil
+		}
+	}
 	if hs == nil || hs.legacy != legacy {
 		http.Error(w, "session not found: it ended or never existed; initialize a new one", http.StatusNotFound)
 		return nil

@@ -334,7 +334,7 @@ func (hs *httpSession) resume(lastEventID string) (*eventStream, int) {
 // then carries every message of the session, responses included. The
 // session ends with the stream.
 func (h *HTTPHandler) getSSE(w http.ResponseWriter, r *http.Request) {
-	hs, err := h.newSession(true)
+	hs, err := h.newSession(r, true)
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", err))
 		return
@@ -353,7 +353,7 @@ func (h *HTTPHandler) postMessages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hs := h.acquire(w, r.URL.Query().Get("sessionId"), true)
+	hs := h.acquire(w, r, r.URL.Query().Get("sessionId"), true)
 	if hs == nil {
 		return
 	}

@@ -96,7 +96,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 		writeRPCError(w, http.StatusBadRequest, rpcErr)
 		return
 	}
-	hs, err := h.newSession(false)
+	hs, err := h.newSession(r, false)
 	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", err))
 		return
@@ -185,7 +185,7 @@ func (h *HTTPHandler) deleteMCP(w http.ResponseWriter, r *http.Request) {
 // protocol version header. When it cannot, it answers the request and
 // returns nil.
 func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSession {
-	hs := h.acquire(w, r.Header.Get(headerSessionID), false)
+	hs := h.acquire(w, r, r.Header.Get(headerSessionID), false)
 	if hs == nil {
 		return nil
 	}
