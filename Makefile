@@ -55,6 +55,7 @@ test: check
 	$(GO) test -race -count=1 ./...
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
 	$(GO) test -count=1 -run AllocationCeiling ./host
+	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
 	scripts/conformance.sh
 
 ## check: gofmt, go vet (native and wasip1), of the root module and of each nested module
