@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -583,4 +584,41 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestOversizedBatchesAreRefusedWhole: a 2025-03-26 batch of more than
+// maxBatch messages is refused with one error before any of it runs, so
+// that one line cannot make the server build an unbounded response.
+func TestOversizedBatchesAreRefusedWhole(t *testing.T) {
+	var calls atomic.Int64
+	rt := fakeRuntime{
+		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
+			return json.Marshal(abi.ListToolsResult{Tools: []abi.Tool{{Name: "t", InputSchema: objectSchema}}})
+		},
+		abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
+			calls.Add(1)
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{}})
+		},
+	}
+	h := newHarness(t, NewPlugin("p", "", rt))
+	h.init(t, Version20250326)
+	batch := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t","arguments":{"n":1}}}`, i+1)
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	h.send(batch(78000))
+	resp := h.out.next(t)
+	if errCode(t, resp) != CodeInvalidRequest || !strings.Contains(fmt.Sprint(resp["error"]), "78000 messages") {
+		t.Fatalf("oversized batch: %v", resp)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("%d calls of an oversized batch ran", n)
+	}
+	h.send(batch(maxBatch))
+	if got := len(h.out.next(t)["batch"].([]map[string]any)); got != maxBatch {
+		t.Fatalf("a batch of %d got %d responses", maxBatch, got)
+	}
 }

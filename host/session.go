@@ -81,6 +81,10 @@ func (sess *Session) handleOne(ctx context.Context, raw []byte, reply Outbound, 
 	}
 }
 
+// maxBatch is the most messages a JSON-RPC batch may hold; a larger one is
+// refused whole.
+const maxBatch = 100
+
 // handleBatch serves a JSON-RPC batch, which MCP allows in 2025-03-26 only.
 // The responses go out together, as one array.
 func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound) {
