@@ -101,6 +101,10 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: empty batch")))
 		return
 	}
+	if len(items) > maxBatch {
+		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: a batch of %d messages is larger than the limit of %d; send fewer at a time", len(items), maxBatch)))
+		return
+	}
 	collect := &batchCollector{}
 	var pending sync.WaitGroup
 	for _, item := range items {
