@@ -35,6 +35,13 @@ type HTTPOptions struct {
 	// MaxSessions bounds the sessions open at once, of both transports; a
 	// new one beyond it is refused with 503 (default 1000).
 	MaxSessions int
+	// InitTimeout ends a Streamable HTTP session whose client has not
+	// finished initializing (sent notifications/initialized) this long after
+	// its last request (default 10s).
+	InitTimeout time.Duration
+	// MaxSessionsPerClient bounds the sessions open at once from one client
+	// address; a new one beyond it is refused with 503 (default 100).
+	MaxSessionsPerClient int
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
 	MaxBodyBytes int64
