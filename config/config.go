@@ -65,8 +65,13 @@ type HTTPConfig struct {
 	AllowedOrigins []string
 	// SessionIdleTimeout ends a session after this long without requests.
 	SessionIdleTimeout time.Duration
+	// InitTimeout ends a session whose client has not finished
+	// initializing this long after its last request.
+	InitTimeout time.Duration
 	// MaxSessions caps the number of open sessions.
 	MaxSessions int
+	// MaxSessionsPerClient caps the open sessions of one client address.
+	MaxSessionsPerClient int
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int
 }
@@ -383,10 +388,12 @@ func Default() *Config {
 		},
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
-			Listen:             "127.0.0.1:8080",
-			SessionIdleTimeout: 30 * time.Minute,
-			MaxSessions:        1000,
-			MaxBodyBytes:       4 << 20,
+			Listen:               "127.0.0.1:8080",
+			SessionIdleTimeout:   30 * time.Minute,
+			MaxSessions:          1000,
+			InitTimeout:          10 * time.Second,
+			MaxSessionsPerClient: 256,
+			MaxBodyBytes:         4 << 20,
 		},
 		Auth: AuthConfig{Mode: AuthNone},
 	}

@@ -66,10 +66,12 @@ func TestDefault(t *testing.T) {
 		},
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
-			Listen:             "127.0.0.1:8080",
-			SessionIdleTimeout: 30 * time.Minute,
-			MaxSessions:        1000,
-			MaxBodyBytes:       4194304,
+			Listen:               "127.0.0.1:8080",
+			SessionIdleTimeout:   30 * time.Minute,
+			InitTimeout:          10 * time.Second,
+			MaxSessions:          1000,
+			MaxSessionsPerClient: 256,
+			MaxBodyBytes:         4194304,
 		},
 		Auth: AuthConfig{
 			Mode:     AuthNone,
@@ -609,7 +611,9 @@ listen = "0.0.0.0:9000"
 allowed_hosts = ["mcp.example.com", "10.0.0.5:9000", "[::1]"]
 allowed_origins = ["https://app.example.com", "http://localhost:3000"]
 session_idle_timeout = "2h"
+init_timeout = "3s"
 max_sessions = 10
+max_sessions_per_client = 4
 max_body_bytes = 1024
 
 [auth]
@@ -620,12 +624,14 @@ jwks_url = "https://auth.example.com/jwks?tenant=1"
 scopes = ["mcp", "files:read"]
 `)
 	wantHTTP := HTTPConfig{
-		Listen:             "0.0.0.0:9000",
-		AllowedHosts:       []string{"mcp.example.com", "10.0.0.5:9000", "[::1]"},
-		AllowedOrigins:     []string{"https://app.example.com", "http://localhost:3000"},
-		SessionIdleTimeout: 2 * time.Hour,
-		MaxSessions:        10,
-		MaxBodyBytes:       1024,
+		Listen:               "0.0.0.0:9000",
+		AllowedHosts:         []string{"mcp.example.com", "10.0.0.5:9000", "[::1]"},
+		AllowedOrigins:       []string{"https://app.example.com", "http://localhost:3000"},
+		SessionIdleTimeout:   2 * time.Hour,
+		InitTimeout:          3 * time.Second,
+		MaxSessions:          10,
+		MaxSessionsPerClient: 4,
+		MaxBodyBytes:         1024,
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

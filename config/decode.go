@@ -36,7 +36,7 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "max_sessions", "max_body_bytes"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
@@ -778,8 +778,14 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 	if dur, ok := d.duration(t, p, "session_idle_timeout", maxIdleTimeout); ok {
 		h.SessionIdleTimeout = dur
 	}
+	if dur, ok := d.duration(t, p, "init_timeout", maxIdleTimeout); ok {
+		h.InitTimeout = dur
+	}
 	if n, ok := d.integer(t, p, "max_sessions", 1, maxSessions); ok {
 		h.MaxSessions = n
+	}
+	if n, ok := d.integer(t, p, "max_sessions_per_client", 1, maxSessions); ok {
+		h.MaxSessionsPerClient = n
 	}
 	if n, ok := d.integer(t, p, "max_body_bytes", 1, maxBodyBytes); ok {
 		h.MaxBodyBytes = n

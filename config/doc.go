@@ -117,7 +117,13 @@
 //	                       # [] = http and https origins of the allowed hosts
 //	session_idle_timeout = "30m"  # a session without requests for this
 //	                       # long ends; > 0 and <= 24h
+//	init_timeout = "10s"   # a session whose client has not sent
+//	                       # notifications/initialized this long after its
+//	                       # last request ends; > 0 and <= 24h
 //	max_sessions = 1000    # open sessions at once, 1..100000
+//	max_sessions_per_client = 256  # open sessions of one client address,
+//	                       # 1..100000 (behind a reverse proxy every client
+//	                       # has the proxy's address: raise it)
 //	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
 //
 //	[auth]                 # authorization on the HTTP transport

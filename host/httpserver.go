@@ -40,7 +40,8 @@ type HTTPOptions struct {
 	// its last request (default 10s).
 	InitTimeout time.Duration
 	// MaxSessionsPerClient bounds the sessions open at once from one client
-	// address; a new one beyond it is refused with 503 (default 100).
+	// address; a new one beyond it is refused with 503 (default 256). Behind a
+	// reverse proxy every client has the proxy's address: raise it there.
 	MaxSessionsPerClient int
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
@@ -73,6 +74,8 @@ type HTTPOptions struct {
 const (
 	defaultSessionIdleTimeout = 30 * time.Minute
 	defaultMaxSessions        = 1000
+	defaultInitTimeout        = 10 * time.Second
+	defaultMaxClientSessions  = 256
 	defaultMaxBodyBytes       = 4 << 20
 	defaultMaxStreamBuffer    = 1 << 20
 	defaultReconnectDelay     = time.Second
@@ -94,6 +97,8 @@ const (
 func (o HTTPOptions) withDefaults() HTTPOptions {
 	setDefault(&o.SessionIdleTimeout, defaultSessionIdleTimeout)
 	setDefault(&o.MaxSessions, defaultMaxSessions)
+	setDefault(&o.InitTimeout, defaultInitTimeout)
+	setDefault(&o.MaxSessionsPerClient, defaultMaxClientSessions)
 	setDefault(&o.MaxBodyBytes, defaultMaxBodyBytes)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
@@ -124,7 +129,8 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	closing  bool // shutting down: no new sessions
+	clients  map[string]int // open sessions by client address
+	closing  bool           // shutting down: no new sessions
 }
 
 // hostPort is a host name (IPv6 without brackets) and a port, "" for any.
@@ -142,7 +148,7 @@ func parseHostPort(s string) hostPort {
 // listenAddr is the address the server listens on; its port goes into the
 // default allowed hosts.
 func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}}
+	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}, clients: map[string]int{}}
 	allowed := opts.AllowedHosts
 	if len(allowed) == 0 {
 		_, port, _ := net.SplitHostPort(listenAddr)
@@ -203,6 +209,7 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 type httpSession struct {
 	id         string
 	subject    string // the authenticated subject that opened it; only it may use it
+	client     string // the address of the client that opened it
 	legacy     bool   // HTTP+SSE: the session lives as long as its /sse stream
 	sess       *Session
 	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
@@ -229,7 +236,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
 	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		legacy: legacy, done: make(chan struct{}), active: 1}
+		client: clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -241,9 +248,13 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	case len(h.sessions) >= h.opts.MaxSessions:
 		h.log.Warn("refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
 		return nil, errors.New("too many sessions: try again later")
+	case h.clients[hs.client] >= h.opts.MaxSessionsPerClient:
+		h.log.Warn("refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
+		return nil, errors.New("too many sessions from this client: end some, or try again later")
 	}
 	hs.sess = h.srv.NewSession(hs.standalone)
 	h.sessions[hs.id] = hs
+	h.clients[hs.client]++
 	return hs, nil
 }
 
@@ -277,7 +288,8 @@ func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string,
 }
 
 // release marks a request done with its session. A Streamable HTTP session
-// no request uses is ended after SessionIdleTimeout, unless one comes.
+// no request uses is ended after SessionIdleTimeout, unless one comes; one
+// whose client has not finished initializing, after InitTimeout.
 func (h *HTTPHandler) release(hs *httpSession) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -285,10 +297,23 @@ func (h *HTTPHandler) release(hs *httpSession) {
 	if hs.active > 0 || hs.legacy || h.sessions[hs.id] != hs {
 		return
 	}
+	after := h.opts.SessionIdleTimeout
+	if !hs.sess.initialized() {
+		after = h.opts.InitTimeout
+	}
 	if hs.idle == nil {
-		hs.idle = time.AfterFunc(h.opts.SessionIdleTimeout, func() { h.expire(hs) })
+		hs.idle = time.AfterFunc(after, func() { h.expire(hs) })
 	} else {
-		hs.idle.Reset(h.opts.SessionIdleTimeout)
+		hs.idle.Reset(after)
+	}
+}
+
+// forgetLocked makes a session unknown: no request finds it from then on,
+// and it no longer counts against its client's limit. h.mu is held.
+func (h *HTTPHandler) forgetLocked(hs *httpSession) {
+	delete(h.sessions, hs.id)
+	if h.clients[hs.client]--; h.clients[hs.client] <= 0 {
+		delete(h.clients, hs.client)
 	}
 }
 
@@ -297,13 +322,18 @@ func (h *HTTPHandler) expire(hs *httpSession) {
 	h.mu.Lock()
 	idle := hs.active == 0 && h.sessions[hs.id] == hs
 	if idle {
-		delete(h.sessions, hs.id)
+		h.forgetLocked(hs)
 	}
 	h.mu.Unlock()
-	if idle {
-		h.log.Info("ending an idle HTTP session", "idle", h.opts.SessionIdleTimeout)
-		h.end(hs)
+	if !idle {
+		return
 	}
+	if hs.sess.initialized() {
+		h.log.Info("ending an idle HTTP session", "idle", h.opts.SessionIdleTimeout)
+	} else {
+		h.log.Info("ending an HTTP session whose client did not finish initializing", "after", h.opts.InitTimeout, "client", hs.client)
+	}
+	h.end(hs)
 }
 
 // end ends a session: its requests in flight are cancelled, its streams end
@@ -311,7 +341,7 @@ func (h *HTTPHandler) expire(hs *httpSession) {
 func (h *HTTPHandler) end(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
-		delete(h.sessions, hs.id)
+		h.forgetLocked(hs)
 	}
 	if hs.idle != nil {
 		hs.idle.Stop()
@@ -454,4 +484,14 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// clientAddress is the address a request comes from, without its port: the
+// unit of the per-client session limit.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -42,6 +42,14 @@ func (s *Server) NewSession(out Outbound) *Session {
 	return sess
 }
 
+// initialized reports whether the client finished initializing: it sent
+// notifications/initialized after initialize.
+func (sess *Session) initialized() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.ready
+}
+
 // Version returns the negotiated protocol version, or "" before initialize.
 func (sess *Session) Version() string {
 	sess.mu.Lock()

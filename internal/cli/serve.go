@@ -170,8 +170,11 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *conf
 		AllowedOrigins:     cfg.HTTP.AllowedOrigins,
 		SessionIdleTimeout: cfg.HTTP.SessionIdleTimeout,
 		MaxSessions:        cfg.HTTP.MaxSessions,
-		MaxBodyBytes:       int64(cfg.HTTP.MaxBodyBytes),
-		Middleware:         authn.Middleware,
-		Public:             public,
+		InitTimeout:        cfg.HTTP.InitTimeout,
+
+		MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
+		MaxBodyBytes:         int64(cfg.HTTP.MaxBodyBytes),
+		Middleware:           authn.Middleware,
+		Public:               public,
 	})
 }
