@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"runtime"
 	"slices"
 	"strconv"
@@ -71,9 +72,6 @@ func growSteps(ref byte, step, n, want int32) []byte {
 	)
 }
 
-// The cap on table elements the tests expect.
-const tableCap = 1 << 20
-
 // TestTableGrowthIsCapped runs plugins that grow a table far beyond what
 // the host could allocate: each growth beyond the cap fails inside the
 // guest (table.grow returns -1) and the process allocates next to nothing.
@@ -86,9 +84,9 @@ func TestTableGrowthIsCapped(t *testing.T) {
 	}{
 		{"a table within its maximum grows", tableModule(tableType(funcref, 1, 1000), growOnce(funcref, 999, 1)...), 16 << 20},
 		{"a table without a maximum grows up to the cap, no further",
-			tableModule(tableType(externref, 0), growSteps(externref, 1<<16, 32, tableCap)...), 64 << 20},
+			tableModule(tableType(externref, 0), growSteps(externref, 1<<16, 32, maxTableElements)...), 64 << 20},
 		{"a table with a 4 Gi maximum grows up to the cap, no further",
-			tableModule(tableType(funcref, 0, 1<<32-1), growSteps(funcref, 1<<16, 32, tableCap)...), 64 << 20},
+			tableModule(tableType(funcref, 0, 1<<32-1), growSteps(funcref, 1<<16, 32, maxTableElements)...), 64 << 20},
 		{"a table without a maximum does not grow by 4 Gi elements (32 GiB)",
 			tableModule(tableType(funcref, 0), growOnce(funcref, -2, -1)...), 16 << 20},
 		{"a table with a 4 Gi maximum does not grow by 4 Gi elements (32 GiB)",
@@ -116,8 +114,82 @@ func TestTableGrowthIsCapped(t *testing.T) {
 
 func TestTableAboveTheCapIsRefused(t *testing.T) {
 	t.Parallel()
-	_, err := engine.Load(t.Context(), "tables", tableModule(tableType(funcref, tableCap+1), growOnce(funcref, 0, tableCap+1)...), Options{})
-	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(tableCap)) {
-		t.Fatalf("got %v, want an error naming the cap of %d elements", err, tableCap)
+	_, err := engine.Load(t.Context(), "tables", tableModule(tableType(funcref, maxTableElements+1), growOnce(funcref, 0, maxTableElements+1)...), Options{})
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(maxTableElements)) {
+		t.Fatalf("got %v, want an error naming the cap of %d elements", err, maxTableElements)
+	}
+}
+
+// importedTableModule imports a function and, from a module whose name is
+// pad bytes long, a table of type imported; it defines a table of type
+// defined, and ends with a custom section.
+func importedTableModule(pad int, imported, defined []byte) []byte {
+	return wasmModule(
+		wasmSection(1, wasmVec([]byte{0x60, 0x00, 0x00})),
+		wasmSection(2, wasmVec(
+			slices.Concat(wasmName("env"), wasmName("f"), []byte{0x00, 0x00}),
+			slices.Concat(wasmName(strings.Repeat("m", pad)), wasmName("t"), []byte{kindTable}, imported),
+		)),
+		wasmSection(4, wasmVec(defined)),
+		wasmSection(0, slices.Concat(wasmName("note"), []byte("payload"))),
+	)
+}
+
+func TestCapTables(t *testing.T) {
+	t.Parallel()
+	// The import section is 126 bytes before and 129 after: its size
+	// takes a byte more. The table section is 2 bytes shorter.
+	in := importedTableModule(110, tableType(externref, 2), tableType(funcref, 0, 1<<32-1))
+	want := importedTableModule(110, tableType(externref, 2, maxTableElements), tableType(funcref, 0, maxTableElements))
+	if len(want)-len(in) != 3+1-2 {
+		t.Fatalf("the import section's size takes as many bytes in both modules (%d and %d bytes)", len(in), len(want))
+	}
+	got, err := capTables(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("got\n% x\nwant\n% x", got, want)
+	}
+
+	// Tables within the cap, or none: the same bytes, so the same
+	// compilation cache entry.
+	for _, wasm := range [][]byte{
+		want,
+		runModule(),
+		tableModule(tableType(funcref, 1, 1000), growOnce(funcref, 1, 1)...),
+		tableModule(tableType(externref, maxTableElements, maxTableElements), growOnce(externref, 1, -1)...),
+	} {
+		if got, err := capTables(wasm); err != nil || &got[0] != &wasm[0] {
+			t.Errorf("module with small tables rewritten (%v)", err)
+		}
+	}
+}
+
+func TestCapTablesRefuses(t *testing.T) {
+	t.Parallel()
+	five := wasmModule(wasmSection(2, wasmVec(
+		slices.Concat(wasmName("env"), wasmName("t"), []byte{kindTable}, tableType(funcref, 1, 1)),
+	)), wasmSection(4, wasmVec(
+		tableType(funcref, 0, 1), tableType(funcref, 0, 1), tableType(funcref, 0, 1), tableType(funcref, 0, 1),
+	)))
+	for _, c := range []struct {
+		name string
+		wasm []byte
+		want string
+	}{
+		{"a minimum above the cap",
+			importedTableModule(1, tableType(funcref, maxTableElements+1), tableType(funcref, 0)),
+			"table 0 has a minimum of 1048577 elements, more than the 1048576 a table may have"},
+		{"too many tables", five, "the module has more than 4 tables (imported and defined)"},
+		{"a table with an initializer",
+			tableModule(slices.Concat([]byte{0x40, 0x00}, tableType(funcref, 1), []byte{0xd0, 0x70, 0x0b})),
+			"table 0 has an initializer expression"},
+		{"a 64-bit table", tableModule([]byte{funcref, 0x04, 0x01}), "malformed wasm binary: table 0: limits flags 0x4"},
+		{"a truncated table", tableModule(tableType(funcref, 0, maxTableElements))[:27], "wasm section overrun"},
+	} {
+		if _, err := capTables(c.wasm); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error with %q", c.name, err, c.want)
+		}
 	}
 }
