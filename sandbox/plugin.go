@@ -55,8 +55,9 @@ const sleepSlice = 10 * time.Millisecond
 // Load compiles wasm as the plugin name and creates its first instance, so
 // that a plugin that cannot be linked or instantiated fails here. Before
 // compiling, it checks that every function the plugin imports from
-// abi.HostModule is among opts.HostFunctions, and moves its imports of the
-// kernel functions the sandbox serves itself (kernel.go).
+// abi.HostModule is among opts.HostFunctions, caps its tables (tables.go)
+// and moves its imports of the kernel functions the sandbox serves itself
+// (kernel.go).
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	p, err := e.load(ctx, name, wasm, opts)
 	if err != nil {
@@ -95,7 +96,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		return nil, err
 	}
 	hostFns = append(hostFns, kernelFunctions(pol)...)
-	wasm, err = redirectKernelImports(wasm)
+	wasm, err = prepare(wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +143,17 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	}
 	p.pool.release(inst, true)
 	return p, nil
+}
+
+// prepare returns wasm as the sandbox compiles it: with its tables capped
+// (capTables) and its imports of the kernel functions the sandbox serves
+// itself moved (redirectKernelImports).
+func prepare(wasm []byte) ([]byte, error) {
+	wasm, err := capTables(wasm)
+	if err != nil {
+		return nil, err
+	}
+	return redirectKernelImports(wasm)
 }
 
 // moduleConfig is the wazero configuration of every instance: real clocks,
