@@ -13,6 +13,9 @@ import (
 type callState struct {
 	log  *guestLog
 	rate int
+	// err is the error the plugin set with error_set (kernel.go), empty
+	// when none. Only the call's goroutine uses it.
+	err string
 
 	mu     sync.Mutex
 	tokens float64

@@ -69,6 +69,13 @@ func TestErrorSet(t *testing.T) {
 	if got := call(t, p, "errorget", "set then cleared"); got != "set then cleared" {
 		t.Errorf("error_get returned %q", got)
 	}
+
+	// An error over MaxOutputBytes is cut before a character, not inside.
+	p = load(t, "guest", Options{Limits: Limits{MaxOutputBytes: len("bad input: ") + 1}})
+	_, err = p.Call(t.Context(), "fail", []byte("éé"))
+	if ce := wantKind(t, err, KindPlugin); ce.Message != "bad input: … [error truncated: 3 bytes over the limit of 12 (max_output_bytes)]" {
+		t.Errorf("got %q", ce.Message)
+	}
 }
 
 func TestVars(t *testing.T) {

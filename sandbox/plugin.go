@@ -90,11 +90,12 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		logger = slog.New(redactHandler{next: logger.Handler(), r: redact})
 	}
 	logger = logger.With(slog.String("plugin", name))
-	hostFns, err := hostFunctions(info, opts.HostFunctions, logger)
+	hostFns, err := hostFunctions(info, opts.HostFunctions, logger, limits.MaxOutputBytes)
 	if err != nil {
 		return nil, err
 	}
-	hostFns = append(hostFns, kernelFunctions(pol)...)
+	k := &kernel{net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
+	hostFns = append(hostFns, k.functions()...)
 	wasm, err = redirectKernelImports(wasm)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 			MaxHttpResponseBytes: maxHTTPResponseBytes,
 			MaxVarBytes:          maxVarBytes,
 		},
-		Config:       configValues(opts.Grants),
 		AllowedHosts: pol.extismHosts(),
 	}
 	config := extism.PluginConfig{
@@ -269,7 +269,8 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
-	ctx = withCallState(ctx, newCallState(inst.log, p.limits.HostCallsPerSecond))
+	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
+	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
 	// wazero stops the plugin's code when ctx ends, but Extism runs some
 	// kernel code under context.Background(); closing the instance stops
@@ -303,12 +304,14 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.ctxError(export, ctx)
 	case err != nil && err.Error() == errExited.Message:
 		return nil, errExited
-	// Extism reports an error set with error_set as an error with the same
-	// text; any other error comes from wazero: the instance crashed.
-	case err != nil && err.Error() != inst.plugin.GetError():
-		return nil, p.callError(export, KindTrap, err.Error())
+	// The sandbox serves error_set, so Extism never sees an error the
+	// plugin set: any error it reports comes from wazero, the instance
+	// crashed.
 	case err != nil:
-		return nil, p.callError(export, KindPlugin, err.Error())
+		return nil, p.callError(export, KindTrap, err.Error())
+	// As with Extism, an error fails the call whatever the export returned.
+	case state.err != "":
+		return nil, p.callError(export, KindPlugin, state.err)
 	case rc != 0:
 		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, rc))
 	case len(out) > p.limits.MaxOutputBytes:
