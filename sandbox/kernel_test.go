@@ -96,9 +96,9 @@ func TestVars(t *testing.T) {
 }
 
 // TestHostileBlocksAreNotCopied has plugins pass a 64 MiB block to every
-// kernel and host function the sandbox serves that reads guest memory. Each
-// refuses it, or keeps only what the sandbox keeps of it, without copying
-// the block into the host's heap. It does not run in parallel, so that
+// kernel and host function the sandbox serves that reads guest memory, and
+// set it as their output. Each refuses it, or keeps only what the sandbox
+// keeps of it, without copying the block into the host's heap. It does not run in parallel, so that
 // other tests' allocations do not count.
 func TestHostileBlocksAreNotCopied(t *testing.T) {
 	const size = 64 << 20
@@ -113,6 +113,7 @@ func TestHostileBlocksAreNotCopied(t *testing.T) {
 	}{
 		{"guest", "error", KindPlugin, fmt.Sprintf("… [error truncated: %d bytes over the limit of %d (max_output_bytes)]",
 			size-DefaultMaxOutputBytes, DefaultMaxOutputBytes)},
+		{"guest", "output", KindOutputTooLarge, fmt.Sprintf("output of %d bytes exceeds the limit of %d", size, DefaultMaxOutputBytes)},
 		{"guest", "log", 0, ""},
 		{"guest", "config", KindTrap, overKey},
 		{"guest", "var_get", KindTrap, overKey},

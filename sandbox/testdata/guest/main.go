@@ -235,6 +235,8 @@ func hostile() int32 {
 	case "error":
 		kernel.ErrorSet(block)
 		return 1
+	case "output":
+		kernel.OutputBlock(block)
 	case "log":
 		kernel.LogInfoBlock(block)
 	case "config":
