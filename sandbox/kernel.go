@@ -21,25 +21,30 @@ import (
 
 // The Extism kernel functions the sandbox serves itself.
 //
-// Extism's own http_request sends requests with http.DefaultClient, its log
-// functions drop every message unless a process-wide log level is set, and
-// its error_set, config_get, var_get and var_set copy whatever block the
-// plugin passes into the host's heap, however large: a plugin could make
-// the host allocate gigabytes, and its error reached the caller whole. So
-// the sandbox moves a plugin's imports of these functions from
+// Extism's own http_request sends requests with http.DefaultClient, and its
+// log functions drop every message unless a process-wide log level is set.
+// Its error_set, config_get, var_get and var_set, and its reading of a
+// call's output, copy whatever block the plugin hands over into the host's
+// heap, however large: a plugin could make the host allocate gigabytes,
+// and its error reached the caller whole. So the sandbox moves a plugin's
+// imports of these functions (kernelServed and the log functions) from
 // extism:host/env to kernelModule before compiling it
-// (redirectKernelImports) and serves them there (kernelFunctions): HTTP
-// requests on the plugin's own client, whose transport and redirect policy
-// check its grants; log messages straight to the plugin's logger; the error
-// in the call's state, cut to Limits.MaxOutputBytes; config values from the
-// grants; variables in the instance's store, as Extism keeps them. They
-// behave as Extism's do, with the log level at debug and the size checks of
-// block.go made before anything is copied. error_get comes along, so that
-// it returns what error_set recorded. http_status_code and http_headers
-// stay Extism's: they read the status the sandbox's http_request records
-// on the extism.Plugin (response headers stay off, so http_headers returns
-// 0); so do the memory functions (alloc, free, load_*, store_*, input_*,
-// output_*, length, reset), which copy nothing into the host's heap.
+// (redirectKernelImports), and serves them there (kernel.functions):
+//   - HTTP requests on the plugin's own client, whose transport and
+//     redirect policy check its grants;
+//   - log messages straight to the plugin's logger, at debug level and up;
+//   - the error and the output's block in the call's state: the error cut
+//     to Limits.MaxOutputBytes, the output copied by Plugin.run once its
+//     size is checked; error_get returns what error_set recorded;
+//   - config values from the grants, and variables in the instance's store,
+//     where Extism keeps them.
+//
+// They behave as Extism's do, but that every block is measured before it is
+// copied (block.go). http_status_code and http_headers stay Extism's: they
+// read the status the sandbox's http_request records on the extism.Plugin
+// (response headers stay off, so http_headers returns 0). So do the memory
+// functions (alloc, free, load_*, store_*, input_*, output_offset,
+// output_length, length, reset), which copy nothing into the host's heap.
 
 // Module names: the one Extism serves its kernel functions in, and the one
 // the sandbox serves its own in.
@@ -63,7 +68,9 @@ var kernelLogLevels = map[string]extism.LogLevel{
 
 // kernelServed are the kernel functions the sandbox serves besides the log
 // functions.
-var kernelServed = []string{"http_request", "get_log_level", "error_set", "error_get", "config_get", "var_get", "var_set"}
+var kernelServed = []string{
+	"http_request", "get_log_level", "error_set", "error_get", "output_set", "config_get", "var_get", "var_set",
+}
 
 // servedByKernelModule reports whether the sandbox serves the kernel
 // function name.
@@ -121,8 +128,9 @@ func redirectKernelImports(wasm []byte) ([]byte, error) {
 type kernel struct {
 	net    *netPolicy
 	config map[string]string // configValues of the grants
-	// maxBlock is Limits.MaxOutputBytes, the bound on the blocks the
-	// kernel functions copy but keys and variables.
+	// maxBlock is Limits.MaxOutputBytes: it bounds the error and HTTP
+	// requests and their bodies (keys and variables have bounds of their
+	// own).
 	maxBlock int
 }
 
@@ -137,6 +145,7 @@ func (k *kernel) functions() []extism.HostFunction {
 		}, nil, []extism.ValueType{extism.ValueTypeI32}),
 		extism.NewHostFunctionWithStack("error_set", k.errorSet, ptr, nil),
 		extism.NewHostFunctionWithStack("error_get", errorGet, nil, ptr),
+		extism.NewHostFunctionWithStack("output_set", outputSet, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypeI64}, nil),
 		extism.NewHostFunctionWithStack("config_get", k.configGet, ptr, ptr),
 		extism.NewHostFunctionWithStack("var_get", varGet, ptr, ptr),
 		extism.NewHostFunctionWithStack("var_set", varSet, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypePTR}, nil),
@@ -210,6 +219,15 @@ func errorGet(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 	stack[0] = 0
 	if state := callStateFrom(ctx); state != nil && state.err != "" {
 		stack[0] = writeBlock(cp, []byte(state.err), "error")
+	}
+}
+
+// outputSet serves output_set(offset, length): it records the call's
+// output, which Plugin.run checks against Limits.MaxOutputBytes before
+// copying it out of the kernel memory.
+func outputSet(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	if state := callStateFrom(ctx); state != nil {
+		state.output.offset, state.output.length = stack[0], stack[1]
 	}
 }
 
@@ -315,8 +333,8 @@ func (k *kernel) httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stac
 	if err != nil {
 		panic(err)
 	}
-	for k, v := range request.Headers {
-		req.Header.Set(k, v)
+	for name, value := range request.Headers {
+		req.Header.Set(name, value)
 	}
 	resp, err := k.net.client.Do(req)
 	if err != nil {

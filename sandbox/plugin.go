@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -290,7 +291,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 			force = time.AfterFunc(forceCloseAfter, inst.close)
 		}
 	})
-	rc, out, err := inst.plugin.CallWithContext(ctx, export, input)
+	// The output is empty: the sandbox serves output_set (kernel.go).
+	rc, _, err := inst.plugin.CallWithContext(ctx, export, input)
 	stop()
 	mu.Lock()
 	returned = true
@@ -314,10 +316,13 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.callError(export, KindPlugin, state.err)
 	case rc != 0:
 		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, rc))
-	case len(out) > p.limits.MaxOutputBytes:
+	case state.output.length > uint64(p.limits.MaxOutputBytes):
 		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
-			"output of %d bytes exceeds the limit of %d", len(out), p.limits.MaxOutputBytes))
+			"output of %d bytes exceeds the limit of %d", state.output.length, p.limits.MaxOutputBytes))
 	}
+	// As with Extism, an output outside the kernel memory is empty.
+	view, _ := inst.plugin.Memory().Read(uint32(state.output.offset), uint32(state.output.length))
+	out := bytes.Clone(view)
 	if p.checkOutput != nil {
 		if err := p.checkOutput(export, out); err != nil {
 			return nil, p.callError(export, KindMalformedOutput, err.Error())
