@@ -13,6 +13,11 @@ import (
 type callState struct {
 	log  *guestLog
 	rate int
+	// err is the error the plugin set with error_set (kernel.go), empty
+	// when none, and output the block it set with output_set, read once
+	// the call returns. Only the call's goroutine uses them.
+	err    string
+	output struct{ offset, length uint64 }
 
 	mu     sync.Mutex
 	tokens float64

@@ -30,8 +30,9 @@ type HostFunction struct {
 	Fn func(ctx context.Context, input []byte) ([]byte, error)
 }
 
-// toExtism returns f as an Extism host function that logs to logger.
-func (f HostFunction) toExtism(logger *slog.Logger) extism.HostFunction {
+// toExtism returns f as an Extism host function that logs to logger and
+// refuses inputs of more than maxInput bytes (Limits.MaxOutputBytes).
+func (f HostFunction) toExtism(logger *slog.Logger, maxInput int) extism.HostFunction {
 	var params, results []extism.ValueType
 	if f.Input {
 		params = []extism.ValueType{extism.ValueTypePTR}
@@ -46,10 +47,7 @@ func (f HostFunction) toExtism(logger *slog.Logger) extism.HostFunction {
 		}
 		var input []byte
 		if f.Input {
-			var err error
-			if input, err = cp.ReadBytes(stack[0]); err != nil {
-				panic(fmt.Errorf("host function %s: reading input: %w", f.Name, err))
-			}
+			input = readBlock(cp, stack[0], "host function "+f.Name+": input", maxInput, outputLimit)
 		}
 		output, err := f.Fn(ctx, input)
 		if err != nil {
@@ -89,8 +87,9 @@ func errorEnvelope(err error) []byte {
 }
 
 // hostFunctions checks fns and that they provide every function info
-// imports from abi.HostModule, and returns them as Extism host functions.
-func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger) ([]extism.HostFunction, error) {
+// imports from abi.HostModule, and returns them as Extism host functions
+// whose inputs may take up to maxInput bytes.
+func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger, maxInput int) ([]extism.HostFunction, error) {
 	out := make([]extism.HostFunction, 0, len(fns))
 	provided := make(map[string]bool, len(fns))
 	for _, f := range fns {
@@ -103,7 +102,7 @@ func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger) ([]extis
 			return nil, fmt.Errorf("host function %s defined twice", f.Name)
 		}
 		provided[f.Name] = true
-		out = append(out, f.toExtism(logger))
+		out = append(out, f.toExtism(logger, maxInput))
 	}
 	for _, name := range info.HostImports() {
 		if !provided[name] {

@@ -62,8 +62,10 @@ type Limits struct {
 	// Timeout bounds one call, including its wait for an instance and the
 	// creation of one. Up to an hour. Default DefaultTimeout.
 	Timeout time.Duration
-	// MaxOutputBytes caps the output of one call. Up to 1 GiB. Default
-	// DefaultMaxOutputBytes.
+	// MaxOutputBytes caps the output of one call, and each block the
+	// plugin hands the host: its error message is cut to this size, and a
+	// larger host function input, HTTP request or request body stops the
+	// call. Up to 1 GiB. Default DefaultMaxOutputBytes.
 	MaxOutputBytes int
 	// MaxInstances is how many calls run at once, each on its own
 	// instance. Up to 64. Default DefaultMaxInstances.

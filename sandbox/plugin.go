@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -91,11 +92,12 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		logger = slog.New(redactHandler{next: logger.Handler(), r: redact})
 	}
 	logger = logger.With(slog.String("plugin", name))
-	hostFns, err := hostFunctions(info, opts.HostFunctions, logger)
+	hostFns, err := hostFunctions(info, opts.HostFunctions, logger, limits.MaxOutputBytes)
 	if err != nil {
 		return nil, err
 	}
-	hostFns = append(hostFns, kernelFunctions(pol)...)
+	k := &kernel{net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
+	hostFns = append(hostFns, k.functions()...)
 	wasm, err = prepare(wasm)
 	if err != nil {
 		return nil, err
@@ -108,7 +110,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 			MaxHttpResponseBytes: maxHTTPResponseBytes,
 			MaxVarBytes:          maxVarBytes,
 		},
-		Config:       configValues(opts.Grants),
 		AllowedHosts: pol.extismHosts(),
 	}
 	config := extism.PluginConfig{
@@ -281,7 +282,8 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
-	ctx = withCallState(ctx, newCallState(inst.log, p.limits.HostCallsPerSecond))
+	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
+	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
 	// wazero stops the plugin's code when ctx ends, but Extism runs some
 	// kernel code under context.Background(); closing the instance stops
@@ -301,7 +303,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 			force = time.AfterFunc(forceCloseAfter, inst.close)
 		}
 	})
-	rc, out, err := inst.plugin.CallWithContext(ctx, export, input)
+	// The output is empty: the sandbox serves output_set (kernel.go).
+	rc, _, err := inst.plugin.CallWithContext(ctx, export, input)
 	stop()
 	mu.Lock()
 	returned = true
@@ -315,18 +318,23 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.ctxError(export, ctx)
 	case err != nil && err.Error() == errExited.Message:
 		return nil, errExited
-	// Extism reports an error set with error_set as an error with the same
-	// text; any other error comes from wazero: the instance crashed.
-	case err != nil && err.Error() != inst.plugin.GetError():
-		return nil, p.callError(export, KindTrap, err.Error())
+	// The sandbox serves error_set, so Extism never sees an error the
+	// plugin set: any error it reports comes from wazero, the instance
+	// crashed.
 	case err != nil:
-		return nil, p.callError(export, KindPlugin, err.Error())
+		return nil, p.callError(export, KindTrap, err.Error())
+	// As with Extism, an error fails the call whatever the export returned.
+	case state.err != "":
+		return nil, p.callError(export, KindPlugin, state.err)
 	case rc != 0:
 		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, rc))
-	case len(out) > p.limits.MaxOutputBytes:
+	case state.output.length > uint64(p.limits.MaxOutputBytes):
 		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
-			"output of %d bytes exceeds the limit of %d", len(out), p.limits.MaxOutputBytes))
+			"output of %d bytes exceeds the limit of %d", state.output.length, p.limits.MaxOutputBytes))
 	}
+	// As with Extism, an output outside the kernel memory is empty.
+	view, _ := inst.plugin.Memory().Read(uint32(state.output.offset), uint32(state.output.length))
+	out := bytes.Clone(view)
 	if p.checkOutput != nil {
 		if err := p.checkOutput(export, out); err != nil {
 			return nil, p.callError(export, KindMalformedOutput, err.Error())

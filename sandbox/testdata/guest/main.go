@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/sandbox/testdata/kernel"
@@ -174,6 +175,82 @@ func levels() int32 {
 func flood() int32 {
 	for i := range 10000 {
 		fmt.Println("line", i)
+	}
+	return 0
+}
+
+// softfail sets an error and returns 0.
+//
+//go:wasmexport softfail
+func softfail() int32 {
+	kernel.ErrorSet(kernel.Alloc([]byte("soft failure")))
+	return 0
+}
+
+// errorget sets its input as the error, outputs what error_get returns and
+// clears the error.
+//
+//go:wasmexport errorget
+func errorget() int32 {
+	kernel.ErrorSet(kernel.Alloc(kernel.Input()))
+	kernel.Output(kernel.Read(kernel.ErrorGet()))
+	kernel.ErrorSet(0)
+	return 0
+}
+
+// setvar sets the variable its input names ("name=value"), or deletes it
+// when the input has no "=".
+//
+//go:wasmexport setvar
+func setvar() int32 {
+	name, value, found := strings.Cut(string(kernel.Input()), "=")
+	if !found {
+		kernel.SetVar(name, nil)
+		return 0
+	}
+	kernel.SetVar(name, []byte(value))
+	return 0
+}
+
+//go:wasmexport getvar
+func getvar() int32 {
+	v, ok := kernel.Var(string(kernel.Input()))
+	if !ok {
+		return kernel.Fail("no such var")
+	}
+	kernel.Output(v)
+	return 0
+}
+
+// hostile passes a new block of n bytes of kernel memory to the kernel
+// function its input names ("<what> <n>"); "none" passes it to none.
+//
+//go:wasmexport hostile
+func hostile() int32 {
+	what, n, _ := strings.Cut(string(kernel.Input()), " ")
+	size, _ := strconv.ParseUint(n, 10, 64)
+	block := kernel.AllocN(size)
+	name := func(s string) uint64 { return kernel.Alloc([]byte(s)) }
+	switch what {
+	case "error":
+		kernel.ErrorSet(block)
+		return 1
+	case "output":
+		kernel.OutputBlock(block)
+	case "log":
+		kernel.LogInfoBlock(block)
+	case "config":
+		kernel.ConfigGet(block)
+	case "var_get":
+		kernel.VarGet(block)
+	case "var_set_name":
+		kernel.VarSet(block, name("value"))
+	case "var_set_value":
+		kernel.VarSet(name("name"), block)
+	case "http_request":
+		kernel.HTTPRequestBlocks(block, 0)
+	case "http_body":
+		kernel.HTTPRequestBlocks(name(`{"url":"http://127.0.0.1:1/","method":"POST"}`), block)
 	}
 	return 0
 }

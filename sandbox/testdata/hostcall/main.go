@@ -44,14 +44,37 @@ func callWait() int32 {
 	return 0
 }
 
-// call_notify_many calls notify as many times as its input says.
-//
-//go:wasmexport call_notify_many
-func callNotifyMany() int32 {
+// inputNumber returns the call's input as a decimal number.
+func inputNumber() int {
 	n := 0
 	for _, c := range kernel.Input() {
 		n = n*10 + int(c-'0')
 	}
+	return n
+}
+
+// reserve allocates as many bytes of kernel memory as its input says.
+//
+//go:wasmexport reserve
+func reserve() int32 {
+	kernel.AllocN(uint64(inputNumber()))
+	return 0
+}
+
+// call_notify_block calls notify with a new block of as many bytes as its
+// input says.
+//
+//go:wasmexport call_notify_block
+func callNotifyBlock() int32 {
+	notify(kernel.AllocN(uint64(inputNumber())))
+	return 0
+}
+
+// call_notify_many calls notify as many times as its input says.
+//
+//go:wasmexport call_notify_many
+func callNotifyMany() int32 {
+	n := inputNumber()
 	msg := kernel.Alloc([]byte("flood"))
 	for range n {
 		notify(msg)

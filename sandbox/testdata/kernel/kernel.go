@@ -39,8 +39,17 @@ func outputSet(offset, n uint64)
 //go:wasmimport extism:host/env error_set
 func errorSet(offset uint64)
 
+//go:wasmimport extism:host/env error_get
+func errorGet() uint64
+
 //go:wasmimport extism:host/env config_get
 func configGet(offset uint64) uint64
+
+//go:wasmimport extism:host/env var_get
+func varGet(offset uint64) uint64
+
+//go:wasmimport extism:host/env var_set
+func varSet(name, value uint64)
 
 //go:wasmimport extism:host/env http_request
 func httpRequest(request, body uint64) uint64
@@ -131,20 +140,63 @@ func OutputBlock(offset uint64) { outputSet(offset, length(offset)) }
 
 // Fail sets the call's error to msg and returns the status to return.
 func Fail(msg string) int32 {
-	errorSet(Alloc([]byte(msg)))
+	ErrorSet(Alloc([]byte(msg)))
 	return 1
 }
 
 // Config returns the value of the config key, and whether it is set.
 func Config(key string) (string, bool) {
-	offset := configGet(Alloc([]byte(key)))
+	offset := ConfigGet(Alloc([]byte(key)))
 	return string(Read(offset)), offset != 0
+}
+
+// Var returns the value of the variable name, and whether it is set.
+func Var(name string) ([]byte, bool) {
+	offset := VarGet(Alloc([]byte(name)))
+	return Read(offset), offset != 0
+}
+
+// SetVar sets the variable name to value, or deletes it when value is nil.
+func SetVar(name string, value []byte) {
+	var offset uint64
+	if value != nil {
+		offset = Alloc(value)
+	}
+	VarSet(Alloc([]byte(name)), offset)
 }
 
 // HTTPRequest sends the Extism request (JSON) and returns the body.
 func HTTPRequest(request []byte) []byte {
-	return Read(httpRequest(Alloc(request), 0))
+	return Read(HTTPRequestBlocks(Alloc(request), 0))
 }
+
+// The kernel functions that take blocks of kernel memory, for plugins that
+// pass blocks of their own making.
+
+// ErrorSet sets the call's error to the block at offset; 0 clears it.
+func ErrorSet(offset uint64) { errorSet(offset) }
+
+// ErrorGet returns the offset of the call's error, 0 when none is set.
+func ErrorGet() uint64 { return errorGet() }
+
+// ConfigGet returns the offset of the value of the config key at offset, 0
+// when it is not set.
+func ConfigGet(key uint64) uint64 { return configGet(key) }
+
+// VarGet returns the offset of the value of the variable named at offset,
+// 0 when it is not set.
+func VarGet(name uint64) uint64 { return varGet(name) }
+
+// VarSet sets the variable named at name to the block at value, or deletes
+// it when value is 0.
+func VarSet(name, value uint64) { varSet(name, value) }
+
+// HTTPRequestBlocks sends the request (JSON) at request with the body at
+// body (0 for none) and returns the offset of the response body.
+func HTTPRequestBlocks(request, body uint64) uint64 { return httpRequest(request, body) }
+
+// LogInfoBlock logs the block at offset at info level.
+func LogInfoBlock(offset uint64) { logInfo(offset) }
 
 // HTTPStatusCode returns the status code of the last HTTP response.
 func HTTPStatusCode() int32 { return httpStatusCode() }
@@ -156,7 +208,7 @@ func LogTrace(msg string) { logTrace(Alloc([]byte(msg))) }
 func LogDebug(msg string) { logDebug(Alloc([]byte(msg))) }
 
 // LogInfo logs msg at info level.
-func LogInfo(msg string) { logInfo(Alloc([]byte(msg))) }
+func LogInfo(msg string) { LogInfoBlock(Alloc([]byte(msg))) }
 
 // LogWarn logs msg at warn level.
 func LogWarn(msg string) { logWarn(Alloc([]byte(msg))) }
