@@ -84,43 +84,27 @@ func servedByKernelModule(name string) bool {
 // It returns wasm itself when there are none. Every other byte is kept; the
 // import section's size is re-encoded.
 func redirectKernelImports(wasm []byte) ([]byte, error) {
-	var (
-		moved            [][2]int // offsets of the module names to replace
-		sectionAt, begin int      // of the import section's header and body
-		end              int
-	)
+	name := binary.AppendUvarint(nil, uint64(len(kernelModule)))
+	name = append(name, kernelModule...)
+	var edit sectionEdit
 	err := sections(wasm, func(id byte, start int, body *reader) error {
 		if id != sectionImport {
 			return nil
 		}
-		sectionAt, begin, end = start, body.off, len(body.buf)
+		edit = sectionEdit{id: id, start: start, begin: body.off, end: len(body.buf)}
 		return body.vec(func() error {
 			at := body.off
 			imp, kind, nameAt, err := body.importEntry()
 			if err == nil && kind == kindFunc && imp.Module == extismKernelModule && servedByKernelModule(imp.Name) {
-				moved = append(moved, [2]int{at, nameAt})
+				edit.splices = append(edit.splices, splice{at: at, end: nameAt, with: name})
 			}
 			return err
 		})
 	})
-	if err != nil || len(moved) == 0 {
+	if err != nil || len(edit.splices) == 0 {
 		return wasm, err
 	}
-	name := binary.AppendUvarint(nil, uint64(len(kernelModule)))
-	name = append(name, kernelModule...)
-	section := make([]byte, 0, end-begin)
-	prev := begin
-	for _, m := range moved {
-		section = append(append(section, wasm[prev:m[0]]...), name...)
-		prev = m[1]
-	}
-	section = append(section, wasm[prev:end]...)
-	out := make([]byte, 0, len(wasm)+len(section)-(end-begin))
-	out = append(out, wasm[:sectionAt]...)
-	out = append(out, sectionImport)
-	out = binary.AppendUvarint(out, uint64(len(section))) // LEB128
-	out = append(out, section...)
-	return append(out, wasm[end:]...), nil
+	return applyEdits(wasm, []sectionEdit{edit}), nil
 }
 
 // kernel is what the kernel functions the sandbox serves know of their
