@@ -327,7 +327,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	case state.err != "":
 		return nil, p.callError(export, KindPlugin, state.err)
 	case rc != 0:
-		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, rc))
+		return nil, p.callError(export, KindPlugin, fmt.Sprintf("%s returned %d without an error message", export, int32(rc)))
 	case state.output.length > uint64(p.limits.MaxOutputBytes):
 		return nil, p.callError(export, KindOutputTooLarge, fmt.Sprintf(
 			"output of %d bytes exceeds the limit of %d", state.output.length, p.limits.MaxOutputBytes))
