@@ -245,3 +245,15 @@ func TestSpecialAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestDeniedHTTPRequestsSayWhichGrantWouldAllowThem: a refused request
+// fails the call with a message that names the host and the grant to add,
+// and without the host's wasm stack trace.
+func TestDeniedHTTPRequestsSayWhichGrantWouldAllowThem(t *testing.T) {
+	t.Parallel()
+	_, err := httpGet(t, load(t, "guest", grantHosts("example.com")), "http://api.example.org/v1")
+	wantRefused(t, "a host not granted", err, `HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin guest (add "api.example.org" to allowed_hosts)`)
+	if ce := wantKind(t, err, KindTrap); strings.Contains(ce.Message, "wasm stack trace") || strings.Contains(ce.Message, "\n") {
+		t.Errorf("the refusal carries a stack trace: %q", ce.Message)
+	}
+}
