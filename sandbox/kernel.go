@@ -110,6 +110,7 @@ func redirectKernelImports(wasm []byte) ([]byte, error) {
 // kernel is what the kernel functions the sandbox serves know of their
 // plugin.
 type kernel struct {
+	plugin string // its name, for messages
 	net    *netPolicy
 	config map[string]string // configValues of the grants
 	// maxBlock is Limits.MaxOutputBytes: it bounds the error and HTTP
@@ -305,7 +306,8 @@ func (k *kernel) httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stac
 		panic(fmt.Errorf("invalid url: %v", err))
 	}
 	if !extismHostAllowed(plugin.AllowedHosts, u.Hostname()) {
-		panic(fmt.Errorf("HTTP request to '%v' is not allowed", request.Url))
+		panic(fmt.Errorf("HTTP request to '%v' is not allowed: host %s is not in the allowed_hosts of plugin %s (add %q to allowed_hosts)",
+			request.Url, u.Hostname(), k.plugin, u.Hostname()))
 	}
 	var body io.Reader
 	if stack[1] != 0 {

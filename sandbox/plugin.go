@@ -96,7 +96,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
+	k := &kernel{plugin: name, net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(hostFns, k.functions()...)
 	wasm, err = prepare(wasm)
 	if err != nil {
@@ -322,7 +322,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	// plugin set: any error it reports comes from wazero, the instance
 	// crashed.
 	case err != nil:
-		return nil, p.callError(export, KindTrap, err.Error())
+		return nil, p.callError(export, KindTrap, p.trapMessage(export, err))
 	// As with Extism, an error fails the call whatever the export returned.
 	case state.err != "":
 		return nil, p.callError(export, KindPlugin, state.err)
@@ -344,6 +344,18 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		out = []byte(p.redact.Replace(string(out)))
 	}
 	return out, nil
+}
+
+// trapMessage is what a trap tells the caller: wazero's message without the
+// wasm stack trace, which goes to the plugin's log at debug level for its
+// author.
+func (p *Plugin) trapMessage(export string, err error) string {
+	msg, trace, traced := strings.Cut(err.Error(), "\nwasm stack trace:")
+	msg = strings.TrimSuffix(msg, " (recovered by wazero)")
+	if traced {
+		p.logger.Debug("plugin trapped", "export", export, "err", msg, "wasm_stack_trace", strings.TrimSpace(trace))
+	}
+	return msg
 }
 
 // callError returns a CallError of the plugin.
