@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -57,6 +58,8 @@ type Plugin struct {
 	legacy   bool     // speaks the v1 describe/call interface
 	granted  []string // host functions the operator granted
 	exposure Exposure
+	// listBudget bounds the time of the plugin's listing (WithListBudget).
+	listBudget time.Duration
 	// taskSupport overrides the tools' execution.taskSupport, by tool name
 	// or "*" (config task_support). See task.go.
 	taskSupport map[string]string
@@ -77,6 +80,13 @@ func WithGrantedHostFunctions(names []string) PluginOption {
 // abi.TaskForbidden, abi.TaskOptional and abi.TaskRequired.
 func WithTaskSupport(byTool map[string]string) PluginOption {
 	return func(p *Plugin) { p.taskSupport = maps.Clone(byTool) }
+}
+
+// WithListBudget sets how long the plugin's listing, all its list exports
+// and pages together, may take (DefaultListBudget when not positive). A
+// listing still running then fails, as if the plugin had failed it.
+func WithListBudget(d time.Duration) PluginOption {
+	return func(p *Plugin) { p.listBudget = d }
 }
 
 // WithExposure limits what the plugin may expose.
@@ -163,6 +173,15 @@ func (p *Plugin) failure(export string, err error) error {
 
 // maxListPages bounds how many pages the host reads from one list export.
 const maxListPages = 100
+
+// maxListedItems bounds how many items the host reads from one list export,
+// over all its pages; the rest are left out (a plugin's max_list_items
+// caps them further).
+const maxListedItems = 10000
+
+// DefaultListBudget is how long a plugin's listing, all its list exports
+// and pages together, may take unless WithListBudget says otherwise.
+const DefaultListBudget = 10 * time.Second
 
 // listAll reads every page of a list export into one slice. items picks a
 // page's entries and nextCursor out of the export's result R. A plugin
