@@ -153,6 +153,10 @@ type Limits struct {
 	// templates one plugin may list (each kind separately); the rest are
 	// left out with a warning.
 	MaxListItems int
+	// ListBudget bounds the time of one plugin's listing: all its list
+	// exports and their pages together. A listing still running then
+	// fails, as if the plugin had failed it.
+	ListBudget time.Duration
 	// BreakerFailures is how many failures (traps, timeouts, oversized or
 	// malformed output) within BreakerWindow open the plugin's circuit
 	// breaker; 0 turns the breaker off.
@@ -302,6 +306,7 @@ const (
 	setBreakerBackoff
 	setBreakerMaxBackoff
 	setHostCallsPerSecond
+	setListBudget
 )
 
 // merge returns l with the fields in set taken from over.
@@ -329,6 +334,9 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	}
 	if set&setMaxListItems != 0 {
 		l.MaxListItems = over.MaxListItems
+	}
+	if set&setListBudget != 0 {
+		l.ListBudget = over.ListBudget
 	}
 	if set&setBreakerFailures != 0 {
 		l.BreakerFailures = over.BreakerFailures
@@ -383,6 +391,7 @@ func Default() *Config {
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,
+			ListBudget:         10 * time.Second,
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},

@@ -61,6 +61,7 @@ func TestDefault(t *testing.T) {
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,
+			ListBudget:         10 * time.Second,
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
@@ -893,4 +894,14 @@ func testErrorCases(t *testing.T, cases []errorCase) {
 func withLimits(l Limits, f func(*Limits)) Limits {
 	f(&l)
 	return l
+}
+
+func TestListBudget(t *testing.T) {
+	cfg := load(t, "[defaults]\nlist_budget = \"3s\"\n[plugins.p]\nlist_budget = \"2s\"\n")
+	if got := cfg.Plugin("p").Limits.ListBudget; got != 2*time.Second {
+		t.Errorf("plugins.p list_budget: %v", got)
+	}
+	if got := cfg.Plugin("other").Limits.ListBudget; got != 3*time.Second {
+		t.Errorf("defaults list_budget: %v", got)
+	}
 }

@@ -32,7 +32,7 @@ var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
-		"calls_per_second", "host_calls_per_second", "max_list_items", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
+		"calls_per_second", "host_calls_per_second", "max_list_items", "list_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
@@ -327,6 +327,9 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	}
 	if l.MaxListItems, ok = d.integer(t, p, "max_list_items", 1, maxListItems); ok {
 		set |= setMaxListItems
+	}
+	if l.ListBudget, ok = d.duration(t, p, "list_budget", maxWindow); ok {
+		set |= setListBudget
 	}
 	if l.BreakerFailures, ok = d.integer(t, p, "breaker_failures", 0, maxFailures); ok {
 		set |= setBreakerFailures

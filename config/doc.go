@@ -38,7 +38,11 @@
 //	max_list_items = 1000  # tools, prompts, resources and resource
 //	                       # templates one plugin may list, each kind
 //	                       # counted apart, 1..100000; the rest are left
-//	                       # out with a warning
+//	                       # out with a warning; the host reads at most
+//	                       # 10000 of each kind
+//	list_budget = "10s"    # time for all of one plugin's list exports and
+//	                       # their pages together, > 0 and <= 1h; a listing
+//	                       # still running then fails
 //	breaker_failures = 5   # failures (traps, timeouts, oversized or
 //	                       # malformed output) within breaker_window that
 //	                       # open the plugin's circuit breaker, 0..1000;

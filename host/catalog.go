@@ -131,6 +131,12 @@ func (p *Plugin) list(ctx context.Context, old *pluginLists, log *slog.Logger) *
 	if old == nil {
 		old = &pluginLists{}
 	}
+	budget := p.listBudget
+	if budget <= 0 {
+		budget = DefaultListBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	l := &pluginLists{}
 	l.tools = listed(l, log, "tools", old.tools)(p.listTools(ctx))
 	l.prompts = listed(l, log, "prompts", old.prompts)(p.listPrompts(ctx))

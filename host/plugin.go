@@ -203,6 +203,9 @@ func listAll[R, T any](ctx context.Context, p *Plugin, export string, items func
 		}
 		page, next := items(&res)
 		all = append(all, page...)
+		if len(all) >= maxListedItems { // the rest are left out, as max_list_items leaves out more
+			return all[:maxListedItems], nil
+		}
 		if next == "" || next == cursor {
 			return all, nil
 		}

@@ -212,7 +212,8 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*ho
 	p := host.NewPlugin(name, pc.Prefix, rtChain,
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
-		host.WithExposure(exposure(pc)))
+		host.WithExposure(exposure(pc)),
+		host.WithListBudget(pc.Limits.ListBudget))
 	return p, d, nil
 }
 
