@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TestAnotherSubjectCannotUseYourSession: with [auth] mode = "jwt" and two
+// valid tokens for alice and bob, bob presenting alice's Mcp-Session-Id is
+// answered 404, as for an unknown session, and alice's session goes on.
+func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
+			"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
+			"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
+		}}})
+	}))
+	defer jwks.Close()
+	const resource, issuer = "http://127.0.0.1:8080/mcp", "https://issuer.example"
+	tokenFor := func(subject string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+			"iss": issuer, "sub": subject, "aud": resource,
+			"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(),
+		})
+		tok.Header["kid"] = "k1"
+		s, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	url := newFixture(t, "[auth]\nmode = \"jwt\"\nresource = \""+resource+"\"\nissuer = \""+issuer+"\"\njwks_url = \""+jwks.URL+"\"\n",
+		"plugins/examples/tools").serveHTTP(t)
+
+	alice := &httpPeer{url: url, token: tokenFor("alice")}
+	resp := alice.post(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"alice","version":"1"}}}`)
+	resp.Body.Close()
+	alice.session = resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || alice.session == "" {
+		t.Fatalf("alice's initialize: %s", resp.Status)
+	}
+	alice.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	bob := &httpPeer{url: url, token: tokenFor("bob"), session: alice.session}
+	for _, msg := range []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+		resp := bob.post(t, msg)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("bob with alice's session id: %s, want 404", resp.Status)
+		}
+	}
+	if got := alice.request(t, 2, "tools/list", nil); len(got) == 0 || got[len(got)-1]["result"] == nil {
+		t.Fatalf("alice's own session after bob's attempts: %v", got)
+	}
+}
