@@ -223,6 +223,11 @@ func (p *Plugin) HasExport(name string) bool { return p.info.HasExport(name) }
 // call makes. An instance that trapped, timed out or was canceled is
 // discarded and replaced when next needed.
 func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	return p.CallAs(ctx, "", export, input)
+}
+
+// CallAs is Call on behalf of owner (not implemented yet: every owner shares instances).
+func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte) ([]byte, error) {
 	if !p.info.HasExport(export) {
 		return nil, p.callError(export, KindNoExport, "the plugin has no export "+export)
 	}
