@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -179,6 +180,12 @@ type PluginConfig struct {
 	Prefix string
 	// Disabled keeps the plugin from being loaded.
 	Disabled bool
+	// Isolation says whose calls may share an instance of the plugin (its
+	// memory and vars): IsolationShared, IsolationUser or
+	// IsolationSession. Plugin gives the default when it is unset:
+	// IsolationUser with an [auth] mode that authenticates, else
+	// IsolationShared.
+	Isolation string
 	// Limits are the plugin's resource limits.
 	Limits Limits
 	// HostFunctions are the granted host functions (names from
@@ -413,6 +420,12 @@ func Default() *Config {
 // derive sets the settings the file does not set to their defaults, which
 // derive from other settings.
 func (c *Config) derive() {
+	for name, p := range c.Plugins {
+		if p.Isolation == "" {
+			p.Isolation = c.defaultIsolation()
+			c.Plugins[name] = p
+		}
+	}
 	if c.set&setResource == 0 {
 		c.Auth.Resource = "http://" + reachableAddr(c.HTTP.Listen) + "/mcp"
 	}
@@ -501,9 +514,10 @@ func Load(path string) (*Config, error) {
 func (c *Config) Plugin(name string) PluginConfig {
 	p, ok := c.Plugins[name]
 	if !ok {
-		return PluginConfig{Name: name, Limits: c.Defaults}
+		return PluginConfig{Name: name, Limits: c.Defaults, Isolation: c.defaultIsolation()}
 	}
 	p.Name = name
+	p.Isolation = cmp.Or(p.Isolation, c.defaultIsolation())
 	p.Limits = c.Defaults.merge(p.Limits, p.set)
 	p.HostFunctions = slices.Clone(p.HostFunctions)
 	p.AllowedHosts = slices.Clone(p.AllowedHosts)
@@ -515,6 +529,22 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.Prompts = slices.Clone(p.Prompts)
 	p.Resources = slices.Clone(p.Resources)
 	return p
+}
+
+// The values of PluginConfig.Isolation.
+const (
+	IsolationShared  = "shared"  // any call may use any instance
+	IsolationUser    = "user"    // an instance serves one authenticated subject
+	IsolationSession = "session" // an instance serves one client session
+)
+
+// defaultIsolation is the isolation of plugins that do not set one: per
+// user when clients authenticate, since then they may be different people.
+func (c *Config) defaultIsolation() string {
+	if c.Auth.Mode == AuthBearer || c.Auth.Mode == AuthJWT {
+		return IsolationUser
+	}
+	return IsolationShared
 }
 
 // CacheDir returns the wasm compilation cache directory: "" when caching

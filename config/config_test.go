@@ -143,6 +143,7 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 	want := PluginConfig{
 		Name:          "files",
 		Prefix:        "fs_",
+		Isolation:     IsolationShared,
 		Disabled:      true,
 		Limits:        withLimits(defaults, func(l *Limits) { l.MemoryMiB, l.Timeout = 64, 5*time.Second }),
 		HostFunctions: []string{"notify_logging_message", "list_roots"},
@@ -175,7 +176,7 @@ max_instances = 1
 
 	// A plugin without a table gets the defaults and no grants.
 	b := cfg.Plugin("b")
-	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults}); !reflect.DeepEqual(b, want) {
+	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults, Isolation: IsolationShared}); !reflect.DeepEqual(b, want) {
 		t.Errorf("Plugin(b) = %+v, want %+v", b, want)
 	}
 
@@ -903,5 +904,21 @@ func TestListBudget(t *testing.T) {
 	}
 	if got := cfg.Plugin("other").Limits.ListBudget; got != 3*time.Second {
 		t.Errorf("defaults list_budget: %v", got)
+	}
+}
+
+func TestIsolationDefaultsToPerUserWhenClientsAuthenticate(t *testing.T) {
+	open := load(t, "[plugins.p]\n")
+	if got := open.Plugin("p").Isolation; got != IsolationShared {
+		t.Errorf("without auth: %q", got)
+	}
+	authed := load(t, "[auth]\nmode = \"bearer\"\ntoken_env = \"X\"\n[plugins.p]\n[plugins.s]\nisolation = \"session\"\n")
+	for name, want := range map[string]string{"p": IsolationUser, "s": IsolationSession, "absent": IsolationUser} {
+		if got := authed.Plugin(name).Isolation; got != want {
+			t.Errorf("with auth, %s: %q, want %q", name, got, want)
+		}
+	}
+	if _, err := Load(write(t, "[plugins.p]\nisolation = \"none\"\n")); err == nil || !strings.Contains(err.Error(), `plugins.p.isolation: "none" is not one of "shared", "user" and "session"`) {
+		t.Errorf("bad isolation: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ var (
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_list_items", "list_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
-	pluginKeys = append([]string{"prefix", "disabled", "host_functions", "allowed_hosts", "allow_private_network",
+	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes"}
@@ -459,6 +459,14 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
 	}
 	if disabled, ok := d.boolean(t, p, "disabled"); ok {
 		pc.Disabled = disabled
+	}
+	if isolation, ok := d.str(t, p, "isolation"); ok {
+		switch isolation {
+		case IsolationShared, IsolationUser, IsolationSession:
+			pc.Isolation = isolation
+		default:
+			d.errorf(p.add("isolation"), "%q is not one of %q, %q and %q", isolation, IsolationShared, IsolationUser, IsolationSession)
+		}
 	}
 	var over Limits
 	over, pc.set = d.limits(t, p)

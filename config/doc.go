@@ -59,6 +59,11 @@
 //	                       # resource template names; letters, digits,
 //	                       # '-', '_' and '.'
 //	disabled = false       # true: do not load the plugin
+//	isolation = "user"     # whose calls may share an instance (its memory
+//	                       # and vars): "shared", "user" (one per
+//	                       # authenticated subject) or "session" (one per
+//	                       # client session); default "user" with an [auth]
+//	                       # mode that authenticates, else "shared"
 //	memory_mib = 64        # any [defaults] key overrides the default for
 //	timeout = "5s"         # this plugin
 //	host_functions = ["notify_logging_message"]

@@ -32,6 +32,18 @@ type request struct {
 
 type requestKey struct{}
 
+// Caller names whom the plugin call with context ctx serves: the
+// authenticated subject of the client request it serves ("" without
+// authentication) and that request's session, as an id unique in the
+// process. ok is false outside a client request (listings the host makes).
+func Caller(ctx context.Context) (subject, session string, ok bool) {
+	req := requestFrom(ctx)
+	if req == nil {
+		return "", "", false
+	}
+	return req.sess.srv.subject(req.ctx), req.sess.id, true
+}
+
 // requestFrom returns the request a context belongs to, or nil.
 func requestFrom(ctx context.Context) *request {
 	r, _ := ctx.Value(requestKey{}).(*request)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Outbound delivers messages from the server to a client.
@@ -19,6 +21,7 @@ type Outbound interface {
 type Session struct {
 	srv *Server
 	out Outbound
+	id  string // unique in the process (Caller)
 
 	mu          sync.Mutex
 	version     string          // negotiated version; "" before initialize
@@ -34,10 +37,13 @@ type Session struct {
 	cancelClose context.CancelFunc
 }
 
+// sessionIDs numbers the sessions of the process.
+var sessionIDs atomic.Uint64
+
 // NewSession starts a session whose server-initiated messages go to out.
 func (s *Server) NewSession(out Outbound) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{srv: s, out: out, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
+	sess := &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
 	s.sessions.add(sess)
 	return sess
 }

@@ -171,3 +171,23 @@ func checkPin(pc config.PluginConfig, file []byte) error {
 	}
 	return nil
 }
+
+// isolated runs the calls of a sandboxed plugin on instances of their
+// caller (sandbox.Plugin.CallAs), as isolation (config.PluginConfig) says:
+// per authenticated subject, per client session, or shared by everyone.
+// Calls the host makes itself (listings) have no caller and share.
+func isolated(p *sandbox.Plugin, isolation string) host.Runtime {
+	if isolation != config.IsolationUser && isolation != config.IsolationSession {
+		return p
+	}
+	return runtimeFunc{p, func(ctx context.Context, export string, input []byte) ([]byte, error) {
+		owner := ""
+		if subject, session, ok := host.Caller(ctx); ok {
+			owner = "user:" + subject
+			if isolation == config.IsolationSession {
+				owner = "session:" + session
+			}
+		}
+		return p.CallAs(ctx, owner, export, input)
+	}}
+}

@@ -208,7 +208,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*ho
 	}
 	sum := sha256.Sum256(wasm)
 	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
-	rtChain, d := chain(name, pc, rt, l.logger())
+	rtChain, d := chain(name, pc, isolated(rt, pc.Isolation), l.logger())
 	p := host.NewPlugin(name, pc.Prefix, rtChain,
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),

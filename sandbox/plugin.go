@@ -35,6 +35,7 @@ type Plugin struct {
 type instance struct {
 	plugin *extism.Plugin
 	log    *guestLog
+	owner  string // whose calls it serves (CallAs); "" for anyone's
 }
 
 // Sizes set in the Extism manifest besides the memory limit. Extism applies
@@ -137,7 +138,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		pol.transport.CloseIdleConnections()
 		return compiled.Close(ctx)
 	})
-	inst, err := p.pool.acquire(ctx)
+	inst, err := p.pool.acquire(ctx, "")
 	if err != nil {
 		_ = p.Close(ctx) // the instantiation error says more
 		return nil, err
@@ -226,7 +227,11 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 	return p.CallAs(ctx, "", export, input)
 }
 
-// CallAs is Call on behalf of owner (not implemented yet: every owner shares instances).
+// CallAs is Call on behalf of owner: the call runs on an instance that has
+// served only owner's calls, or on a new one, so that nothing one owner's
+// calls leave in an instance's memory or vars reaches another's. An idle
+// instance of another owner is closed when a new one would exceed
+// MaxInstances. The owner "" is Call's: such calls share instances.
 func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte) ([]byte, error) {
 	if !p.info.HasExport(export) {
 		return nil, p.callError(export, KindNoExport, "the plugin has no export "+export)
@@ -240,7 +245,7 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
 	defer cancel()
 	for {
-		inst, err := p.acquire(ctx, export)
+		inst, err := p.acquire(ctx, owner, export)
 		if err != nil {
 			return nil, err
 		}
@@ -261,12 +266,12 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	}
 }
 
-// acquire takes an instance from the pool for a call of export.
-func (p *Plugin) acquire(ctx context.Context, export string) (*instance, error) {
+// acquire takes an instance of owner from the pool for a call of export.
+func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, error) {
 	if ctx.Err() != nil {
 		return nil, p.ctxError(export, ctx)
 	}
-	inst, err := p.pool.acquire(ctx)
+	inst, err := p.pool.acquire(ctx, owner)
 	switch {
 	case errors.Is(err, errQueueFull):
 		return nil, p.callError(export, KindBusy, fmt.Sprintf(

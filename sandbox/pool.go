@@ -39,10 +39,12 @@ func newPool(size, queue int, create func(context.Context) (*instance, error), s
 	}
 }
 
-// acquire returns an idle instance, or a new one if none is idle, waiting
-// for a slot if every slot is taken. It fails with errQueueFull, ctx's
-// error, ErrClosed or the creation error.
-func (p *pool) acquire(ctx context.Context) (*instance, error) {
+// acquire returns an idle instance of owner, or a new one if none is idle,
+// waiting for a slot if every slot is taken. A new instance that would
+// make more instances than slots closes the idle instance of another owner
+// that was idle longest. It fails with errQueueFull, ctx's error,
+// ErrClosed or the creation error.
+func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
 	if err := p.takeSlot(ctx); err != nil {
 		return nil, err
 	}
@@ -53,18 +55,27 @@ func (p *pool) acquire(ctx context.Context) (*instance, error) {
 		return nil, ErrClosed
 	}
 	p.inUse++
-	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return inst, nil
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		if inst := p.idle[i]; inst.owner == owner {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.mu.Unlock()
+			return inst, nil
+		}
+	}
+	var evicted *instance
+	if len(p.idle) > 0 && len(p.idle)+p.inUse > cap(p.slots) {
+		evicted, p.idle = p.idle[0], p.idle[1:]
 	}
 	p.mu.Unlock()
+	if evicted != nil {
+		evicted.close()
+	}
 	inst, err := p.create(ctx)
 	if err != nil {
 		p.release(nil, false)
 		return nil, err
 	}
+	inst.owner = owner
 	return inst, nil
 }
 
