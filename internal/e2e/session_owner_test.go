@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,6 +19,9 @@ import (
 // TestAnotherSubjectCannotUseYourSession: with [auth] mode = "jwt" and two
 // valid tokens for alice and bob, bob presenting alice's Mcp-Session-Id is
 // answered 404, as for an unknown session, and alice's session goes on.
+// Nor does bob, in his own session, reach what alice's calls left in a
+// plugin instance: plugins are isolated per user when clients
+// authenticate.
 func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -44,8 +49,12 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 		}
 		return s
 	}
-	url := newFixture(t, "[auth]\nmode = \"jwt\"\nresource = \""+resource+"\"\nissuer = \""+issuer+"\"\njwks_url = \""+jwks.URL+"\"\n",
-		"plugins/examples/tools").serveHTTP(t)
+	f := newFixture(t, "[auth]\nmode = \"jwt\"\nresource = \""+resource+"\"\nissuer = \""+issuer+"\"\njwks_url = \""+jwks.URL+"\"\n",
+		"plugins/examples/tools")
+	if err := os.WriteFile(filepath.Join(f.plugins, "memo.js"), []byte(memoPlugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := f.serveHTTP(t)
 
 	alice := &httpPeer{url: url, token: tokenFor("alice")}
 	resp := alice.post(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"alice","version":"1"}}}`)
@@ -67,4 +76,43 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	if got := alice.request(t, 2, "tools/list", nil); len(got) == 0 || got[len(got)-1]["result"] == nil {
 		t.Fatalf("alice's own session after bob's attempts: %v", got)
 	}
+
+	text := func(p *httpPeer, id int, tool string, args map[string]any) string {
+		t.Helper()
+		msgs := p.request(t, id, "tools/call", map[string]any{"name": tool, "arguments": args})
+		content, _ := resultOf(t, msgs)["content"].([]any)
+		if len(content) == 0 {
+			t.Fatalf("%s: %v", tool, msgs)
+		}
+		return content[0].(map[string]any)["text"].(string)
+	}
+	text(alice, 3, "remember", map[string]any{"text": "alice-secret"})
+	bob.session = ""
+	resp = bob.post(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bob","version":"1"}}}`)
+	resp.Body.Close()
+	bob.session = resp.Header.Get("Mcp-Session-Id")
+	bob.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i := range 8 { // more calls than instances: none reaches alice's
+		if got := text(bob, 10+i, "recall", map[string]any{}); got == "alice-secret" {
+			t.Fatalf("bob's call %d read what alice's call left in the plugin", i)
+		}
+	}
+	if got := text(alice, 4, "recall", map[string]any{}); got != "alice-secret" {
+		t.Errorf("alice's own instance lost her text: %q", got)
+	}
 }
+
+// memoPlugin keeps the last text it was given in a global of its instance.
+const memoPlugin = `/* mcphost.manifest
+{"name": "memo", "version": "0.1.0", "description": "Remembers the last text."}
+*/
+let last = '';
+mcphost.tool('remember', {
+  description: 'Keeps a text.',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+}, ({ text }) => { last = text; return 'kept'; });
+mcphost.tool('recall', {
+  description: 'Returns the text kept last.',
+  inputSchema: { type: 'object' },
+}, () => last || '(nothing)');
+`
