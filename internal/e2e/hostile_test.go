@@ -216,13 +216,18 @@ func TestHostilePluginsAreContained(t *testing.T) {
 	const marker = "MCPHOST_HOSTILE_MARKER=visible-to-the-host-only"
 	f := newFixture(t, fmt.Sprintf(`
 [plugins.hostile]
-timeout = "2s"
+# Room for the memory bomb and the deep recursion to trap (1.4-2.1 s on a
+# 2-core machine), so that only the infinite loop times out.
+timeout = "5s"
 memory_mib = 64
 max_output_bytes = 1048576
 breaker_failures = 0
 
 [plugins.attacker]
 timeout = "2s"
+# Low enough that the floods trip it even where each notification takes
+# a few milliseconds to reach the client (a loaded CI machine).
+host_calls_per_second = 100
 max_instances = 1
 max_queue = 0
 breaker_failures = 0
@@ -260,15 +265,15 @@ breaker_failures = 0
 	redirect := func(to string) string { return redirector.URL + "/?to=" + to }
 	attacks := []attack{
 		// CPU, memory, stack, output.
-		{"infinite loop", "spin", nil, "plugin hostile: plugin call timed out: exceeded the 2s timeout"},
+		{"infinite loop", "spin", nil, "plugin hostile: plugin call timed out: exceeded the 5s timeout"},
 		{"deep recursion", "recurse", nil, "plugin hostile: plugin trapped:"},
 		{"memory bomb", "hog", nil, "plugin hostile: plugin trapped:"},
 		{"huge output", "flood", map[string]any{"bytes": 4 << 20}, "plugin output too large: output of"},
 		// Floods through host functions.
 		{"progress flood", "progress_flood", map[string]any{"n": 1000000},
-			"host function notify_progress: more than 1000 host function calls per second (host_calls_per_second); the call is stopped"},
+			"host function notify_progress: more than 100 host function calls per second (host_calls_per_second); the call is stopped"},
 		{"log notification flood", "log_flood", map[string]any{"n": 1000000},
-			"host function notify_logging_message: more than 1000 host function calls per second"},
+			"host function notify_logging_message: more than 100 host function calls per second"},
 		// Capabilities not granted.
 		{"host function not granted", "roots", nil,
 			"host function list_roots is not granted to plugin attacker (add it to host_functions in [plugins.attacker])"},
