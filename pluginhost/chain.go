@@ -2,8 +2,6 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +29,9 @@ type Middleware func(next host.Runtime) host.Runtime
 //     its successor (drain.go);
 //   - the calls-per-second limit (calls_per_second) refuses calls at once;
 //   - the circuit breaker (breaker.go) refuses them while the plugin keeps
-//     failing.
+//     failing;
+//   - innermost, rt: the sandboxed plugin, which the loader hands over
+//     isolated, running each call on instances of its caller.
 //
 // It returns the chain and its drain.
 func chain(name string, pc config.PluginConfig, rt host.Runtime, logger *slog.Logger) (host.Runtime, *drain) {
@@ -156,20 +156,6 @@ func (b *tokenBucket) take() bool {
 	}
 	b.tokens--
 	return true
-}
-
-// checkPin returns an error when pc pins the plugin file to a SHA-256 that
-// file does not have.
-func checkPin(pc config.PluginConfig, file []byte) error {
-	if pc.SHA256 == "" {
-		return nil
-	}
-	sum := sha256.Sum256(file)
-	if actual := hex.EncodeToString(sum[:]); actual != pc.SHA256 {
-		return fmt.Errorf("plugin file does not match its sha256 pin: expected %s, actual %s "+
-			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)
-	}
-	return nil
 }
 
 // isolated runs the calls of a sandboxed plugin on instances of their

@@ -291,3 +291,17 @@ func mapList(items []string, f func(string) string) []string {
 	}
 	return out
 }
+
+// checkPin returns an error when pc pins the plugin file to a SHA-256 that
+// file does not have.
+func checkPin(pc config.PluginConfig, file []byte) error {
+	if pc.SHA256 == "" {
+		return nil
+	}
+	sum := sha256.Sum256(file)
+	if actual := hex.EncodeToString(sum[:]); actual != pc.SHA256 {
+		return fmt.Errorf("plugin file does not match its sha256 pin: expected %s, actual %s "+
+			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)
+	}
+	return nil
+}

@@ -20,14 +20,21 @@ const (
 	outputLimit = "max_output_bytes"
 )
 
-// blockLength returns the length of the block at offset, described by
-// what. A block longer than limit stops the call with an error that names
-// the limit and, unless empty, the setting it comes from.
-func blockLength(cp *extism.CurrentPlugin, offset uint64, what string, limit int, setting string) uint64 {
+// blockLen returns the length of the block at offset, described by what;
+// an offset that names no block stops the call.
+func blockLen(cp *extism.CurrentPlugin, offset uint64, what string) uint64 {
 	n, err := cp.Length(offset)
 	if err != nil {
 		panic(fmt.Errorf("%s: %w", what, err))
 	}
+	return n
+}
+
+// blockLength returns the length of the block at offset, described by
+// what. A block longer than limit stops the call with an error that names
+// the limit and, unless empty, the setting it comes from.
+func blockLength(cp *extism.CurrentPlugin, offset uint64, what string, limit int, setting string) uint64 {
+	n := blockLen(cp, offset, what)
 	if n > uint64(limit) {
 		if setting != "" {
 			setting = " (" + setting + ")"

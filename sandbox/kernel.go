@@ -175,10 +175,7 @@ func (k *kernel) errorSet(ctx context.Context, cp *extism.CurrentPlugin, stack [
 	}
 	var n uint64
 	if stack[0] != 0 {
-		var err error
-		if n, err = cp.Length(stack[0]); err != nil {
-			panic(fmt.Errorf("error_set: %w", err))
-		}
+		n = blockLen(cp, stack[0], "error_set")
 	}
 	if n <= uint64(k.maxBlock) {
 		state.err = string(blockView(cp, stack[0], n, "error_set"))
@@ -253,10 +250,7 @@ func varSet(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 		delete(plugin.Var, name)
 		return
 	}
-	n, err := cp.Length(stack[1])
-	if err != nil {
-		panic(fmt.Errorf("var_set: %w", err))
-	}
+	n := blockLen(cp, stack[1], "var_set")
 	size := uint64(varEntryOverhead+len(name)) + n
 	for k, v := range plugin.Var {
 		size += uint64(varEntryOverhead + len(k) + len(v))

@@ -544,9 +544,10 @@ func checkJS(ctx context.Context, name, path string, src []byte) error {
 		return err
 	}
 	defer engine.Close()
-	limits := config.Default().Plugin(name).Limits
+	limits := config.Default().Plugin(name).Limits.Sandbox()
+	limits.MaxInstances = 1
 	rt, err := engine.Load(ctx, name, js.Engine(), sandbox.Options{
-		Limits:        sandbox.Limits{MemoryMiB: uint32(limits.MemoryMiB), Timeout: limits.Timeout, MaxInstances: 1},
+		Limits:        limits,
 		Grants:        sandbox.Grants{Config: cfg},
 		HostFunctions: pluginhost.DeniedHostFunctions(name),
 	})

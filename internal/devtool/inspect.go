@@ -210,15 +210,10 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, version st
 	}
 	h := &pluginServer{engine: engine}
 	h.srv = host.NewServer(host.Options{Name: "mcphost-inspect", Version: version, PageSize: 1000, Logger: logger}, nil)
-	limits := config.Default().Plugin(name).Limits
+	limits := config.Default().Plugin(name).Limits.Sandbox()
+	limits.MaxInstances = 1
 	rt, err := engine.Load(ctx, name, module, sandbox.Options{
-		Limits: sandbox.Limits{
-			MemoryMiB:      uint32(limits.MemoryMiB),
-			Timeout:        limits.Timeout,
-			MaxOutputBytes: limits.MaxOutputBytes,
-			MaxInstances:   1,
-			MaxQueue:       limits.MaxQueue,
-		},
+		Limits:        limits,
 		Grants:        grants,
 		HostFunctions: pluginhost.DeniedHostFunctions(name),
 		Logger:        logger,
