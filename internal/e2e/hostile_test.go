@@ -29,9 +29,10 @@ import (
 
 // server is a running `mcphost serve --transport http`.
 type server struct {
-	url string
-	pid int
-	log *lockedBuffer // its stderr
+	url  string
+	pid  int
+	log  *lockedBuffer // its stderr
+	stop func(t *testing.T)
 }
 
 // lockedBuffer collects a process's stderr.
@@ -72,8 +73,9 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	s := &server{pid: cmd.Process.Pid, log: &lockedBuffer{}}
+	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	t.Cleanup(stop)
+	s := &server{pid: cmd.Process.Pid, log: &lockedBuffer{}, stop: func(*testing.T) { stop() }}
 	found := make(chan string, 1)
 	exited := make(chan struct{})
 	go func() {

@@ -366,17 +366,9 @@ func TestRustPluginOverStdio(t *testing.T) {
 // waitFor polls cond, under mu, until it holds or 5 s pass.
 func waitFor(t *testing.T, mu *sync.Mutex, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually(t, 5*time.Second, what+" to arrive", func() bool {
 		mu.Lock()
-		ok := cond()
-		mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not arrive", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return cond()
+	})
 }

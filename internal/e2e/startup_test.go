@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// Start-up is never hostage to one plugin: plugins load concurrently, the
+// server answers while some still load, and each plugin's load (its first
+// instance and its lists) has a budget, load_budget.
+
+// startLoop is a plugin, assembled by hand, whose wasm start function,
+// run when an instance is made, never returns.
+var startLoop = []byte{
+	0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x08, 0x02, 0x60, 0x00, 0x01, 0x7f, 0x60, 0x00, 0x00, // types: () -> i32, () -> ()
+	0x03, 0x03, 0x02, 0x00, 0x01, // functions 0 and 1
+	0x07, 0x0e, 0x01, 0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x00, // export list_tools
+	0x08, 0x01, 0x01, // start: function 1
+	0x0a, 0x0e, 0x02,
+	0x04, 0x00, 0x41, 0x00, 0x0b, // function 0: i32.const 0
+	0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // function 1: loop br 0 end
+}
+
+// initLoop is a plugin, assembled by hand, whose _initialize export, which
+// Extism runs before the first call of an instance, never returns.
+var initLoop = []byte{
+	0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x08, 0x02, 0x60, 0x00, 0x01, 0x7f, 0x60, 0x00, 0x00, // types: () -> i32, () -> ()
+	0x03, 0x03, 0x02, 0x00, 0x01, // functions 0 and 1
+	0x07, 0x1c, 0x02, // exports:
+	0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x00, // list_tools: function 0
+	0x0b, '_', 'i', 'n', 'i', 't', 'i', 'a', 'l', 'i', 'z', 'e', 0x00, 0x01, // _initialize: function 1
+	0x0a, 0x0e, 0x02,
+	0x04, 0x00, 0x41, 0x00, 0x0b, // function 0: i32.const 0
+	0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // function 1: loop br 0 end
+}
+
+// startupConfig is the [plugins] part of the start-up tests' config: the
+// list bomb lists 100 pages of 1,000 tools, the slow list 100 pages of one
+// tool, each after 900 ms.
+const startupConfig = `
+[plugins.listbomb]
+config = { pages = "100", per_page = "1000" }
+[plugins.slowlist]
+config = { pages = "100", delay_ms = "900" }
+`
+
+// startupFixture is a plugins folder with the healthy tools example and a
+// list bomb, a slow list, an _initialize that never returns and a start
+// function that never returns; startup_wait is left at its default.
+func startupFixture(t *testing.T) fixture {
+	t.Helper()
+	f := newFixture(t, startupConfig, "plugins/examples/tools")
+	lister, err := os.ReadFile(plugintest.Build(t, "internal/testplugins/lister"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, wasm := range map[string][]byte{"listbomb": lister, "slowlist": lister, "initloop": initLoop, "startloop": startLoop} {
+		if err := os.WriteFile(filepath.Join(f.plugins, name+".wasm"), wasm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	useDefaultStartupWait(t, f)
+	return f
+}
+
+// TestStartupIsNotHostageToOnePlugin serves the healthy tools example
+// beside a list bomb, a slow list, an init loop and a start-function loop.
+// The healthy plugin answers within a second of the server's start (its
+// compiled code cached, as on any start but the first); each hostile
+// plugin is cut at its load budget, and fails to load with an error that
+// names load_budget, or, the list bomb, loads capped at 10,000 tools; and
+// /readyz says which plugins are still loading, then that all are done.
+func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
+	f := startupFixture(t)
+	// Compile everything once, so that the timed start finds it cached.
+	warm := f.start(t)
+	eventually(t, 60*time.Second, "the first start to load every plugin", func() bool {
+		return readyz(t, warm).code == http.StatusOK
+	})
+	warm.stop(t)
+
+	started := time.Now()
+	srv := f.start(t)
+	ready := readyz(t, srv)
+	if ready.code != http.StatusServiceUnavailable || !strings.Contains(ready.body, "slowlist") {
+		t.Errorf("/readyz while plugins load: %d %s, want 503 naming slowlist", ready.code, ready.body)
+	}
+	cs := srv.session(t, nil)
+	got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"})
+	took := time.Since(started)
+	if err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Fatalf("healthy plugin while the others load: %v %v %q", err, isErr, got)
+	}
+	t.Logf("the healthy plugin answered %v after the server started", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("the healthy plugin answered %v after the server started, want within 1s", took.Round(time.Millisecond))
+	}
+
+	// The default load budget is 5s: every hostile plugin is done within it
+	// (and some slack for a loaded machine).
+	eventually(t, 15*time.Second, "every plugin loaded or failed", func() bool {
+		return readyz(t, srv).code == http.StatusOK
+	})
+	log := srv.log.String()
+	for _, name := range []string{"slowlist", "initloop", "startloop"} {
+		if !logHas(log, "plugin not loaded", "plugin="+name, "load_budget") {
+			t.Errorf("no load failure naming load_budget for %s in:\n%s", name, log)
+		}
+	}
+	if !logHas(log, "plugin loaded", "plugin=listbomb") {
+		t.Errorf("the list bomb, capped, did not load:\n%s", log)
+	}
+	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Errorf("healthy plugin after the others loaded: %v %v %q", err, isErr, got)
+	}
+	var r struct {
+		Ready   bool              `json:"ready"`
+		Plugins map[string]string `json:"plugins"`
+	}
+	if err := json.Unmarshal([]byte(readyz(t, srv).body), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"tools": "ready", "listbomb": "ready", "slowlist": "failed", "initloop": "failed", "startloop": "failed"}
+	if !r.Ready || !maps.Equal(r.Plugins, want) {
+		t.Errorf("/readyz once loaded: %+v, want ready with %v", r, want)
+	}
+}
+
+// useDefaultStartupWait drops the fixture's startup_wait, which makes the
+// other tests' servers wait for every plugin before answering initialize.
+func useDefaultStartupWait(t *testing.T, f fixture) {
+	t.Helper()
+	cfg, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := strings.Replace(string(cfg), fixtureStartupWait, "", 1)
+	if err := os.WriteFile(f.config, []byte(without), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readyzResponse is an answer of /readyz.
+type readyzResponse struct {
+	code int
+	body string
+}
+
+func readyz(t *testing.T, s *server) readyzResponse {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	if _, err := io.Copy(&b, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return readyzResponse{resp.StatusCode, b.String()}
+}
+
+// eventually polls cond until it holds, failing the test after timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logHas reports whether one line of log has every one of parts.
+func logHas(log string, parts ...string) bool {
+	for line := range strings.Lines(log) {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// fixtureStartupWait makes the fixtures' servers answer initialize only
+// once every plugin has loaded or failed, so that the tests see whole
+// lists from their first request.
+const fixtureStartupWait = "startup_wait = \"60s\"\n"
