@@ -1,0 +1,48 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// TestSchemaBombsAreLeftOut: a tool whose inputSchema nests deeper than
+// 64 levels, or is larger than 256 KiB, is left out of the
+// catalog with a warning naming the cap, before the schema compiler sees
+// it; its neighbour is kept.
+func TestSchemaBombsAreLeftOut(t *testing.T) {
+	deep := `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 1000) + `{}` + strings.Repeat(`}`, 1000) + `}}`
+	large := `{"type":"object","description":"` + strings.Repeat("x", 1<<20) + `"}`
+	p := toolsPlugin("p",
+		abi.Tool{Name: "deep", InputSchema: json.RawMessage(deep)},
+		abi.Tool{Name: "large", InputSchema: json.RawMessage(large)},
+		abi.Tool{Name: "fine", InputSchema: objectSchema})
+	var logs syncBuffer
+	c := BuildCatalog(context.Background(), []*Plugin{p}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if _, ok := c.toolIndex["fine"]; !ok {
+		t.Error("the tool with a plain schema was left out")
+	}
+	for name, want := range map[string]string{"deep": "nests deeper than 64", "large": "larger than"} {
+		if _, ok := c.toolIndex[name]; ok {
+			t.Errorf("tool %s with a schema bomb was kept", name)
+		}
+		if !logHas(logs.String(), `msg="tool left out: bad inputSchema"`, "tool="+name, want) {
+			t.Errorf("no warning for %s naming %q:\n%.2000s", name, want, logs.String())
+		}
+	}
+}
+
+// logHas reports whether one line of log has every one of parts.
+func logHas(log string, parts ...string) bool {
+	for line := range strings.Lines(log) {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(line, p) }) {
+			return true
+		}
+	}
+	return false
+}
