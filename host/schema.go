@@ -21,11 +21,27 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema references are not allowed (%s)", url)
 }
 
+// Caps on a plugin's schema, checked before it is parsed: compiling a
+// schema nested a thousand levels deep takes seconds of CPU, and a catalog
+// compiles the schemas of every tool. Real schemas nest a few levels and
+// weigh a few KiB.
+const (
+	maxSchemaBytes = 256 << 10
+	maxSchemaDepth = 64
+)
+
 // compileSchema compiles raw as a JSON Schema (draft 2020-12 unless it says
-// otherwise) that must describe an object.
+// otherwise) that must describe an object, within maxSchemaBytes and
+// maxSchemaDepth.
 func compileSchema(raw []byte) (*schema, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("schema is missing")
+	}
+	if len(raw) > maxSchemaBytes {
+		return nil, fmt.Errorf("schema is larger than %d bytes (%d)", maxSchemaBytes, len(raw))
+	}
+	if jsonDepth(raw) > maxSchemaDepth {
+		return nil, fmt.Errorf("schema nests deeper than %d levels", maxSchemaDepth)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -50,6 +66,31 @@ func compileSchema(raw []byte) (*schema, error) {
 		return nil, err
 	}
 	return &schema{s}, nil
+}
+
+// jsonDepth returns how deep the objects and arrays of a JSON text nest,
+// without decoding it.
+func jsonDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range raw {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case inString:
+			inString = b != '"'
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // validate checks a JSON document against the schema. The error lists each

@@ -46,3 +46,18 @@ func logHas(log string, parts ...string) bool {
 	}
 	return false
 }
+
+func TestJSONDepthSkipsStrings(t *testing.T) {
+	for raw, want := range map[string]int{
+		`{}`:                          1,
+		`{"a":[{"b":[]}]}`:            4,
+		`{"a":"[[[{{\"[[\\"}`:         1,
+		`{"a":"\\\\"}`:                1,
+		`[[],[[]],{"x":"}}}]]]"}]`:    3,
+		`{"type":"object","x":"\\""}`: 1,
+	} {
+		if got := jsonDepth([]byte(raw)); got != want {
+			t.Errorf("jsonDepth(%s) = %d, want %d", raw, got, want)
+		}
+	}
+}
