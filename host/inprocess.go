@@ -92,6 +92,9 @@ func (c *InProcessClient) answer(m *message) {
 // Request sends a request and waits for its response or for ctx to end. It
 // returns the raw result, or the error the server answered as an *RPCError.
 func (c *InProcessClient) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not sent: its answer would race with ctx
+	}
 	rawParams, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
