@@ -49,6 +49,10 @@ type ServerConfig struct {
 	CacheDir string
 	// PageSize is the number of items per page in list results.
 	PageSize int
+	// StartupWait is how long a client's initialize may wait, after the
+	// server starts, for the plugins still loading; it is answered at once
+	// when every plugin has loaded or failed.
+	StartupWait time.Duration
 }
 
 // HTTPConfig holds the [http] table.
@@ -154,10 +158,12 @@ type Limits struct {
 	// templates one plugin may list (each kind separately); the rest are
 	// left out with a warning.
 	MaxListItems int
-	// ListBudget bounds the time of one plugin's listing: all its list
-	// exports and their pages together. A listing still running then
-	// fails, as if the plugin had failed it.
-	ListBudget time.Duration
+	// LoadBudget bounds the time of loading one plugin, once its code is
+	// compiled: making its first instance (its start function) and listing
+	// everything it offers (its initialisation, then all its list exports
+	// and their pages). A plugin still loading then has failed to load.
+	// It bounds every later listing of the plugin too.
+	LoadBudget time.Duration
 	// BreakerFailures is how many failures (traps, timeouts, oversized or
 	// malformed output) within BreakerWindow open the plugin's circuit
 	// breaker; 0 turns the breaker off.
@@ -313,7 +319,7 @@ const (
 	setBreakerBackoff
 	setBreakerMaxBackoff
 	setHostCallsPerSecond
-	setListBudget
+	setLoadBudget
 )
 
 // merge returns l with the fields in set taken from over.
@@ -342,8 +348,8 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	if set&setMaxListItems != 0 {
 		l.MaxListItems = over.MaxListItems
 	}
-	if set&setListBudget != 0 {
-		l.ListBudget = over.ListBudget
+	if set&setLoadBudget != 0 {
+		l.LoadBudget = over.LoadBudget
 	}
 	if set&setBreakerFailures != 0 {
 		l.BreakerFailures = over.BreakerFailures
@@ -383,9 +389,10 @@ func (l Limits) Sandbox() sandbox.Limits {
 func Default() *Config {
 	c := &Config{
 		Server: ServerConfig{
-			Name:     "mcphost",
-			Title:    "mcphost",
-			PageSize: 100,
+			Name:        "mcphost",
+			Title:       "mcphost",
+			PageSize:    100,
+			StartupWait: 500 * time.Millisecond,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,
@@ -398,7 +405,7 @@ func Default() *Config {
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,
-			ListBudget:         10 * time.Second,
+			LoadBudget:         5 * time.Second,
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},

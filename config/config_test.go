@@ -49,7 +49,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -61,7 +61,7 @@ func TestDefault(t *testing.T) {
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,
-			ListBudget:         10 * time.Second,
+			LoadBudget:         5 * time.Second,
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
@@ -131,7 +131,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -897,13 +897,23 @@ func withLimits(l Limits, f func(*Limits)) Limits {
 	return l
 }
 
-func TestListBudget(t *testing.T) {
-	cfg := load(t, "[defaults]\nlist_budget = \"3s\"\n[plugins.p]\nlist_budget = \"2s\"\n")
-	if got := cfg.Plugin("p").Limits.ListBudget; got != 2*time.Second {
-		t.Errorf("plugins.p list_budget: %v", got)
+func TestLoadBudget(t *testing.T) {
+	cfg := load(t, "[defaults]\nload_budget = \"3s\"\n[plugins.p]\nload_budget = \"2s\"\n")
+	if got := cfg.Plugin("p").Limits.LoadBudget; got != 2*time.Second {
+		t.Errorf("plugins.p load_budget: %v", got)
 	}
-	if got := cfg.Plugin("other").Limits.ListBudget; got != 3*time.Second {
-		t.Errorf("defaults list_budget: %v", got)
+	if got := cfg.Plugin("other").Limits.LoadBudget; got != 3*time.Second {
+		t.Errorf("defaults load_budget: %v", got)
+	}
+}
+
+func TestStartupWait(t *testing.T) {
+	if got := load(t, "[server]\nstartup_wait = \"2s\"\n").Server.StartupWait; got != 2*time.Second {
+		t.Errorf("server.startup_wait: %v", got)
+	}
+	_, errs := loadErrors(t, "[server]\nstartup_wait = \"0s\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server.startup_wait: "0s" is not positive`) {
+		t.Errorf("startup_wait 0s: %v", errs)
 	}
 }
 

@@ -30,9 +30,9 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
-		"calls_per_second", "host_calls_per_second", "max_list_items", "list_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
+		"calls_per_second", "host_calls_per_second", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
@@ -286,6 +286,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if n, ok := d.integer(t, p, "page_size", 1, maxPageSize); ok {
 		s.PageSize = n
 	}
+	if dur, ok := d.duration(t, p, "startup_wait", maxWindow); ok {
+		s.StartupWait = dur
+	}
 }
 
 // abs resolves a host path against the configuration file's directory.
@@ -328,8 +331,8 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	if l.MaxListItems, ok = d.integer(t, p, "max_list_items", 1, maxListItems); ok {
 		set |= setMaxListItems
 	}
-	if l.ListBudget, ok = d.duration(t, p, "list_budget", maxWindow); ok {
-		set |= setListBudget
+	if l.LoadBudget, ok = d.duration(t, p, "load_budget", maxWindow); ok {
+		set |= setLoadBudget
 	}
 	if l.BreakerFailures, ok = d.integer(t, p, "breaker_failures", 0, maxFailures); ok {
 		set |= setBreakerFailures

@@ -19,6 +19,11 @@
 //	                       #   other = this directory (relative paths are
 //	                       #           resolved against the file's directory)
 //	page_size = 100        # items per page in list results, 1..1000
+//	startup_wait = "500ms" # how long a client's initialize waits, after
+//	                       # the server starts, for plugins still loading,
+//	                       # > 0 and <= 1h; the server answers at once when all
+//	                       # have loaded or failed, and announces those
+//	                       # that load later with list_changed
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096
@@ -40,9 +45,12 @@
 //	                       # counted apart, 1..100000; the rest are left
 //	                       # out with a warning; the host reads at most
 //	                       # 10000 of each kind
-//	list_budget = "10s"    # time for all of one plugin's list exports and
-//	                       # their pages together, > 0 and <= 1h; a listing
-//	                       # still running then fails
+//	load_budget = "5s"     # time to load one plugin once it is compiled:
+//	                       # its first instance (start function), its
+//	                       # initialisation and all its list exports and
+//	                       # their pages, > 0 and <= 1h; a plugin still
+//	                       # loading then has failed to load; every later
+//	                       # listing of the plugin gets as long
 //	breaker_failures = 5   # failures (traps, timeouts, oversized or
 //	                       # malformed output) within breaker_window that
 //	                       # open the plugin's circuit breaker, 0..1000;

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -102,7 +103,10 @@ func buildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger, p
 			old = prev.lists[p]
 		}
 		l := old
-		if l == nil || relist == nil || relist(p) {
+		if l == nil {
+			l = p.listedAhead
+		}
+		if l == nil || relist != nil && relist(p) {
 			l = p.list(ctx, old, log)
 		}
 		c.lists[p] = l
@@ -112,6 +116,25 @@ func buildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger, p
 		c.addTemplates(p, l, log)
 	}
 	return c
+}
+
+// ListAhead lists everything p offers now, within ctx and p's list budget,
+// as the catalog shows it, so that the first catalog with p (ReplacePlugins)
+// need not list it: a slow plugin is then listed before it is published,
+// not while the catalog is being swapped. Call it before p is handed to
+// the server. It fails when ctx ended before the listing was done: the
+// plugin's lists are incomplete (a listing that the plugin itself fails is
+// not an error: p then offers nothing of that kind, as in BuildCatalog).
+func (p *Plugin) ListAhead(ctx context.Context, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := p.list(ctx, nil, logger.With("plugin", p.Name))
+	if ctx.Err() != nil {
+		return fmt.Errorf("listing what it offers: %w", context.Cause(ctx))
+	}
+	p.listedAhead = l
+	return nil
 }
 
 // pluginLists is what one plugin listed, as it returned it. A nil *list is
@@ -329,16 +352,17 @@ func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
 }
 
 // capabilities derives the server capabilities from what the catalog holds,
-// for the negotiated version.
-func (c *Catalog) capabilities(version string) map[string]any {
+// for the negotiated version. While plugins are still loading, any of them
+// may bring tools, prompts or resources: all three are declared.
+func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 	caps := map[string]any{"logging": map[string]any{}}
-	if len(c.tools) > 0 || c.mayAnnounce(abi.HostNotifyToolListChanged, abi.ExportListTools) {
+	if loading || len(c.tools) > 0 || c.mayAnnounce(abi.HostNotifyToolListChanged, abi.ExportListTools) {
 		caps["tools"] = map[string]any{"listChanged": true}
 	}
-	if len(c.prompts) > 0 || c.mayAnnounce(abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
+	if loading || len(c.prompts) > 0 || c.mayAnnounce(abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
 		caps["prompts"] = map[string]any{"listChanged": true}
 	}
-	if len(c.resources) > 0 || len(c.templates) > 0 ||
+	if loading || len(c.resources) > 0 || len(c.templates) > 0 ||
 		c.mayAnnounce(abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
 		caps["resources"] = map[string]any{"subscribe": true, "listChanged": true}
 	}

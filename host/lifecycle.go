@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 )
 
@@ -24,8 +25,9 @@ type initializeResult struct {
 }
 
 // initialize negotiates the protocol version and answers with the server's
-// capabilities, as derived from the catalog.
-func (sess *Session) initialize(params json.RawMessage) (any, error) {
+// capabilities, as derived from the catalog, once the plugins loading at
+// start-up are ready or have had their time (startup.go).
+func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (any, error) {
 	var p initializeParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -51,9 +53,10 @@ func (sess *Session) initialize(params json.RawMessage) (any, error) {
 	if p.ClientInfo != nil {
 		srv.logger.Info("client initialized", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocolVersion", version)
 	}
+	loading := srv.awaitStartup(ctx)
 	return initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    srv.Catalog().capabilities(version),
+		Capabilities:    srv.Catalog().capabilities(version, loading),
 		ServerInfo:      info,
 	}, nil
 }

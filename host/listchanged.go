@@ -134,6 +134,7 @@ func (s *Server) replaceCatalog(build func(cur *Catalog) *Catalog) (*Catalog, Li
 // changed. The caller holds refreshMu and announces the changes.
 func (s *Server) swapCatalog(c *Catalog) (*Catalog, ListChanges) {
 	old := s.catalog.Swap(c)
+	s.swaps.swapped()
 	if old == nil {
 		old = &Catalog{}
 	}

@@ -60,6 +60,9 @@ type Plugin struct {
 	exposure Exposure
 	// listBudget bounds the time of the plugin's listing (WithListBudget).
 	listBudget time.Duration
+	// listedAhead is what ListAhead listed, for the first catalog with
+	// the plugin; set before the plugin is published, read-only after.
+	listedAhead *pluginLists
 	// taskSupport overrides the tools' execution.taskSupport, by tool name
 	// or "*" (config task_support). See task.go.
 	taskSupport map[string]string
@@ -181,7 +184,7 @@ const maxListedItems = 10000
 
 // DefaultListBudget is how long a plugin's listing, all its list exports
 // and pages together, may take unless WithListBudget says otherwise.
-const DefaultListBudget = 10 * time.Second
+const DefaultListBudget = 5 * time.Second
 
 // listAll reads every page of a list export into one slice. items picks a
 // page's entries and nextCursor out of the export's result R. A plugin

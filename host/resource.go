@@ -32,7 +32,7 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 	if p.URI == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
 	}
-	owner := req.sess.srv.Catalog().resolveResource(p.URI)
+	owner, _ := find(ctx, req.sess.srv, func(c *Catalog) (*Plugin, bool) { o := c.resolveResource(p.URI); return o, o != nil })
 	if owner == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}

@@ -33,12 +33,14 @@ type Server struct {
 	catalog atomic.Pointer[Catalog]
 	subs    subscriptions
 
-	sessions     sessionSet         // live sessions, for server-initiated notifications
-	refreshMu    sync.Mutex         // serializes catalog swaps (listchanged.go)
-	listChanges  listChangeDebounce // pending notify_*_list_changed
-	logLimits    logLimits          // notify_logging_message rate limits, per plugin
-	elicitations urlElicitations    // URL elicitations in progress, per plugin
-	tasks        taskStore          // tasks of task-augmented requests (task.go)
+	sessions     sessionSet              // live sessions, for server-initiated notifications
+	refreshMu    sync.Mutex              // serializes catalog swaps (listchanged.go)
+	listChanges  listChangeDebounce      // pending notify_*_list_changed
+	logLimits    logLimits               // notify_logging_message rate limits, per plugin
+	elicitations urlElicitations         // URL elicitations in progress, per plugin
+	tasks        taskStore               // tasks of task-augmented requests (task.go)
+	startup      atomic.Pointer[startup] // the initial load, once Loading was called (startup.go)
+	swaps        swapSignal              // wakes requests waiting for a plugin still loading (startup.go)
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.

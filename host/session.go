@@ -170,7 +170,7 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		sess.handleNotification(m)
 		return nil
 	case m.Method == "initialize":
-		res, err := sess.initialize(m.Params)
+		res, err := sess.initialize(ctx, m.Params)
 		return encodeResponse(m.ID, res, toRPCError(err))
 	}
 	if rpcErr := sess.checkLifecycle(m.Method); rpcErr != nil {

@@ -10,6 +10,7 @@
 package pluginhost
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
@@ -66,12 +68,13 @@ type LoadResult struct {
 // run by the engine of package pdk/js; a .js and a .wasm file of the same
 // name are one plugin name: the first in order of name loads.
 func (l *Loader) LoadDir(ctx context.Context, dir string, cfg *config.Config) LoadResult {
-	res, _ := l.loadDir(ctx, dir, cfg)
+	res, _ := l.loadDir(ctx, dir, cfg, nil)
 	return res
 }
 
-// loadDir is LoadDir, also returning the drain of each plugin loaded.
-func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config) (LoadResult, map[*host.Plugin]*drain) {
+// loadDir is LoadDir, also returning the drain of each plugin loaded, and
+// calling compiled (unless nil) each time a plugin's code is compiled.
+func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, compiled func()) (LoadResult, map[*host.Plugin]*drain) {
 	var res LoadResult
 	files, err := listPluginFiles(dir)
 	if err != nil {
@@ -84,7 +87,7 @@ func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config) (L
 			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
 			continue
 		}
-		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg)
+		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg, compiled)
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
@@ -136,14 +139,15 @@ func listPluginFiles(dir string) ([]pluginFile, error) {
 // developer commands (call, get-prompt, read, complete) use it to run one
 // plugin as serve would.
 func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, error) {
-	p, _, err := l.load(ctx, path, cfg)
+	p, _, err := l.load(ctx, path, cfg, nil)
 	return p, err
 }
 
 // load validates and provisions one plugin file, and returns it with the
-// drain of its call chain. It returns nil, nil, nil for a plugin the config
-// disables.
-func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, *drain, error) {
+// drain of its call chain; it calls compiled (unless nil) once the
+// plugin's code is compiled. It returns nil, nil, nil for a plugin the
+// config disables.
+func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
 		return nil, nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
@@ -190,14 +194,27 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*ho
 	if missing := missingGrants(name, manifest, pc); missing != "" {
 		return nil, nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
-	rt, err := l.Engine.Load(ctx, name, module, sandbox.Options{
+	rt, err := l.Engine.Compile(ctx, name, module, sandbox.Options{
 		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
 		HostFunctions: hostFunctions(name, pc.HostFunctions, l.Server.HostFunctions(name)),
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
 	})
+	if compiled != nil {
+		compiled()
+	}
 	if err != nil {
+		return nil, nil, err
+	}
+	// The load budget runs from here: compiling is not interruptible, and
+	// package sandbox bounds it by the module's size and structure.
+	started := time.Now()
+	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
+	ctx, cancel := context.WithTimeoutCause(ctx, budget, fmt.Errorf(
+		"the plugin did not finish loading within its load budget of %v (load_budget in [plugins.%s] or [defaults])", budget, name))
+	defer cancel()
+	if err := rt.Start(ctx); err != nil {
 		return nil, nil, err
 	}
 	if isJS {
@@ -206,14 +223,19 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config) (*ho
 			return nil, nil, err
 		}
 	}
-	sum := sha256.Sum256(wasm)
-	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm))
 	rtChain, d := chain(name, pc, isolated(rt, pc.Isolation), l.logger())
 	p := host.NewPlugin(name, pc.Prefix, rtChain,
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
 		host.WithExposure(exposure(pc)),
-		host.WithListBudget(pc.Limits.ListBudget))
+		host.WithListBudget(budget))
+	if err := p.ListAhead(ctx, l.Logger); err != nil {
+		_ = p.Close(context.Background()) // ctx has ended
+		return nil, nil, err
+	}
+	sum := sha256.Sum256(wasm)
+	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
+		"took", time.Since(started).Round(time.Millisecond))
 	return p, d, nil
 }
 

@@ -61,6 +61,8 @@ type Reloader struct {
 	drains map[*host.Plugin]*drain
 
 	serving sync.Map // plugin name -> *drain of the version serving it
+	status  loadStatus
+	loaded  bool // Load has run: Syncs start from what it loaded
 }
 
 // slot is what the Reloader knows of one plugin name.
@@ -115,36 +117,94 @@ func (r *Reloader) Config() *config.Config {
 	return r.cfg
 }
 
-// Load loads every plugin of the folder, as LoadDir does, without waiting
-// for files to settle and without touching the server's catalog: the caller
-// builds the first catalog from the result. Later Syncs start from what it
-// loaded.
+// Load loads every plugin of the folder, as LoadDir does but concurrently,
+// without waiting for files to settle, and adds each plugin to the server's
+// catalog as soon as it is loaded and listed, so that one slow plugin
+// delays no other: sessions hear of each arrival through list_changed.
+// Each plugin's load is bounded by its load budget (Loader.LoadFile). It
+// returns once every plugin has loaded or failed; the failures are logged
+// as they happen, with the plugin's name. Later Syncs start from what it
+// loaded; they wait for it.
 func (r *Reloader) Load(ctx context.Context) LoadResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.loaded = true
 	var res LoadResult
 	groups, err := r.list()
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("reading plugins folder: %w", err))
 		return res
 	}
-	for _, name := range slices.Sorted(maps.Keys(groups)) {
+	names := slices.Sorted(maps.Keys(groups))
+	r.status.loading(names)
+	compiled, done := r.srv.Loading(len(names), r.cfg.Server.StartupWait)
+	defer done()
+	type outcome struct {
+		name string
+		sl   *slot
+		p    *host.Plugin
+		d    *drain
+		errs []error
+	}
+	outcomes := make(chan outcome)
+	for _, name := range names {
 		pc := r.cfg.Plugin(name)
 		versions, data, _, err := r.read(groups[name], time.Time{})
 		if err != nil {
-			res.Errors = append(res.Errors, err)
+			compiled()
+			go func() { outcomes <- outcome{name: name, errs: []error{err}} }()
 			continue
 		}
 		sl := &slot{files: versions, pc: pc}
-		r.slots[name] = sl
-		p, errs := r.load(ctx, name, versions, data)
-		res.Errors = append(res.Errors, errs...)
-		if p != nil {
-			sl.plugin, sl.file, sl.sha256, sl.loadedFiles, sl.loadedPC = p, versions[0].name, versions[0].sha256, versions, pc
-			res.Plugins = append(res.Plugins, p)
+		go func() {
+			isCompiled := sync.OnceFunc(compiled)
+			p, d, errs := r.load(ctx, name, r.cfg, versions, data, isCompiled)
+			isCompiled() // if it failed before compiling
+			outcomes <- outcome{name, sl, p, d, errs}
+		}()
+	}
+	log := r.srv.Logger()
+	for range names {
+		o := <-outcomes
+		res.Errors = append(res.Errors, o.errs...)
+		for _, err := range o.errs {
+			if o.p != nil { // another file of the same name, e.g. x.wasm beside x.js
+				log.Warn("plugin file not used", "plugin", o.name, "err", err)
+			} else {
+				log.Error("plugin not loaded", "plugin", o.name, "err", err)
+			}
 		}
+		if o.sl != nil {
+			r.slots[o.name] = o.sl
+		}
+		if o.p == nil {
+			r.status.set(o.name, failedOrDisabled(o.errs))
+			continue
+		}
+		v := o.sl.files[0]
+		o.sl.plugin, o.sl.file, o.sl.sha256, o.sl.loadedFiles, o.sl.loadedPC = o.p, v.name, v.sha256, o.sl.files, o.sl.pc
+		r.adopt(o.name, o.p, o.d)
+		res.Plugins = append(res.Plugins, o.p)
+		r.publish(ctx)
+		r.status.set(o.name, StateReady)
 	}
 	return res
+}
+
+// publish makes the server serve the plugins of the slots, and records
+// the drain of each as the one serving its name. It returns what changed.
+func (r *Reloader) publish(ctx context.Context) host.ListChanges {
+	var plugins []*host.Plugin
+	for _, name := range slices.Sorted(maps.Keys(r.slots)) {
+		if p := r.slots[name].plugin; p != nil {
+			plugins = append(plugins, p)
+			r.serving.Store(name, r.drains[p])
+		} else {
+			r.serving.Delete(name)
+		}
+	}
+	_, changes := r.srv.ReplacePlugins(ctx, plugins)
+	return changes
 }
 
 // SetConfig makes cfg the config in force and loads again the plugins
@@ -204,10 +264,14 @@ type swap struct {
 // failure follows a change of the plugin's settings: then the plugin is
 // dropped, since it would otherwise keep grants the operator withdrew. A
 // file modified less than Settle ago is left for later: Sync returns how
-// long to wait before calling it again, 0 when nothing is pending.
+// long to wait before calling it again, 0 when nothing is pending. Before
+// Load, Sync does nothing; while Load runs, it waits for it.
 func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.loaded {
+		return 0 // Load, still to come, will find the folder as it is
+	}
 	log := r.srv.Logger()
 	groups, err := r.list()
 	if err != nil {
@@ -227,6 +291,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 		files := groups[name]
 		if len(files) == 0 { // removed
 			delete(r.slots, name)
+			r.status.set(name, "")
 			if sl.plugin != nil {
 				swaps = append(swaps, swap{name: name, change: "removed", file: sl.file, oldSHA: sl.sha256, old: sl.plugin, started: now})
 			}
@@ -264,7 +329,10 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 		configChanged := sl.plugin != nil && !samePluginConfig(sl.loadedPC, pc)
 		sl.files, sl.pc = versions, pc
 		started := time.Now()
-		p, errs := r.load(ctx, name, versions, data)
+		p, d, errs := r.load(ctx, name, r.cfg, versions, data, nil)
+		if p != nil {
+			r.adopt(name, p, d)
+		}
 		for _, err := range errs {
 			if p != nil { // another file of the same name, e.g. x.wasm beside x.js
 				log.Warn("plugin file not used", "plugin", name, "err", err)
@@ -288,7 +356,9 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 				s.change = "reconfigured"
 			}
 			sl.plugin, sl.file, sl.sha256, sl.loadedFiles, sl.loadedPC = p, s.file, s.newSHA, versions, pc
+			r.status.set(name, StateReady)
 		case sl.plugin == nil:
+			r.status.set(name, failedOrDisabled(errs))
 			continue // nothing served, nothing loaded
 		case !configChanged && len(errs) > 0:
 			continue // the running version keeps serving
@@ -300,22 +370,14 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 				s.reason = "disabled by config"
 			}
 			sl.plugin, sl.file, sl.sha256, sl.loadedFiles = nil, "", "", nil
+			r.status.set(name, failedOrDisabled(errs))
 		}
 		swaps = append(swaps, s)
 	}
 	if len(swaps) == 0 {
 		return retry
 	}
-	var plugins []*host.Plugin
-	for _, name := range slices.Sorted(maps.Keys(r.slots)) {
-		if p := r.slots[name].plugin; p != nil {
-			plugins = append(plugins, p)
-			r.serving.Store(name, r.drains[p])
-		} else {
-			r.serving.Delete(name)
-		}
-	}
-	_, changes := r.srv.ReplacePlugins(ctx, plugins)
+	changes := r.publish(ctx)
 	for _, s := range swaps {
 		attrs := []any{"plugin", s.name, "change", s.change, "file", s.file, "old_sha256", s.oldSHA, "new_sha256", s.newSHA,
 			"took", time.Since(s.started).Round(time.Microsecond)}
@@ -327,7 +389,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 			r.retire(s.old)
 		}
 	}
-	log.Debug("catalog swapped", "plugins", len(plugins), "tools", changes.Tools, "prompts", changes.Prompts, "resources", changes.Resources)
+	log.Debug("catalog swapped", "plugins", len(r.srv.Catalog().Plugins()), "tools", changes.Tools, "prompts", changes.Prompts, "resources", changes.Resources)
 	return retry
 }
 
@@ -465,22 +527,24 @@ func (r *Reloader) settling(f string, fi os.FileInfo, now time.Time) time.Durati
 	return r.Settle - max(age, stable)
 }
 
-// load loads the plugin name from a snapshot of its files, through LoadDir.
-// It returns the plugin, nil when none loaded (refused, or disabled by the
-// config when there are no errors), and the load errors, which name the
-// file.
-func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion, data map[string][]byte) (*host.Plugin, []error) {
+// load loads the plugin name from a snapshot of its files, through LoadDir,
+// with the settings of cfg, calling compiled (unless nil) once its code is
+// compiled. It returns the plugin and its drain, nil when none loaded
+// (refused, or disabled by the config when there are no errors), and the
+// load errors, which name the file. It touches none of the Reloader's
+// state: loads may run concurrently (adopt records one).
+func (r *Reloader) load(ctx context.Context, name string, cfg *config.Config, versions []fileVersion, data map[string][]byte, compiled func()) (*host.Plugin, *drain, []error) {
 	snap, err := os.MkdirTemp("", "mcphost-load-")
 	if err != nil {
-		return nil, []error{fmt.Errorf("%s: snapshot: %w", versions[0].name, err)}
+		return nil, nil, []error{fmt.Errorf("%s: snapshot: %w", versions[0].name, err)}
 	}
 	defer os.RemoveAll(snap)
 	for _, v := range versions {
 		if err := os.WriteFile(filepath.Join(snap, v.name), data[v.name], 0o600); err != nil {
-			return nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
+			return nil, nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
 		}
 	}
-	res, drains := r.loader.loadDir(ctx, snap, r.cfg)
+	res, drains := r.loader.loadDir(ctx, snap, cfg, compiled)
 	var p *host.Plugin
 	for _, lp := range res.Plugins {
 		if lp.Name == name && p == nil {
@@ -489,11 +553,17 @@ func (r *Reloader) load(ctx context.Context, name string, versions []fileVersion
 		}
 		_ = lp.Close(ctx) // not expected: a snapshot holds one name
 	}
-	if p != nil {
-		r.drains[p] = drains[p]
-		r.serving.LoadOrStore(name, drains[p]) // the first version of the name
+	if p == nil {
+		return nil, nil, res.Errors
 	}
-	return p, res.Errors
+	return p, drains[p], res.Errors
+}
+
+// adopt records the drain d of p, a version of the plugin name that load
+// returned; the caller holds r.mu.
+func (r *Reloader) adopt(name string, p *host.Plugin, d *drain) {
+	r.drains[p] = d
+	r.serving.LoadOrStore(name, d) // the first version of the name
 }
 
 // retire closes a replaced or removed plugin once DrainGrace passed and

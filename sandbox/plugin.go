@@ -54,21 +54,48 @@ const forceCloseAfter = 200 * time.Millisecond
 // call's timeout or cancellation.
 const sleepSlice = 10 * time.Millisecond
 
-// Load compiles wasm as the plugin name and creates its first instance, so
-// that a plugin that cannot be linked or instantiated fails here. Before
-// compiling, it checks that every function the plugin imports from
-// abi.HostModule is among opts.HostFunctions, caps its tables (tables.go)
-// and moves its imports of the kernel functions the sandbox serves itself
-// (kernel.go).
+// Load compiles wasm as the plugin name (Compile) and creates its first
+// instance (Start), so that a plugin that cannot be linked or instantiated
+// fails here.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
-	p, err := e.load(ctx, name, wasm, opts)
+	p, err := e.Compile(ctx, name, wasm, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Compile compiles wasm as the plugin name, without running any of its
+// code. Before compiling, it checks that every function the plugin imports
+// from abi.HostModule is among opts.HostFunctions, caps its tables
+// (tables.go) and moves its imports of the kernel functions the sandbox
+// serves itself (kernel.go). Compiling cannot be interrupted: ctx does not
+// bound it.
+func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
+	p, err := e.compile(ctx, name, wasm, opts)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
 	}
 	return p, nil
 }
 
-func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
+// Start creates the plugin's first instance, which runs its wasm start
+// function, within ctx and the call timeout, and keeps it for the first
+// call. A plugin that fails to start is closed: Start returns the error.
+func (p *Plugin) Start(ctx context.Context) error {
+	inst, err := p.pool.acquire(ctx, "")
+	if err != nil {
+		_ = p.Close(ctx) // the instantiation error says more
+		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
+	}
+	p.pool.release(inst, true)
+	return nil
+}
+
+func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	info, err := Inspect(wasm)
 	if err != nil {
 		return nil, err
@@ -138,12 +165,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 		pol.transport.CloseIdleConnections()
 		return compiled.Close(ctx)
 	})
-	inst, err := p.pool.acquire(ctx, "")
-	if err != nil {
-		_ = p.Close(ctx) // the instantiation error says more
-		return nil, err
-	}
-	p.pool.release(inst, true)
 	return p, nil
 }
 

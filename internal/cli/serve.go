@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -101,33 +104,110 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
 	}, nil)
-	started := time.Now()
 	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
-	loaded := reloader.Load(ctx)
-	for _, err := range loaded.Errors {
-		logger.Error("plugin not loaded", "err", err)
-	}
-	catalog := host.BuildCatalog(ctx, loaded.Plugins, logger)
-	srv.SetCatalog(catalog)
 	defer func() {
 		for _, p := range srv.Catalog().Plugins() {
 			_ = p.Close(context.Background())
 		}
 	}()
-	defer startReloading(ctx, reloader, cfg.Path, f.watch, logger)() // stops before the plugins close
-	logger.Info("serving", "transport", f.transport, "plugins", len(loaded.Plugins), "failed", len(loaded.Errors),
-		"startup", time.Since(started).Round(time.Millisecond), "cache", cacheDir)
-	if len(loaded.Plugins) == 0 {
-		logger.Warn("no plugins loaded", "folder", f.plugins)
-	}
+	stopLoading := loadInBackground(ctx, reloader, srv, cfg.Server.StartupWait, f.transport, cacheDir, logger)
+	stopReloading := startReloading(ctx, reloader, cfg.Path, f.watch, logger)
+	defer func() { // before the plugins close; a reload may wait for the load
+		stopLoading()
+		stopReloading()
+	}()
 	if f.transport == "http" {
-		return serveHTTP(ctx, srv, ln, cfg, logger)
+		return serveHTTP(ctx, srv, ln, cfg, reloader, logger)
 	}
 	err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
+}
+
+// loadInBackground loads the plugins of reloader's folder into srv while
+// the transport already serves (pluginhost.Reloader.Load publishes each as
+// it is ready, and has srv's initialize wait for them as startup_wait
+// says). It
+// logs the serving line once every plugin is loaded or failed, or when
+// startupWait has passed, naming the plugins still loading, and a last line
+// when those are done. The returned function stops the load and waits for
+// it.
+func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, startupWait time.Duration,
+	transport, cacheDir string, logger *slog.Logger) (stop func()) {
+	started := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	loaded := make(chan pluginhost.LoadResult, 1)
+	go func() {
+		defer close(loaded)
+		loaded <- reloader.Load(ctx)
+	}()
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		timer := time.NewTimer(startupWait)
+		defer timer.Stop()
+		var res pluginhost.LoadResult
+		var ok bool
+		select {
+		case res, ok = <-loaded:
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		_, states := reloader.Status()
+		logger.Info("serving", "transport", transport, "plugins", len(srv.Catalog().Plugins()),
+			"loading", namesIn(states, pluginhost.StateLoading), "failed", namesIn(states, pluginhost.StateFailed),
+			"startup", time.Since(started).Round(time.Millisecond), "cache", cacheDir)
+		if !ok {
+			if res, ok = <-loaded; !ok {
+				return
+			}
+			_, states = reloader.Status()
+			logger.Info("plugins loaded", "plugins", len(res.Plugins), "failed", namesIn(states, pluginhost.StateFailed),
+				"took", time.Since(started).Round(time.Millisecond))
+		}
+		if len(res.Plugins) == 0 {
+			logger.Warn("no plugins loaded", "folder", reloader.Dir())
+		}
+	}()
+	return func() {
+		cancel()
+		<-reported
+		for range loaded {
+		}
+	}
+}
+
+// namesIn returns the plugin names in state, in order, joined by commas.
+func namesIn(states map[string]string, state string) string {
+	var names []string
+	for name, s := range states {
+		if s == state {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// readiness answers GET /readyz: 200 once the plugins loaded at start-up
+// have all loaded or failed, 503 while some still load, with the state of
+// each plugin as JSON: {"ready": bool, "plugins": {"name": "ready", ...}}.
+func readiness(reloader *pluginhost.Reloader) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		done, states := reloader.Status()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if !done {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(struct {
+			Ready   bool              `json:"ready"`
+			Plugins map[string]string `json:"plugins"`
+		}{done, states})
+	})
 }
 
 // listen opens the HTTP listener on --listen or [http] listen, and makes
@@ -154,13 +234,14 @@ func listen(cfg *config.Config, flagAddr string) (net.Listener, error) {
 }
 
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
-// behind the authorization [auth] configures.
-func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *config.Config, logger *slog.Logger) error {
+// behind the authorization [auth] configures, and the readiness of the
+// plugins (/readyz), which needs none.
+func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
 	authn, err := auth.New(cfg.Auth, logger)
 	if err != nil {
 		return err
 	}
-	public := map[string]http.Handler{}
+	public := map[string]http.Handler{"/readyz": readiness(reloader)}
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,6 +62,40 @@ func BenchmarkStartup(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStartupBesideHostilePlugins measures the time from starting
+// `mcphost serve` to the first answer of the tools example's hash tool,
+// with the tools example alone and beside the hostile plugins of
+// TestStartupIsNotHostageToOnePlugin, which spin or list for their whole
+// load budget, all compiled code cached; it reports the ratio of the two:
+//
+//	go test ./internal/e2e -run '^$' -bench StartupBesideHostilePlugins -benchtime 5x
+func BenchmarkStartupBesideHostilePlugins(b *testing.B) {
+	alone := newFixture(b, "", "plugins/examples/tools")
+	useDefaultStartupWait(b, alone)
+	hostile := startupFixture(b)
+	firstAnswer := func(f fixture) time.Duration {
+		start := time.Now()
+		cs := f.connectB(b)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		took := time.Since(start)
+		_ = cs.Close()
+		return took
+	}
+	firstAnswer(alone) // warm the cache
+	firstAnswer(hostile)
+	var base, beside time.Duration
+	for b.Loop() {
+		base += firstAnswer(alone)
+		beside += firstAnswer(hostile)
+	}
+	b.ReportMetric(float64(base.Milliseconds())/float64(b.N), "alone-ms/op")
+	b.ReportMetric(float64(beside.Milliseconds())/float64(b.N), "beside-hostile-ms/op")
+	b.ReportMetric(float64(beside)/float64(base), "ratio")
 }
 
 // connectB is connect for benchmarks.

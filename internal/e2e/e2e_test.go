@@ -77,6 +77,7 @@ name = "mcphost-e2e"
 title = "mcphost end-to-end"
 page_size = 2
 cache_dir = %q
+`+fixtureStartupWait+`
 
 [plugins.files]
 host_functions = ["notify_logging_message"]

@@ -59,7 +59,7 @@ config = { pages = "100", delay_ms = "900" }
 // startupFixture is a plugins folder with the healthy tools example and a
 // list bomb, a slow list, an _initialize that never returns and a start
 // function that never returns; startup_wait is left at its default.
-func startupFixture(t *testing.T) fixture {
+func startupFixture(t testing.TB) fixture {
 	t.Helper()
 	f := newFixture(t, startupConfig, "plugins/examples/tools")
 	lister, err := os.ReadFile(plugintest.Build(t, "internal/testplugins/lister"))
@@ -77,11 +77,12 @@ func startupFixture(t *testing.T) fixture {
 
 // TestStartupIsNotHostageToOnePlugin serves the healthy tools example
 // beside a list bomb, a slow list, an init loop and a start-function loop.
-// The healthy plugin answers within a second of the server's start (its
-// compiled code cached, as on any start but the first); each hostile
-// plugin is cut at its load budget, and fails to load with an error that
-// names load_budget, or, the list bomb, loads capped at 10,000 tools; and
-// /readyz says which plugins are still loading, then that all are done.
+// The healthy plugin answers while the others still load (its compiled
+// code cached, as on any start but the first; BenchmarkStartup/hostile
+// measures how soon); each hostile plugin is cut at its load budget, and
+// fails to load with an error that names load_budget, or, the list bomb,
+// loads capped at 10,000 tools; and /readyz says which plugins are still
+// loading, then that all are done.
 func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	f := startupFixture(t)
 	// Compile everything once, so that the timed start finds it cached.
@@ -104,8 +105,8 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 		t.Fatalf("healthy plugin while the others load: %v %v %q", err, isErr, got)
 	}
 	t.Logf("the healthy plugin answered %v after the server started", took.Round(time.Millisecond))
-	if took > time.Second {
-		t.Errorf("the healthy plugin answered %v after the server started, want within 1s", took.Round(time.Millisecond))
+	if r := readyz(t, srv); r.code != http.StatusServiceUnavailable || !strings.Contains(r.body, `"slowlist":"loading"`) {
+		t.Errorf("the healthy plugin answered only once the others were done: /readyz %d %s", r.code, r.body)
 	}
 
 	// The default load budget is 5s: every hostile plugin is done within it
@@ -140,7 +141,7 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 
 // useDefaultStartupWait drops the fixture's startup_wait, which makes the
 // other tests' servers wait for every plugin before answering initialize.
-func useDefaultStartupWait(t *testing.T, f fixture) {
+func useDefaultStartupWait(t testing.TB, f fixture) {
 	t.Helper()
 	cfg, err := os.ReadFile(f.config)
 	if err != nil {
