@@ -36,6 +36,15 @@ const (
 	ExportV1Call     = "call"
 )
 
+// ExportHTTPErrors is the function a plugin exports to say that it handles
+// a failed HTTP request (Extism's http_request) as an error value: mcphost
+// then answers a request it refuses or that fails with status 0
+// (http_status_code) and the reason as the response body, instead of
+// failing the call as Extism hosts do. Only its presence counts: the host
+// never calls it (a () -> i32 function returning 0 is conventional). The
+// PDKs in pdk/ export it; ABI.md section 5 has the details.
+const ExportHTTPErrors = "mcphost_http_errors"
+
 // HostModule is the wasm import module of the mcphost host functions.
 const HostModule = "extism:host/user"
 

@@ -31,17 +31,26 @@ func blockLen(cp *extism.CurrentPlugin, offset uint64, what string) uint64 {
 }
 
 // blockLength returns the length of the block at offset, described by
-// what. A block longer than limit stops the call with an error that names
-// the limit and, unless empty, the setting it comes from.
+// what. A block longer than limit stops the call with lengthError's error.
 func blockLength(cp *extism.CurrentPlugin, offset uint64, what string, limit int, setting string) uint64 {
 	n := blockLen(cp, offset, what)
-	if n > uint64(limit) {
-		if setting != "" {
-			setting = " (" + setting + ")"
-		}
-		panic(fmt.Errorf("%s of %d bytes exceeds the limit of %d%s", what, n, limit, setting))
+	if err := lengthError(n, what, limit, setting); err != nil {
+		panic(err)
 	}
 	return n
+}
+
+// lengthError returns the error of a block of n bytes, described by what,
+// that is longer than limit: it names the limit and, unless empty, the
+// setting it comes from. It returns nil when the block fits.
+func lengthError(n uint64, what string, limit int, setting string) error {
+	if n <= uint64(limit) {
+		return nil
+	}
+	if setting != "" {
+		setting = " (" + setting + ")"
+	}
+	return fmt.Errorf("%s of %d bytes exceeds the limit of %d%s", what, n, limit, setting)
 }
 
 // blockView returns the first n bytes of the block at offset, as a view of

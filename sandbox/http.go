@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -16,12 +17,10 @@ import (
 
 // How plugin HTTP requests are guarded.
 //
-// The sandbox serves the kernel's http_request itself (see kernel.go): after
-// Extism's own check of the URL's host name (without port or scheme)
-// against the manifest's allowed hosts, it sends the request with the
-// plugin's client, under the context of the plugin call. That client's
-// transport and redirect policy make sure that every request of the plugin,
-// and every redirect it is sent to:
+// The sandbox serves the kernel's http_request itself (see kernel.go): it
+// sends the request with the plugin's client, under the context of the
+// plugin call. That client's transport and redirect policy make sure that
+// every request of the plugin, and every redirect it is sent to:
 //
 //   - uses http or https, to a host, port and scheme that one of the
 //     plugin's AllowedHosts rules grants (host glob, port, optional scheme);
@@ -31,6 +30,10 @@ import (
 //     private, link-local (cloud metadata), CGNAT and other special
 //     addresses are refused unless the plugin has AllowPrivateNetwork or
 //     lists that address literally.
+//
+// A request they refuse fails with a *deniedError, which names the grant
+// that would allow it; describeFailure turns any failure into the message
+// the plugin, or its caller, is told.
 
 // netPolicy is what one plugin may reach over HTTP, and the client its
 // requests are sent with.
@@ -207,11 +210,36 @@ func (pol *netPolicy) extismHosts() []string {
 	return out
 }
 
-// checkURL returns why the plugin may not request u, or nil.
+// deniedError is the network policy's refusal of a request: what the
+// plugin's grants do not allow, and the grant that would.
+type deniedError struct{ reason string }
+
+func (e *deniedError) Error() string { return e.reason }
+
+// denied returns the refusal of a request that no allowed_hosts entry
+// grants, naming the entry to add: what is refused (e.g. "host x.org")
+// and the entry for scheme://host:port, with its scheme when withScheme.
+func (pol *netPolicy) denied(what, scheme, host, port string, withScheme bool) *deniedError {
+	entry := host
+	if strings.Contains(host, ":") {
+		entry = "[" + host + "]"
+	}
+	if port != defaultPort(scheme) {
+		entry += ":" + port
+	}
+	if withScheme {
+		entry = scheme + "://" + entry
+	}
+	return &deniedError{fmt.Sprintf("%s is not in the allowed_hosts of plugin %s (add %q to allowed_hosts in [plugins.%s])",
+		what, pol.plugin, entry, pol.plugin)}
+}
+
+// checkURL returns why the plugin may not request u (a *deniedError), or
+// nil.
 func (pol *netPolicy) checkURL(u *url.URL) error {
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
-		return fmt.Errorf("scheme %q is not allowed (only http and https)", u.Scheme)
+		return &deniedError{fmt.Sprintf("scheme %q is not allowed (only http and https)", u.Scheme)}
 	}
 	host := strings.ToLower(u.Hostname())
 	port := u.Port()
@@ -230,11 +258,11 @@ func (pol *netPolicy) checkURL(u *url.URL) error {
 	}
 	switch {
 	case !hostOK:
-		return fmt.Errorf("host %s is not in the allowed_hosts of plugin %s", host, pol.plugin)
+		return pol.denied("host "+host, scheme, host, port, false)
 	case !portOK:
-		return fmt.Errorf("port %s of %s is not in the allowed_hosts of plugin %s", port, host, pol.plugin)
+		return pol.denied("port "+port+" of "+host, scheme, host, port, false)
 	}
-	return fmt.Errorf("%s to %s:%s is not in the allowed_hosts of plugin %s", scheme, host, port, pol.plugin)
+	return pol.denied(scheme+" to "+net.JoinHostPort(host, port), scheme, host, port, true)
 }
 
 // schemeOr returns the rule's scheme, or scheme when the rule has none.
@@ -257,7 +285,8 @@ func (r hostRule) portOr(scheme, port string) string {
 }
 
 // control is the dialer's check of the address it connects to, after name
-// resolution, so that a granted name cannot lead to a private address.
+// resolution, so that a granted name cannot lead to a private address. It
+// refuses one with a *deniedError.
 func (pol *netPolicy) control(_, address string, _ syscall.RawConn) error {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
@@ -272,8 +301,8 @@ func (pol *netPolicy) control(_, address string, _ syscall.RawConn) error {
 	if kind == "" || pol.allowPrivate || pol.listed(ip, port) {
 		return nil
 	}
-	return fmt.Errorf("address %s is %s: plugin %s may not connect to it (grant allow_private_network, or list the address in allowed_hosts)",
-		ip, kind, pol.plugin)
+	return &deniedError{fmt.Sprintf("address %s is %s: plugin %s may not connect to it (set allow_private_network = true in [plugins.%s], or add %q to its allowed_hosts)",
+		ip, kind, pol.plugin, pol.plugin, net.JoinHostPort(ip.String(), port))}
 }
 
 // listed reports whether an allowed_hosts rule names ip (and port)
@@ -359,7 +388,7 @@ func (pol *netPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return nil, fmt.Errorf("HTTP request to %s is not allowed: %w", req.URL.Redacted(), err)
+		return nil, err
 	}
 	return pol.transport.RoundTrip(req)
 }
@@ -369,12 +398,74 @@ func (pol *netPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
 // redirects applies.
 func (pol *netPolicy) checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := pol.checkURL(req.URL); err != nil {
-		return fmt.Errorf("redirect to %s is not allowed: %w", req.URL.Redacted(), err)
+		return &deniedError{"redirect to " + req.URL.Redacted() + ": " + err.Error()}
 	}
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
 	return nil
+}
+
+// requestError is why an http_request call failed: the message the plugin,
+// or under Extism's contract its caller, is told, and whether the plugin's
+// grants refused the request (rather than the network or the server
+// failing it).
+type requestError struct {
+	msg    string
+	denied bool
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+// describeFailure returns the requestError of a request to rawURL that
+// failed with err, from the plugin's client or reading the response: the
+// policy's refusal, or the kind of failure (timeout, TLS, connection,
+// response size) and its cause.
+func describeFailure(rawURL string, err error) *requestError {
+	err = urlCause(err) // the message names the URL the plugin asked for
+	prefix := "HTTP request to '" + rawURL + "'"
+	var (
+		denied   *deniedError
+		tooLarge *http.MaxBytesError
+		timeout  net.Error
+		op       *net.OpError
+	)
+	switch {
+	case errors.As(err, &denied):
+		return &requestError{msg: prefix + " is not allowed: " + denied.reason, denied: true}
+	case errors.As(err, &tooLarge):
+		return &requestError{msg: fmt.Sprintf("%s failed: the response body exceeds the limit of %d bytes (%d MiB) on HTTP responses",
+			prefix, tooLarge.Limit, tooLarge.Limit>>20)}
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return &requestError{msg: prefix + " timed out: " + err.Error()}
+	case isTLSError(err):
+		return &requestError{msg: prefix + " failed: TLS error: " + err.Error()}
+	case errors.As(err, &op) && op.Op == "dial":
+		return &requestError{msg: prefix + " failed: could not connect: " + err.Error()}
+	}
+	return &requestError{msg: prefix + " failed: " + err.Error()}
+}
+
+// urlCause returns the cause of a *url.Error, without the operation and
+// URL it adds, or err itself.
+func urlCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// isTLSError reports whether err comes from the TLS handshake: a
+// certificate that does not verify, a server that does not speak TLS, or
+// an alert from the server.
+func isTLSError(err error) bool {
+	var (
+		verify *tls.CertificateVerificationError
+		record tls.RecordHeaderError
+		op     *net.OpError
+	)
+	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &op) && op.Op == "remote error"
 }
 
 // HostGranted reports whether the AllowedHosts entries allowed grant need,

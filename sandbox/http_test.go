@@ -1,16 +1,21 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // httpServer is a test server that counts its hits.
@@ -105,7 +110,7 @@ func TestHTTPPrivateAddressesNeedAGrant(t *testing.T) {
 
 	// A granted name that resolves to loopback is refused when connecting.
 	_, err := httpGet(t, load(t, "guest", grantHosts("localhost:"+server.port)), byName)
-	wantRefused(t, "localhost by name", err, "is a loopback address: plugin guest may not connect to it (grant allow_private_network, or list the address in allowed_hosts)")
+	wantRefused(t, "localhost by name", err, "is a loopback address: plugin guest may not connect to it (set allow_private_network = true in [plugins.guest], or add ")
 	// So is any address through a wildcard.
 	_, err = httpGet(t, load(t, "guest", grantHosts("*:*")), server.URL)
 	wantRefused(t, "wildcard", err, "address 127.0.0.1 is a loopback address")
@@ -141,9 +146,9 @@ func TestHTTPRedirectsAreChecked(t *testing.T) {
 	// The plugin may reach the redirecting server (listed by address), not
 	// where it redirects.
 	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toName.port)), toName.URL)
-	wantRefused(t, "redirect to a host not granted", err, "redirect to "+byName+" is not allowed: host localhost is not in the allowed_hosts")
+	wantRefused(t, "redirect to a host not granted", err, "redirect to "+byName+": host localhost is not in the allowed_hosts")
 	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toMetadata.port)), toMetadata.URL)
-	wantRefused(t, "redirect to metadata", err, "redirect to http://169.254.169.254/latest/meta-data/ is not allowed")
+	wantRefused(t, "redirect to metadata", err, "redirect to http://169.254.169.254/latest/meta-data/: host 169.254.169.254 is not in the allowed_hosts")
 	// A granted name or wildcard is still checked on the address.
 	_, err = httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+toName.port, "localhost:"+target.port)), toName.URL)
 	wantRefused(t, "redirect to a granted name of loopback", err, "is a loopback address")
@@ -169,7 +174,7 @@ func TestHTTPSizeAndTimeCaps(t *testing.T) {
 		}
 	}))
 	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+big.port)), big.URL)
-	wantRefused(t, "response over the cap", err, "http: request body too large")
+	wantRefused(t, "response over the cap", err, "failed: the response body exceeds the limit of 16777216 bytes (16 MiB) on HTTP responses")
 
 	release := make(chan struct{})
 	slow := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -252,8 +257,190 @@ func TestSpecialAddresses(t *testing.T) {
 func TestDeniedHTTPRequestsSayWhichGrantWouldAllowThem(t *testing.T) {
 	t.Parallel()
 	_, err := httpGet(t, load(t, "guest", grantHosts("example.com")), "http://api.example.org/v1")
-	wantRefused(t, "a host not granted", err, `HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin guest (add "api.example.org" to allowed_hosts)`)
+	wantRefused(t, "a host not granted", err, `HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin guest (add "api.example.org" to allowed_hosts in [plugins.guest])`)
 	if ce := wantKind(t, err, KindTrap); strings.Contains(ce.Message, "wasm stack trace") || strings.Contains(ce.Message, "\n") {
 		t.Errorf("the refusal carries a stack trace: %q", ce.Message)
 	}
+}
+
+// pdkFetch has the pdkfetch test plugin (mcphost's Go PDK) fetch url and
+// returns its tool's text: "STATUS BODY", or "fallback: MESSAGE" when the
+// request failed and the plugin went on.
+func pdkFetch(t *testing.T, p *Plugin, url string) string {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"request": map[string]any{"name": "fetch", "arguments": map[string]string{"url": url}}, "context": map[string]any{}})
+	var res abi.CallToolResult
+	if err := json.Unmarshal([]byte(call(t, p, abi.ExportCallTool, string(in))), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("fetch %s: %+v", url, res)
+	}
+	return res.Content[0].Text
+}
+
+// httpFailure is an HTTP request that fails, with the grants it is made
+// under and the message that says why; PLUGIN in want stands for the
+// plugin's name.
+type httpFailure struct {
+	name         string
+	url          string
+	hosts        []string
+	allowPrivate bool
+	want         string
+}
+
+// httpFailures returns a request that fails for each reason a request can
+// fail, against servers of the test that none of them may reach.
+func httpFailures(t *testing.T) (_ []httpFailure, unreached func() int32) {
+	target := newHTTPServer(t, pong())
+	redirect := newHTTPServer(t, http.RedirectHandler("http://api.example.org/", http.StatusFound))
+	tlsServer := httptest.NewUnstartedServer(pong())
+	tlsServer.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	tlsServer.StartTLS()
+	t.Cleanup(tlsServer.Close)
+	_, tlsPort, _ := net.SplitHostPort(tlsServer.Listener.Addr().String())
+	big := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := strings.Repeat("x", 1<<20)
+		for range maxHTTPResponseBytes>>20 + 1 {
+			io.WriteString(w, chunk)
+		}
+	}))
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, closedPort, _ := net.SplitHostPort(closed.Addr().String())
+	closed.Close()
+
+	tp := target.port
+	return []httpFailure{
+		{"host not granted", "http://api.example.org/v1", []string{"example.com"}, false,
+			`HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin PLUGIN (add "api.example.org" to allowed_hosts in [plugins.PLUGIN])`},
+		{"port not granted", target.URL, []string{"127.0.0.1"}, false,
+			`HTTP request to '` + target.URL + `' is not allowed: port ` + tp + ` of 127.0.0.1 is not in the allowed_hosts of plugin PLUGIN (add "127.0.0.1:` + tp + `" to allowed_hosts in [plugins.PLUGIN])`},
+		{"scheme not granted", target.URL, []string{"https://127.0.0.1:" + tp}, false,
+			`HTTP request to '` + target.URL + `' is not allowed: http to 127.0.0.1:` + tp + ` is not in the allowed_hosts of plugin PLUGIN (add "http://127.0.0.1:` + tp + `" to allowed_hosts in [plugins.PLUGIN])`},
+		{"private address", target.URL, []string{"*:*"}, false,
+			`HTTP request to '` + target.URL + `' is not allowed: address 127.0.0.1 is a loopback address: plugin PLUGIN may not connect to it (set allow_private_network = true in [plugins.PLUGIN], or add "127.0.0.1:` + tp + `" to its allowed_hosts)`},
+		{"redirect to a host not granted", redirect.URL, []string{"127.0.0.1:" + redirect.port}, false,
+			`HTTP request to '` + redirect.URL + `' is not allowed: redirect to http://api.example.org/: host api.example.org is not in the allowed_hosts of plugin PLUGIN (add "api.example.org" to allowed_hosts in [plugins.PLUGIN])`},
+		{"invalid URL", "http://[::1", []string{"*:*"}, false,
+			`HTTP request to 'http://[::1' failed: invalid URL: missing ']' in host`},
+		{"connection refused", "http://127.0.0.1:" + closedPort + "/", []string{"127.0.0.1:" + closedPort}, false,
+			`HTTP request to 'http://127.0.0.1:` + closedPort + `/' failed: could not connect: dial tcp 127.0.0.1:` + closedPort + `: connect: connection refused`},
+		{"TLS error", tlsServer.URL, []string{"127.0.0.1:" + tlsPort}, false,
+			`HTTP request to '` + tlsServer.URL + `' failed: TLS error: tls: failed to verify certificate: x509: certificate signed by unknown authority`},
+		{"response too large", big.URL, []string{"127.0.0.1:" + big.port}, false,
+			`HTTP request to '` + big.URL + `' failed: the response body exceeds the limit of 16777216 bytes (16 MiB) on HTTP responses`},
+	}, target.hits.Load
+}
+
+// TestHTTPFailuresAreErrorValuesForPDKPlugins: a plugin built with
+// mcphost's PDK gets a failed request as an error value carrying the
+// message that says why (and which grant would allow it), handles it and
+// goes on, on the same instance.
+func TestHTTPFailuresAreErrorValuesForPDKPlugins(t *testing.T) {
+	t.Parallel()
+	ok := newHTTPServer(t, pong())
+	failures, unreached := httpFailures(t)
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			var logs logRecorder
+			opts := grantHosts(append(f.hosts, "127.0.0.1:"+ok.port)...)
+			opts.Logger = logs.logger()
+			opts.Limits.MaxInstances = 1
+			p := load(t, "pdkfetch", opts)
+			want := strings.ReplaceAll(f.want, "PLUGIN", "pdkfetch")
+			if got := pdkFetch(t, p, f.url); got != "fallback: "+want {
+				t.Errorf("got  %q\nwant %q", got, "fallback: "+want)
+			}
+			if got := pdkFetch(t, p, ok.URL); got != "200 pong" {
+				t.Errorf("the request after the failure got %q", got)
+			}
+			// The operator learns of refusals the plugin handled.
+			if refused := logs.records(t, "HTTP request refused"); strings.Contains(want, "is not allowed") &&
+				(len(refused) != 1 || refused[0]["level"] != "WARN" || refused[0]["error"] != want) {
+				t.Errorf("log records of the refusal: %v", refused)
+			}
+		})
+	}
+	if n := unreached(); n != 0 {
+		t.Errorf("%d refused requests reached the server", n)
+	}
+}
+
+// TestHTTPFailuresFailExtismPDKCalls: a plugin built with Extism's own PDK
+// expects Extism's contract, so a failed request fails its call, with the
+// same message and nothing else: no host or wasm stack trace.
+func TestHTTPFailuresFailExtismPDKCalls(t *testing.T) {
+	t.Parallel()
+	failures, unreached := httpFailures(t)
+	for _, f := range failures {
+		t.Run(f.name, func(t *testing.T) {
+			p := load(t, "extismfetch", grantHosts(f.hosts...))
+			_, err := p.Call(t.Context(), "http", []byte(f.url))
+			if ce := wantKind(t, err, KindTrap); ce.Message != strings.ReplaceAll(f.want, "PLUGIN", "extismfetch") {
+				t.Errorf("got  %q\nwant %q", ce.Message, strings.ReplaceAll(f.want, "PLUGIN", "extismfetch"))
+			}
+		})
+	}
+	if n := unreached(); n != 0 {
+		t.Errorf("%d refused requests reached the server", n)
+	}
+}
+
+// TestHTTPTimeoutIsAnErrorValue: a request that times out (here the TLS
+// handshake, after 10 s) is an error value for a PDK plugin whose call has
+// time left, and fails the call of an Extism PDK plugin.
+func TestHTTPTimeoutIsAnErrorValue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s TLS handshake timeout")
+	}
+	t.Parallel()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() { // accepts connections and never answers
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	_, port, _ := net.SplitHostPort(silent.Addr().String())
+	url := "https://127.0.0.1:" + port + "/"
+	want := "HTTP request to '" + url + "' timed out: net/http: TLS handshake timeout"
+	opts := grantHosts("127.0.0.1:" + port)
+	opts.Limits.Timeout = 20 * time.Second
+	t.Run("pdk", func(t *testing.T) {
+		t.Parallel()
+		if got := pdkFetch(t, load(t, "pdkfetch", opts), url); got != "fallback: "+want {
+			t.Errorf("got %q, want %q", got, "fallback: "+want)
+		}
+	})
+	t.Run("extism", func(t *testing.T) {
+		t.Parallel()
+		_, err := load(t, "extismfetch", opts).Call(t.Context(), "http", []byte(url))
+		if ce := wantKind(t, err, KindTrap); ce.Message != want {
+			t.Errorf("got %q, want %q", ce.Message, want)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"unsafe"
 
 	extism "github.com/extism/go-sdk"
-	"github.com/gobwas/glob"
 )
 
 // The Extism kernel functions the sandbox serves itself.
@@ -31,7 +31,8 @@ import (
 // extism:host/env to kernelModule before compiling it
 // (redirectKernelImports), and serves them there (kernel.functions):
 //   - HTTP requests on the plugin's own client, whose transport and
-//     redirect policy check its grants;
+//     redirect policy check its grants; one that fails stops the call, or
+//     is answered with why for a plugin that exports abi.ExportHTTPErrors;
 //   - log messages straight to the plugin's logger, at debug level and up;
 //   - the error and the output's block in the call's state: the error cut
 //     to Limits.MaxOutputBytes, the output copied by Plugin.run once its
@@ -110,9 +111,11 @@ func redirectKernelImports(wasm []byte) ([]byte, error) {
 // kernel is what the kernel functions the sandbox serves know of their
 // plugin.
 type kernel struct {
-	plugin string // its name, for messages
-	net    *netPolicy
-	config map[string]string // configValues of the grants
+	net *netPolicy
+	// httpErrors: the plugin exports abi.ExportHTTPErrors, so a failed
+	// HTTP request is answered rather than stopping the call.
+	httpErrors bool
+	config     map[string]string // configValues of the grants
 	// maxBlock is Limits.MaxOutputBytes: it bounds the error and HTTP
 	// requests and their bodies (keys and variables have bounds of their
 	// own).
@@ -280,65 +283,118 @@ func writeBlock(cp *extism.CurrentPlugin, b []byte, what string) uint64 {
 
 // httpRequest serves http_request(request, body) -> response body: the
 // request is JSON (extism.HttpRequest), body 0 for none, and the response
-// body 0 when empty. It checks the host as Extism does, against the
-// manifest's allowed hosts, then sends the request with the plugin's client,
-// under the call's context. Failures stop the call, with Extism's messages
-// (that of writing the response corrected), but for the reading of the
-// request and its body, which block.go bounds.
+// body 0 when empty. The request is sent with the plugin's client, whose
+// policy checks it against the plugin's grants, under the call's context.
+// A request that is refused or fails stops the call, as with Extism, with
+// a message that says why (and which grant would allow it); but a plugin
+// that exports abi.ExportHTTPErrors is answered with status 0
+// (http_status_code) and that message as the response body instead, for
+// it to handle, and the failure is logged.
 func (k *kernel) httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 	plugin := extismPlugin(ctx)
 	plugin.LastStatusCode = 0
-	requestJSON := readBlock(cp, stack[0], "http_request: request", k.maxBlock, outputLimit)
-	var request extism.HttpRequest
-	err := json.Unmarshal(requestJSON, &request)
-	_ = cp.Free(stack[0])
+	status, body, err := k.send(ctx, cp, stack[0], stack[1], plugin.MaxHttpResponseBytes)
 	if err != nil {
-		panic(fmt.Errorf("invalid http request: %v", err))
+		if !k.httpErrors {
+			panic(err)
+		}
+		logRequestError(ctx, err)
+		body = []byte(err.msg)
+	}
+	plugin.LastStatusCode = status
+	stack[0] = 0
+	if len(body) > 0 {
+		stack[0] = writeBlock(cp, body, "response body")
+	}
+}
+
+// send sends the request of an http_request call and returns the
+// response's status and body, at most maxResponse bytes of it.
+func (k *kernel) send(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64, maxResponse int64) (int, []byte, *requestError) {
+	req, rerr := k.newRequest(ctx, cp, reqOffset, bodyOffset)
+	if rerr != nil {
+		return 0, nil, rerr
+	}
+	resp, err := k.net.client.Do(req)
+	if err != nil {
+		return 0, nil, describeFailure(req.URL.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, maxResponse))
+	if err != nil {
+		return 0, nil, describeFailure(req.URL.Redacted(), err)
+	}
+	return resp.StatusCode, out, nil
+}
+
+// newRequest reads the request and body blocks of an http_request call,
+// frees them, and returns the request once the plugin's grants allow its
+// URL.
+func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64) (*http.Request, *requestError) {
+	defer func() {
+		_ = cp.Free(reqOffset) // as Extism: a failure to free is not the plugin's error
+		if bodyOffset != 0 {
+			_ = cp.Free(bodyOffset)
+		}
+	}()
+	requestJSON, rerr := k.requestBlock(cp, reqOffset, "HTTP request")
+	if rerr != nil {
+		return nil, rerr
+	}
+	var request extism.HttpRequest
+	if err := json.Unmarshal(requestJSON, &request); err != nil {
+		return nil, &requestError{msg: "invalid HTTP request: " + err.Error()}
 	}
 	u, err := url.Parse(request.Url)
 	if err != nil {
-		panic(fmt.Errorf("invalid url: %v", err))
+		return nil, &requestError{msg: fmt.Sprintf("HTTP request to '%s' failed: invalid URL: %v", request.Url, urlCause(err))}
 	}
-	if !extismHostAllowed(plugin.AllowedHosts, u.Hostname()) {
-		panic(fmt.Errorf("HTTP request to '%v' is not allowed: host %s is not in the allowed_hosts of plugin %s (add %q to allowed_hosts)",
-			request.Url, u.Hostname(), k.plugin, u.Hostname()))
+	if err := k.net.checkURL(u); err != nil {
+		return nil, describeFailure(u.Redacted(), err)
 	}
 	var body io.Reader
-	if stack[1] != 0 {
-		b := readBlock(cp, stack[1], "http_request: request body", k.maxBlock, outputLimit)
-		_ = cp.Free(stack[1])
+	if bodyOffset != 0 {
+		b, rerr := k.requestBlock(cp, bodyOffset, "HTTP request body")
+		if rerr != nil {
+			return nil, rerr
+		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, strings.ToUpper(cmp.Or(request.Method, "GET")), request.Url, body)
 	if err != nil {
-		panic(err)
+		return nil, &requestError{msg: fmt.Sprintf("HTTP request to '%s' failed: %v", u.Redacted(), err)}
 	}
 	for name, value := range request.Headers {
 		req.Header.Set(name, value)
 	}
-	resp, err := k.net.client.Do(req)
-	if err != nil {
-		panic(err)
-	}
-	defer resp.Body.Close()
-	plugin.LastStatusCode = resp.StatusCode
-	out, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, plugin.MaxHttpResponseBytes))
-	if err != nil {
-		panic(err)
-	}
-	stack[0] = 0
-	if len(out) > 0 {
-		stack[0] = writeBlock(cp, out, "response body")
-	}
+	return req, nil
 }
 
-// extismHostAllowed is Extism's check of a request's host name against the
-// manifest's allowed hosts, each a name or a glob pattern.
-func extismHostAllowed(allowed []string, host string) bool {
-	for _, pattern := range allowed {
-		if pattern == host || glob.MustCompile(pattern).Match(host) {
-			return true
-		}
+// requestBlock copies the block at offset, part of an HTTP request, out of
+// the kernel memory, unless it is longer than maxBlock; 0 is no block.
+func (k *kernel) requestBlock(cp *extism.CurrentPlugin, offset uint64, what string) ([]byte, *requestError) {
+	if offset == 0 {
+		return nil, nil
 	}
-	return false
+	n := blockLen(cp, offset, what)
+	if err := lengthError(n, what, k.maxBlock, outputLimit); err != nil {
+		return nil, &requestError{msg: err.Error()}
+	}
+	return bytes.Clone(blockView(cp, offset, n, what)), nil
+}
+
+// logRequestError logs a failed request the plugin is told of, within the
+// call's log budget: a refusal as a warning, for the operator to see which
+// grant the plugin lacks; a failure of the network or the server at debug
+// level.
+func logRequestError(ctx context.Context, err *requestError) {
+	state := callStateFrom(ctx)
+	if state == nil || state.log == nil {
+		return
+	}
+	level, msg := slog.LevelDebug, "HTTP request failed"
+	if err.denied {
+		level, msg = slog.LevelWarn, "HTTP request refused"
+	}
+	state.log.emit(level, msg, slog.String("error", err.msg))
 }

@@ -14,6 +14,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // Plugin is a loaded plugin: compiled once, run on a pool of instances.
@@ -124,7 +126,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{plugin: name, net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
+	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(hostFns, k.functions()...)
 	wasm, err = prepare(wasm)
 	if err != nil {

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -371,4 +376,33 @@ func waitFor(t *testing.T, mu *sync.Mutex, what string, cond func() bool) {
 		defer mu.Unlock()
 		return cond()
 	})
+}
+
+// TestRustPluginHandlesHTTPFailures: a plugin built with the Rust PDK
+// (internal/testplugins/rustfetch), served by mcphost, gets a request the
+// sandbox refuses as an error value naming the grant that would allow it,
+// and answers with its fallback; a granted request goes through.
+func TestRustPluginHandlesHTTPFailures(t *testing.T) {
+	wasm := buildRust(t, "internal/testplugins/rustfetch")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "pong") }))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	f := newFixture(t, fmt.Sprintf("\n[plugins.rustfetch]\nallowed_hosts = [\"127.0.0.1:%s\"]\n", port))
+	if err := os.WriteFile(filepath.Join(f.plugins, "rustfetch.wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := f.connect(t, "2025-11-25", nil)
+	ctx := ctxT(t)
+	for _, c := range []struct{ url, want string }{
+		{"http://api.example.org/v1", `fallback: HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin rustfetch (add "api.example.org" to allowed_hosts in [plugins.rustfetch])`},
+		{srv.URL, "200 pong"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": c.url}})
+		if err != nil {
+			t.Fatalf("fetch %s: %v", c.url, err)
+		}
+		if got := text(t, res.Content); res.IsError || got != c.want {
+			t.Errorf("fetch %s: isError=%v %q\nwant %q", c.url, res.IsError, got, c.want)
+		}
+	}
 }

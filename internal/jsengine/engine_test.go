@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -595,8 +596,19 @@ func TestFetch(t *testing.T) {
 	if want := `200 true {"body":"héllo","method":"POST","x":"yes"}` + "\n POST"; got != want {
 		t.Errorf("fetch: %q, want %q", got, want)
 	}
-	// A host not allowed aborts the call.
+	// A host not allowed is an error the plugin can catch, naming the
+	// grant that would allow it.
 	p2, _ := loadOK(t, "full.js", loadOpts{config: map[string]string{"url": srv.URL}})
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	want := "fallback: HTTP request to '" + srv.URL + "' is not allowed: host 127.0.0.1 is not in the allowed_hosts of plugin full" +
+		` (add "127.0.0.1:` + port + `" to allowed_hosts in [plugins.full])`
+	if got := resultText(callTool(t, p2, "fetchsafe", nil)); got != want {
+		t.Errorf("fetch from a host not allowed: %q, want %q", got, want)
+	}
+	if got := resultText(callTool(t, p, "fetchsafe", nil)); !strings.HasPrefix(got, "200 {") {
+		t.Errorf("fetchsafe from an allowed host: %q", got)
+	}
+	// Uncaught, the error fails the tool.
 	if r, err := call[abi.CallToolResult](t, p2, abi.ExportCallTool, map[string]any{"request": map[string]any{"name": "fetch"}}); err == nil && !r.IsError {
 		t.Errorf("fetch from a host not allowed: %+v", r)
 	}

@@ -48,7 +48,9 @@
 // complete; each answers from what was registered. Unknown tools and
 // prompts fail with -32602, unknown resources with -32002, and no panic
 // escapes an export (under the standard Go toolchain; TinyGo cannot
-// recover panics on WebAssembly, where they abort the call).
+// recover panics on WebAssembly, where they abort the call). It also
+// exports mcphost_http_errors (abi.ExportHTTPErrors), never called, which
+// tells mcphost that Fetch handles a failed request as an error value.
 //
 // # Argument schemas
 //

@@ -29,3 +29,10 @@ func exportReadResource() int32 { return run(handleReadResource) }
 
 //go:wasmexport complete
 func exportComplete() int32 { return run(handleComplete) }
+
+// exportHTTPErrors is abi.ExportHTTPErrors: it tells mcphost that Fetch
+// handles a failed request as an error value, so that mcphost answers one
+// with its reason rather than failing the call. The host never calls it.
+//
+//go:wasmexport mcphost_http_errors
+func exportHTTPErrors() int32 { return 0 }

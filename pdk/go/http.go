@@ -26,9 +26,15 @@ type HTTPResponse struct {
 
 // Fetch sends req through the Extism kernel (http_request). The host only
 // lets requests through to the hosts the operator granted: declare them in
-// the manifest's needs.hosts. A request to a host not granted, or one that
-// fails on the network, aborts the whole plugin call (the Extism host traps
-// rather than returning an error).
+// the manifest's needs.hosts.
+//
+// A request that mcphost refuses or that fails (a host, port or scheme not
+// granted, a private address, a connection, TLS or timeout error, a
+// response over the size limit) returns an error whose message says why
+// and, for a refusal, which grant in [plugins.NAME] would allow it; the
+// plugin can handle it and go on. (The PDK exports abi.ExportHTTPErrors
+// for that.) Other Extism hosts, such as hyper-mcp, fail the whole plugin
+// call instead.
 func Fetch(req HTTPRequest) (*HTTPResponse, error) {
 	if req.URL == "" {
 		return nil, errors.New("pdk: Fetch: empty URL")
@@ -48,6 +54,11 @@ func Fetch(req HTTPRequest) (*HTTPResponse, error) {
 	offset := extHTTPRequest(meta, allocBytes(req.Body))
 	resp := &HTTPResponse{Status: int(extHTTPStatusCode()), Body: takeBlock(offset)}
 	if resp.Status == 0 {
+		// No HTTP response has status 0: mcphost's answer to a request
+		// that failed, with why as the body.
+		if len(resp.Body) > 0 {
+			return nil, errors.New(string(resp.Body))
+		}
 		return nil, errors.New("pdk: Fetch: no response from " + req.URL)
 	}
 	if h := extHTTPHeaders(); h != 0 {

@@ -353,6 +353,19 @@ func TestFetch(t *testing.T) {
 	if _, err := Fetch(HTTPRequest{URL: "https://api.example.com/"}); err == nil {
 		t.Error("Fetch without status succeeded")
 	}
+	// mcphost answers a request that failed with status 0 and why as the
+	// body (abi.ExportHTTPErrors): an error the plugin can handle.
+	k.httpBody = `HTTP request to 'https://api.example.org/' is not allowed: host api.example.org is not in the allowed_hosts of plugin p (add "api.example.org" to allowed_hosts in [plugins.p])`
+	if _, err := Fetch(HTTPRequest{URL: "https://api.example.org/"}); err == nil || err.Error() != k.httpBody {
+		t.Errorf("Fetch refused by the host: error %v, want %q", err, k.httpBody)
+	}
+	k.httpBody = ""
+	if _, err := Fetch(HTTPRequest{URL: "https://api.example.com/"}); err == nil || err.Error() != "pdk: Fetch: no response from https://api.example.com/" {
+		t.Errorf("Fetch without status or message: error %v", err)
+	}
+	if len(k.blocks) != 0 {
+		t.Errorf("Fetch leaked %d blocks", len(k.blocks))
+	}
 	if _, err := Fetch(HTTPRequest{}); err == nil {
 		t.Error("Fetch without URL succeeded")
 	}

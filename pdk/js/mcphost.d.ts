@@ -352,8 +352,11 @@ declare namespace mcphost {
   /**
    * Sends an HTTP request through the host (Extism http_request),
    * synchronously. Only hosts the operator allowed (allowed_hosts; declare
-   * them in needs.hosts) are reachable; a refused or failed request aborts
-   * the whole call.
+   * them in needs.hosts) are reachable. A request the host refuses or that
+   * fails throws an Error whose message says why: for a refusal, the grant
+   * in [plugins.NAME] that would allow it (allowed_hosts,
+   * allow_private_network); otherwise could not connect, TLS error, timed
+   * out, or a response body over 16 MiB. The plugin may catch it.
    */
   function fetch(request: FetchRequest): FetchResponse;
   function fetch(url: string, init?: Omit<FetchRequest, 'url'>): FetchResponse;

@@ -72,6 +72,14 @@ mcphost.tool('fetch', 'HTTP.', (args) => {
   const r = mcphost.fetch({ url: mcphost.config('url'), method: 'POST', headers: { 'X-Test': 'yes' }, body: args.body });
   return `${r.status} ${r.ok} ${r.text()} ${r.json().method}`;
 });
+mcphost.tool('fetchsafe', 'HTTP, going on when the request fails.', () => {
+  try {
+    const r = mcphost.fetch(mcphost.config('url'));
+    return `${r.status} ${r.text()}`;
+  } catch (e) {
+    return `fallback: ${e.message}`;
+  }
+});
 mcphost.tool('notify', 'Notifications.', () => {
   mcphost.notifyToolListChanged();
   mcphost.notifyResourceUpdated('test://static');

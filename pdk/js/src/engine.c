@@ -374,7 +374,8 @@ static JSValue js_log(JSContext *c, JSValueConst this_val, int argc, JSValueCons
     return JS_UNDEFINED;
 }
 
-/* http(requestJSON, body?) -> [status, headersJSON | undefined, ArrayBuffer] */
+/* http(requestJSON, body?) -> [status, headersJSON | undefined, ArrayBuffer]:
+   status 0 when the request failed, with why as the body. */
 static JSValue js_http(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     size_t n, body_len = 0;
@@ -718,3 +719,8 @@ EXPORT(list_resources) int32_t list_resources(void) { return run_export("list_re
 EXPORT(list_resource_templates) int32_t list_resource_templates(void) { return run_export("list_resource_templates"); }
 EXPORT(read_resource) int32_t read_resource(void) { return run_export("read_resource"); }
 EXPORT(complete) int32_t complete(void) { return run_export("complete"); }
+
+/* abi.ExportHTTPErrors: mcphost answers a failed http_request with status 0
+   and why as the body, which mcphost.fetch throws as an Error. The host
+   never calls it. */
+EXPORT(mcphost_http_errors) int32_t mcphost_http_errors(void) { return 0; }

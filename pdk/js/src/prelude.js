@@ -576,8 +576,10 @@
       body = typeof req.body === 'string' ? native.utf8encode(req.body) : toUint8(req.body);
     }
     const [status, headersJSON, buf] = native.http(JSON.stringify(meta), body);
-    if (!status) throw new Error('mcphost.fetch: no response from ' + meta.url);
     const bytes = new Uint8Array(buf);
+    // No HTTP response has status 0: mcphost's answer to a request that
+    // failed (refused by a grant, or by the network), with why as the body.
+    if (!status) throw new Error(bytes.length ? native.utf8decode(bytes) : 'mcphost.fetch: no response from ' + meta.url);
     let respHeaders = {};
     if (headersJSON) {
       try {

@@ -19,6 +19,12 @@ pub(crate) struct State {
     pub host_calls: Vec<(String, String)>,
     /// Answers of host functions with a result, by name.
     pub host_answers: HashMap<String, String>,
+    /// What `http_request` answers: the status `http_status_code` returns
+    /// and the response body.
+    pub http_status: i32,
+    pub http_body: String,
+    /// The last request `http_request` received (JSON).
+    pub http_request: String,
 }
 
 thread_local! {
@@ -114,11 +120,19 @@ pub unsafe fn config_get(offset: u64) -> u64 {
         None => 0,
     }
 }
-pub unsafe fn http_request(_request: u64, _body: u64) -> u64 {
-    0
+pub unsafe fn http_request(request: u64, body: u64) -> u64 {
+    let text = String::from_utf8_lossy(&block(request)).into_owned();
+    // The host frees the request and body blocks.
+    free(request);
+    free(body);
+    let answer = with(|s| {
+        s.http_request = text;
+        s.http_body.clone()
+    });
+    new_block(answer.into_bytes())
 }
 pub unsafe fn http_status_code() -> i32 {
-    0
+    with(|s| s.http_status)
 }
 pub unsafe fn http_headers() -> u64 {
     0

@@ -47,9 +47,15 @@ pub struct HttpResponse {
 
 /// Sends `req` through the Extism kernel (`http_request`). The host only
 /// lets requests through to the hosts the operator granted: declare them in
-/// the manifest's `needs.hosts`. A request to a host not granted, or one
-/// that fails on the network, aborts the whole plugin call (the Extism host
-/// traps rather than returning an error).
+/// the manifest's `needs.hosts`.
+///
+/// A request that mcphost refuses or that fails (a host, port or scheme not
+/// granted, a private address, a connection, TLS or timeout error, a
+/// response over the size limit) returns an error whose message says why
+/// and, for a refusal, which grant in `[plugins.NAME]` would allow it; the
+/// plugin can handle it and go on. (`plugin!` exports
+/// `mcphost_http_errors` for that.) Other Extism hosts, such as hyper-mcp,
+/// fail the whole plugin call instead.
 pub fn fetch(req: &HttpRequest) -> Result<HttpResponse> {
     if req.url.is_empty() {
         return Err(Error::new("fetch: empty URL"));
@@ -65,6 +71,11 @@ pub fn fetch(req: &HttpRequest) -> Result<HttpResponse> {
     let status = unsafe { sys::http_status_code() };
     let body = kernel::take_block(offset);
     if status <= 0 {
+        // No HTTP response has status 0: mcphost's answer to a request that
+        // failed, with why as the body.
+        if !body.is_empty() {
+            return Err(Error::new(String::from_utf8_lossy(&body).into_owned()));
+        }
         return Err(Error::new(format!("fetch: no response from {}", req.url)));
     }
     let mut resp = HttpResponse { status: status as u16, body, ..HttpResponse::default() };

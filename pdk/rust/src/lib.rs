@@ -144,7 +144,9 @@ pub mod __private {
 /// `list_resource_templates`, `read_resource`, `complete`), each an
 /// `#[no_mangle] pub extern "C" fn() -> i32`. `register` (a `fn()`) runs
 /// once per instance, before the first export call: register the plugin's
-/// tools, prompts and resources there.
+/// tools, prompts and resources there. It also exports
+/// `mcphost_http_errors` (`abi.ExportHTTPErrors`), which tells mcphost
+/// that [`fetch`] handles a failed request as an error value.
 ///
 /// ```ignore
 /// mcphost_pdk::plugin!(register);
@@ -156,6 +158,13 @@ macro_rules! plugin {
         $crate::plugin!(@exports $register;
             list_tools, call_tool, list_prompts, get_prompt, list_resources,
             list_resource_templates, read_resource, complete);
+
+        /// Tells mcphost that `fetch` handles a failed request as an
+        /// error value; the host never calls it.
+        #[no_mangle]
+        pub extern "C" fn mcphost_http_errors() -> i32 {
+            0
+        }
     };
     (@exports $register:expr; $($name:ident),*) => {
         $(

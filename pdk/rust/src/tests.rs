@@ -317,3 +317,35 @@ fn doc_text_joins_lines() {
     assert_eq!(__private::doc_text(&[" One", " two.", "", " Three."]), Some("One two.\nThree.".to_string()));
     assert_eq!(__private::doc_text(&[]), None);
 }
+
+/// Sets what the fake kernel's `http_request` answers.
+fn set_http_answer(status: i32, body: &str) {
+    crate::kernel::sys::STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.http_status = status;
+        s.http_body = body.to_string();
+    });
+}
+
+#[test]
+fn fetch_failures_are_errors() {
+    set_http_answer(200, "pong");
+    let resp = fetch(&HttpRequest::get("https://api.example.com/").header("accept", "text/plain")).unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, b"pong".as_slice()));
+    let sent = crate::kernel::sys::STATE.with(|s| s.borrow().http_request.clone());
+    assert_eq!(
+        serde_json::from_str::<Value>(&sent).unwrap(),
+        json!({"method":"GET","url":"https://api.example.com/","headers":{"accept":"text/plain"}})
+    );
+
+    // mcphost answers a request that failed with status 0 and why as the
+    // body (the plugin exports mcphost_http_errors): an error to handle.
+    let refused = r#"HTTP request to 'https://api.example.org/' is not allowed: host api.example.org is not in the allowed_hosts of plugin p (add "api.example.org" to allowed_hosts in [plugins.p])"#;
+    set_http_answer(0, refused);
+    let err = fetch(&HttpRequest::get("https://api.example.org/")).unwrap_err();
+    assert_eq!(err.message(), refused);
+
+    set_http_answer(0, "");
+    let err = fetch(&HttpRequest::get("https://api.example.com/")).unwrap_err();
+    assert_eq!(err.message(), "fetch: no response from https://api.example.com/");
+}
