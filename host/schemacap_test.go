@@ -61,3 +61,27 @@ func TestJSONDepthSkipsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestAPluginsItemsAreCheckedOncePerListing: a plugin's tools are checked
+// (names, schemas compiled) when it is listed, not each time a catalog is
+// built: publishing other plugins one after another, as a concurrent
+// start-up does, neither warns again about its bad tool nor compiles its
+// schemas again.
+func TestAPluginsItemsAreCheckedOncePerListing(t *testing.T) {
+	var logs syncBuffer
+	srv := NewServer(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
+	bad := toolsPlugin("bad", abi.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type":"string"}`)}, abi.Tool{Name: "fine", InputSchema: objectSchema})
+	plugins := []*Plugin{bad}
+	srv.ReplacePlugins(context.Background(), plugins)
+	fine := srv.Catalog().toolIndex["fine"]
+	for _, name := range []string{"b", "c", "d"} {
+		plugins = append(plugins, toolsPlugin(name, abi.Tool{Name: name, InputSchema: objectSchema}))
+		srv.ReplacePlugins(context.Background(), plugins)
+	}
+	if n := strings.Count(logs.String(), "tool left out: bad inputSchema"); n != 1 {
+		t.Errorf("the bad tool was reported %d times over 4 catalogs, want once", n)
+	}
+	if again := srv.Catalog().toolIndex["fine"]; again == nil || again.inputSchema != fine.inputSchema {
+		t.Error("the fine tool's schema was compiled again for a later catalog")
+	}
+}
