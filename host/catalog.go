@@ -110,12 +110,19 @@ func buildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger, p
 			l = p.list(ctx, old, log)
 		}
 		c.lists[p] = l
-		c.addTools(p, l, log)
-		c.addPrompts(p, l, log)
-		c.addResources(p, l, log)
-		c.addTemplates(p, l, log)
+		c.addTools(p, l.tools, log)
+		c.addPrompts(p, l.prompts, log)
+		c.addResources(l.resources, log)
+		c.templates = append(c.templates, deref(l.templates)...)
 	}
 	return c
+}
+
+func deref[E any](list *[]E) []E {
+	if list == nil {
+		return nil
+	}
+	return *list
 }
 
 // ListAhead lists everything p offers now, within ctx and p's list budget,
@@ -137,19 +144,21 @@ func (p *Plugin) ListAhead(ctx context.Context, logger *slog.Logger) error {
 	return nil
 }
 
-// pluginLists is what one plugin listed, as it returned it. A nil *list is
-// a listing that failed.
+// pluginLists is what one plugin listed, as the operator exposes it
+// (exposure.go) and checked: each entry obeys the rules of its kind, and a
+// tool's schemas are compiled; entries carry the plugin's own names, which
+// a catalog may qualify. A nil *list is a listing that failed.
 type pluginLists struct {
-	tools     *[]abi.Tool
-	prompts   *[]abi.Prompt
-	resources *[]abi.Resource
-	templates *[]abi.ResourceTemplate
+	tools     *[]*toolEntry
+	prompts   *[]*promptEntry
+	resources *[]*resourceEntry
+	templates *[]*templateEntry
 	failed    bool // some listing failed (and kept the previous list)
 }
 
-// list reads every list export of p. A listing that fails keeps the
-// plugin's previous list of that kind (from old), if there is one, so a
-// busy plugin does not lose its tools on a refresh.
+// list reads every list export of p and checks what it lists. A listing
+// that fails keeps the plugin's previous list of that kind (from old), if
+// there is one, so a busy plugin does not lose its tools on a refresh.
 func (p *Plugin) list(ctx context.Context, old *pluginLists, log *slog.Logger) *pluginLists {
 	if old == nil {
 		old = &pluginLists{}
@@ -161,29 +170,34 @@ func (p *Plugin) list(ctx context.Context, old *pluginLists, log *slog.Logger) *
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	l := &pluginLists{}
-	l.tools = listed(l, log, "tools", old.tools)(p.listTools(ctx))
-	l.prompts = listed(l, log, "prompts", old.prompts)(p.listPrompts(ctx))
-	l.resources = listed(l, log, "resources", old.resources)(p.listResources(ctx))
-	l.templates = listed(l, log, "resource templates", old.templates)(p.listResourceTemplates(ctx))
-	p.exposure.apply(l, log) // allow-lists and max_list_items (exposure.go)
+	e := p.exposure
+	tools, err := p.listTools(ctx)
+	l.tools = listed(l, log, "tools", old.tools, tools, err, e.tools, p.checkTools)
+	prompts, err := p.listPrompts(ctx)
+	l.prompts = listed(l, log, "prompts", old.prompts, prompts, err, e.prompts, p.checkPrompts)
+	resources, err := p.listResources(ctx)
+	l.resources = listed(l, log, "resources", old.resources, resources, err, e.resources, p.checkResources)
+	templates, err := p.listResourceTemplates(ctx)
+	l.templates = listed(l, log, "resource templates", old.templates, templates, err, e.templates, p.checkTemplates)
 	return l
 }
 
-// listed returns what records the outcome of one listing: the items, or on
-// failure the previous items (nil when there were none).
-func listed[T any](l *pluginLists, log *slog.Logger, kind string, old *[]T) func([]T, error) *[]T {
-	return func(items []T, err error) *[]T {
-		if err == nil {
-			return &items
-		}
-		l.failed = true
-		if old != nil {
-			log.Error("listing "+kind+" failed; keeping the previous list", "err", err)
-			return old
-		}
-		log.Error("listing "+kind+" failed", "err", err)
-		return nil
+// listed records the outcome of one listing: the items the exposure keeps
+// (exposure.go), checked, or on failure (err) the previous entries (nil
+// when there were none).
+func listed[T, E any](l *pluginLists, log *slog.Logger, kind string, old *[]E, items []T, err error,
+	expose func([]T, *slog.Logger) []T, check func([]T, *slog.Logger) []E) *[]E {
+	if err == nil {
+		entries := check(expose(items, log), log)
+		return &entries
 	}
+	l.failed = true
+	if old != nil {
+		log.Error("listing "+kind+" failed; keeping the previous list", "err", err)
+		return old
+	}
+	log.Error("listing "+kind+" failed", "err", err)
+	return nil
 }
 
 // Plugins returns the catalog's plugins in order of name.
@@ -206,18 +220,10 @@ func exposedName(p *Plugin, name string, taken func(string) (string, bool), kind
 	return qualified
 }
 
-func (c *Catalog) addTools(p *Plugin, l *pluginLists, log *slog.Logger) {
-	if l.tools == nil {
-		return
-	}
-	tools := *l.tools
-	taken := func(n string) (string, bool) {
-		e, ok := c.toolIndex[n]
-		if !ok {
-			return "", false
-		}
-		return e.plugin.Name, true
-	}
+// checkTools returns the tools that obey the rules, with their schemas
+// compiled, warning of the others.
+func (p *Plugin) checkTools(tools []abi.Tool, log *slog.Logger) []*toolEntry {
+	var entries []*toolEntry
 	for _, t := range tools {
 		if !toolNamePattern.MatchString(t.Name) {
 			log.Warn("tool left out: name must be 1-128 of A-Z a-z 0-9 _ - .", "name", t.Name)
@@ -235,22 +241,50 @@ func (c *Catalog) addTools(p *Plugin, l *pluginLists, log *slog.Logger) {
 				continue
 			}
 		}
-		name := exposedName(p, t.Name, taken, "tool", log)
+		entries = append(entries, &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out})
+	}
+	return entries
+}
+
+// addTools adds a plugin's checked tools under the names the naming rule
+// gives them.
+func (c *Catalog) addTools(p *Plugin, tools *[]*toolEntry, log *slog.Logger) {
+	taken := func(n string) (string, bool) {
+		e, ok := c.toolIndex[n]
+		if !ok {
+			return "", false
+		}
+		return e.plugin.Name, true
+	}
+	for _, t := range deref(tools) {
+		name := exposedName(p, t.original, taken, "tool", log)
 		if name == "" {
 			continue
 		}
-		e := &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out}
+		e := *t
 		e.tool.Name = name
-		c.tools = append(c.tools, e)
-		c.toolIndex[name] = e
+		c.tools = append(c.tools, &e)
+		c.toolIndex[name] = &e
 	}
 }
 
-func (c *Catalog) addPrompts(p *Plugin, l *pluginLists, log *slog.Logger) {
-	if l.prompts == nil {
-		return
+// checkPrompts returns the prompts that obey the rules, warning of the
+// others.
+func (p *Plugin) checkPrompts(prompts []abi.Prompt, log *slog.Logger) []*promptEntry {
+	var entries []*promptEntry
+	for _, pr := range prompts {
+		if pr.Name == "" || len(pr.Name) > 128 || strings.ContainsFunc(pr.Name, isControl) {
+			log.Warn("prompt left out: name must be 1-128 printable characters", "name", pr.Name)
+			continue
+		}
+		entries = append(entries, &promptEntry{plugin: p, prompt: pr, original: pr.Name})
 	}
-	prompts := *l.prompts
+	return entries
+}
+
+// addPrompts adds a plugin's checked prompts under the names the naming
+// rule gives them.
+func (c *Catalog) addPrompts(p *Plugin, prompts *[]*promptEntry, log *slog.Logger) {
 	taken := func(n string) (string, bool) {
 		e, ok := c.promptIndex[n]
 		if !ok {
@@ -258,19 +292,15 @@ func (c *Catalog) addPrompts(p *Plugin, l *pluginLists, log *slog.Logger) {
 		}
 		return e.plugin.Name, true
 	}
-	for _, pr := range prompts {
-		if pr.Name == "" || len(pr.Name) > 128 || strings.ContainsFunc(pr.Name, isControl) {
-			log.Warn("prompt left out: name must be 1-128 printable characters", "name", pr.Name)
-			continue
-		}
-		name := exposedName(p, pr.Name, taken, "prompt", log)
+	for _, pr := range deref(prompts) {
+		name := exposedName(p, pr.original, taken, "prompt", log)
 		if name == "" {
 			continue
 		}
-		e := &promptEntry{plugin: p, prompt: pr, original: pr.Name}
+		e := *pr
 		e.prompt.Name = name
-		c.prompts = append(c.prompts, e)
-		c.promptIndex[name] = e
+		c.prompts = append(c.prompts, &e)
+		c.promptIndex[name] = &e
 	}
 }
 
@@ -285,11 +315,10 @@ func validURI(s string) bool {
 	return err == nil && u.Scheme != ""
 }
 
-func (c *Catalog) addResources(p *Plugin, l *pluginLists, log *slog.Logger) {
-	if l.resources == nil {
-		return
-	}
-	resources := *l.resources
+// checkResources returns the resources that obey the rules, warning of
+// the others.
+func (p *Plugin) checkResources(resources []abi.Resource, log *slog.Logger) []*resourceEntry {
+	var entries []*resourceEntry
 	for _, r := range resources {
 		if !validURI(r.URI) {
 			log.Warn("resource left out: uri must be an absolute URI", "uri", r.URI)
@@ -298,21 +327,28 @@ func (c *Catalog) addResources(p *Plugin, l *pluginLists, log *slog.Logger) {
 		if r.Name == "" {
 			r.Name = r.URI
 		}
-		if owner, ok := c.resourceIndex[r.URI]; ok {
-			log.Warn("resource left out: uri already offered", "uri", r.URI, "ownedBy", owner.plugin.Name)
+		entries = append(entries, &resourceEntry{plugin: p, resource: r})
+	}
+	return entries
+}
+
+// addResources adds a plugin's checked resources whose URI no earlier
+// plugin offers.
+func (c *Catalog) addResources(resources *[]*resourceEntry, log *slog.Logger) {
+	for _, e := range deref(resources) {
+		if owner, ok := c.resourceIndex[e.resource.URI]; ok {
+			log.Warn("resource left out: uri already offered", "uri", e.resource.URI, "ownedBy", owner.plugin.Name)
 			continue
 		}
-		e := &resourceEntry{plugin: p, resource: r}
 		c.resources = append(c.resources, e)
-		c.resourceIndex[r.URI] = e
+		c.resourceIndex[e.resource.URI] = e
 	}
 }
 
-func (c *Catalog) addTemplates(p *Plugin, l *pluginLists, log *slog.Logger) {
-	if l.templates == nil {
-		return
-	}
-	templates := *l.templates
+// checkTemplates returns the resource templates that obey the rules,
+// compiled, warning of the others.
+func (p *Plugin) checkTemplates(templates []abi.ResourceTemplate, log *slog.Logger) []*templateEntry {
+	var entries []*templateEntry
 	for _, t := range templates {
 		compiled, err := uritemplate.New(t.URITemplate)
 		if err != nil || t.URITemplate == "" || strings.ContainsFunc(t.URITemplate, isControl) {
@@ -322,8 +358,9 @@ func (c *Catalog) addTemplates(p *Plugin, l *pluginLists, log *slog.Logger) {
 		if t.Name == "" {
 			t.Name = t.URITemplate
 		}
-		c.templates = append(c.templates, &templateEntry{plugin: p, template: t, compiled: compiled})
+		entries = append(entries, &templateEntry{plugin: p, template: t, compiled: compiled})
 	}
+	return entries
 }
 
 // resolveResource finds the plugin that serves uri: a listed resource first,
