@@ -1,0 +1,359 @@
+package host
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests of the HTTP front door: what clients can make the server hold
+// (request bodies, connections, sessions) stays bounded, and a flood from
+// some clients does not keep a steady client from being served.
+
+// floodBody is what each flooding request sends: a JSON-RPC ping padded
+// with spaces to 4 MiB. It is shared by every request, so that the clients
+// of a flood allocate nothing per request and the heap growth measured is
+// the server's. The server trims the spaces, so that holding the body is
+// all it costs: decoding 4 MiB of JSON, which the race detector slows a
+// hundredfold, is not what the flood tests.
+var floodBody = func() []byte {
+	const size = 4 << 20
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	return []byte(ping + strings.Repeat(" ", size-len(ping)))
+}()
+
+// slowAnswer is how the server answered a slowly sent request.
+type slowAnswer struct {
+	status     int
+	retryAfter string
+	body       string
+	sent       int           // body bytes written when the answer came
+	took       time.Duration // from the connection to the answer
+	err        error         // no answer
+}
+
+var errStopped = errors.New("stopped")
+
+// slowPost sends, from the loopback address from, a POST to /mcp whose
+// body (Content-Length: len(body)) it writes chunk bytes at a time, every
+// pause, and returns the server's answer, which may come before the whole
+// body is sent. It gives up when stop is closed.
+func slowPost(addr, from string, body []byte, chunk int, pause time.Duration, stop <-chan struct{}) slowAnswer {
+	start := time.Now()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return slowAnswer{err: err}
+	}
+	defer c.Close()
+	answered := make(chan slowAnswer, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			answered <- slowAnswer{err: err, took: time.Since(start)}
+			return
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		answered <- slowAnswer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(msg), took: time.Since(start)}
+	}()
+	if _, err := fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", addr, len(body)); err != nil {
+		return slowAnswer{err: err}
+	}
+	tick := time.NewTicker(pause)
+	defer tick.Stop()
+	sent := 0
+	for sent < len(body) {
+		select {
+		case a := <-answered:
+			a.sent = sent
+			return a
+		case <-stop:
+			return slowAnswer{err: errStopped, sent: sent}
+		case <-tick.C:
+		}
+		n, err := c.Write(body[sent:min(len(body), sent+chunk)])
+		sent += n
+		if err != nil {
+			break
+		}
+	}
+	select {
+	case a := <-answered:
+		a.sent = sent
+		return a
+	case <-stop:
+		return slowAnswer{err: errStopped, sent: sent}
+	}
+}
+
+// heapWatch samples the bytes of heap objects (live and not yet collected)
+// every 5 ms. When they pass limit, it closes over, so that a test can stop
+// a flood before it exhausts the machine.
+type heapWatch struct {
+	base, limit uint64
+	over        chan struct{}
+	done        chan struct{}
+	mu          sync.Mutex
+	peak        uint64
+	overAfter   time.Duration
+}
+
+func watchHeap(limit uint64) *heapWatch {
+	runtime.GC()
+	w := &heapWatch{limit: limit, over: make(chan struct{}), done: make(chan struct{})}
+	w.base = heapObjects()
+	start := time.Now()
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-tick.C:
+			}
+			n := heapObjects()
+			w.mu.Lock()
+			w.peak = max(w.peak, n)
+			if n > w.base+w.limit && w.overAfter == 0 {
+				w.overAfter = time.Since(start)
+				close(w.over)
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// stop ends the sampling and returns the peak growth over the heap at the
+// start, and how long the heap took to pass the limit (0: it did not).
+func (w *heapWatch) stop() (growth uint64, overAfter time.Duration) {
+	close(w.done)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.peak < w.base {
+		return 0, w.overAfter
+	}
+	return w.peak - w.base, w.overAfter
+}
+
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// steadyClient is a well-behaved client on its own loopback address, with
+// a session opened before a flood, that pings the server one request at a
+// time while the flood runs.
+type steadyClient struct {
+	url, session string
+	client       *http.Client
+
+	calls    int
+	worst    time.Duration // the longest call
+	worstAt  time.Duration // when it started, into the pings
+	failures []string
+}
+
+// newSteadyClient initializes a session from the loopback address from.
+func newSteadyClient(t *testing.T, url, from string) *steadyClient {
+	t.Helper()
+	s := &steadyClient{url: url, client: clientFrom(from)}
+	s.client.Timeout = 20 * time.Second
+	t.Cleanup(s.client.CloseIdleConnections)
+	resp, err := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"steady","version":"1"}}}`)
+	if err != nil {
+		t.Fatalf("the steady client's initialize: %v", err)
+	}
+	s.session = resp.Header.Get(headerSessionID)
+	if _, err := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatalf("the steady client's notifications/initialized: %v", err)
+	}
+	return s
+}
+
+// post sends a message in the session; a status other than 2xx is an error.
+func (s *steadyClient) post(body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, s.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.session != "" {
+		req.Header.Set(headerSessionID, s.session)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return resp, nil
+}
+
+// pingUntil pings every 20 ms until stop is closed, recording the
+// failures and the longest call.
+func (s *steadyClient) pingUntil(stop <-chan struct{}) {
+	began := time.Now()
+	for id := 1; ; id++ {
+		select {
+		case <-stop:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		start := time.Now()
+		_, err := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+		s.calls++
+		if d := time.Since(start); d > s.worst {
+			s.worst, s.worstAt = d, start.Sub(began).Round(time.Millisecond)
+		}
+		if err != nil {
+			s.failures = append(s.failures, fmt.Sprintf("ping %d: %v", id, err))
+		}
+	}
+}
+
+// String sums up the pings.
+func (s *steadyClient) String() string {
+	return fmt.Sprintf("%d pings, the longest %v (%v in), %d failed", s.calls, s.worst, s.worstAt, len(s.failures))
+}
+
+// bodyFlood is the outcome of a flood of slowly sent bodies.
+type bodyFlood struct {
+	answers   map[string]int // by status, or error
+	refusals  []slowAnswer   // the 503 answers
+	growth    uint64         // peak heap growth
+	overAfter time.Duration  // when the heap passed the test's limit; 0 if never
+	steady    *steadyClient
+}
+
+// floodSlack is what the heap may hold during a flood beyond the bodies
+// the budget admits: the buffers of the flood's connections, at both ends
+// (this process is server and clients), and garbage not yet collected.
+const floodSlack = 128 << 20
+
+// floodBodies sends n slowly written 4 MiB bodies at once to addr, from
+// the loopback addresses in from, in turn, while a steady client on
+// 127.0.0.3 pings. Each body takes about 2 s to send. The flood is cut
+// short when the heap grows by more than limit.
+func floodBodies(t *testing.T, url string, n int, from []string, limit uint64) bodyFlood {
+	t.Helper()
+	addr := strings.TrimPrefix(url, "http://")
+	watch := watchHeap(limit)
+	steady := newSteadyClient(t, url, "127.0.0.3")
+	stopSteady, steadyDone := make(chan struct{}), make(chan struct{})
+	go func() { steady.pingUntil(stopSteady); close(steadyDone) }()
+
+	f := bodyFlood{answers: map[string]int{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			a := slowPost(addr, from[i%len(from)], floodBody, 64<<10, 30*time.Millisecond, watch.over)
+			key := fmt.Sprint(a.status)
+			if a.err != nil {
+				key = a.err.Error()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			f.answers[key]++
+			if a.status == http.StatusServiceUnavailable {
+				f.refusals = append(f.refusals, a)
+			}
+		})
+	}
+	wg.Wait()
+	close(stopSteady)
+	<-steadyDone
+	f.steady = steady
+	f.growth, f.overAfter = watch.stop()
+	t.Logf("%d bodies from %d addresses: answers %v; heap peak +%d MiB; steady client: %v", n, len(from), f.answers, f.growth>>20, steady)
+	return f
+}
+
+// checkBodyRefusals checks that the flood was refused in part, each
+// refusal fast and clear: 503 before the body was sent, with Retry-After
+// and a JSON-RPC error naming the setting.
+func checkBodyRefusals(t *testing.T, f bodyFlood, setting string) {
+	t.Helper()
+	if len(f.refusals) == 0 {
+		t.Fatalf("no request body was refused (answers %v)", f.answers)
+	}
+	named := 0
+	for _, a := range f.refusals {
+		if a.retryAfter == "" || !strings.Contains(a.body, `"code":-32603`) || a.sent == len(floodBody) {
+			t.Fatalf("a refusal without Retry-After or JSON-RPC error, or after the whole body was sent (%d bytes): %+v", a.sent, a)
+		}
+		if strings.Contains(a.body, setting) {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Errorf("no refusal names %s; first: %s", setting, f.refusals[0].body)
+	}
+}
+
+// TestSlowBodyFloodFromOneAddressIsBounded: 1,500 concurrent, slowly sent
+// 4 MiB bodies from one address (which took the server to 9.9 GiB and
+// killed it) hold at most that client's share of the body budget, and a
+// steady client on another address is served throughout.
+func TestSlowBodyFloodFromOneAddressIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,500 slow 4 MiB bodies: skipped with -short")
+	}
+	hh := newHTTPHarness(t, HTTPOptions{})
+	const perClient = 64 << 20 // the default [http] max_body_bytes_in_flight_per_client
+	limit := uint64(perClient + floodSlack)
+	f := floodBodies(t, hh.url, 1500, []string{"127.0.0.2"}, limit)
+	if f.overAfter > 0 {
+		t.Fatalf("the heap grew by more than %d MiB after %v: the bodies in flight are not bounded", limit>>20, f.overAfter)
+	}
+	checkBodyRefusals(t, f, "[http] max_body_bytes_in_flight_per_client (")
+	if len(f.steady.failures) > 0 {
+		t.Errorf("the steady client failed %d of %d calls: %v", len(f.steady.failures), f.steady.calls, f.steady.failures)
+	}
+}
+
+// TestSlowBodyFloodFromManyAddressesStaysWithinTheBudget: the same flood
+// spread over 30 addresses, each within its own share, meets the
+// server-wide budget: the heap stays within it, and what is refused is
+// refused fast, naming the setting.
+func TestSlowBodyFloodFromManyAddressesStaysWithinTheBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,500 slow 4 MiB bodies: skipped with -short")
+	}
+	hh := newHTTPHarness(t, HTTPOptions{})
+	const budget = 256 << 20 // the default [http] max_body_bytes_in_flight
+	limit := uint64(budget + floodSlack)
+	var from []string
+	for i := range 30 {
+		from = append(from, fmt.Sprintf("127.0.0.%d", 10+i))
+	}
+	f := floodBodies(t, hh.url, 1500, from, limit)
+	if f.overAfter > 0 {
+		t.Fatalf("the heap grew by more than %d MiB after %v: the bodies in flight are not bounded", limit>>20, f.overAfter)
+	}
+	checkBodyRefusals(t, f, "[http] max_body_bytes_in_flight (")
+	// The steady client shares the spent budget with 30 others: it may be
+	// refused too, but only as the flood is (503, retry later).
+	for _, failure := range f.steady.failures {
+		if !strings.Contains(failure, "status 503") {
+			t.Errorf("the steady client: %s", failure)
+		}
+	}
+}
