@@ -357,3 +357,80 @@ func TestSlowBodyFloodFromManyAddressesStaysWithinTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestBodiesOfUnknownLengthReserveMaxBodyBytes: a chunked body, whose
+// length the server learns only at its end, holds max_body_bytes of its
+// client's budget while it is received: 16 of them take the default 64 MiB
+// of one client, the next is refused, and once one ends the next is read.
+func TestBodiesOfUnknownLengthReserveMaxBodyBytes(t *testing.T) {
+	hh := newHTTPHarness(t, HTTPOptions{})
+	addr := strings.TrimPrefix(hh.url, "http://")
+	start := func() (net.Conn, *bufio.Reader) {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.4")}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+		if _, err := fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", addr, len(ping), ping); err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	// answer reads the answer to a request, if one comes within wait.
+	answer := func(c net.Conn, r *bufio.Reader, wait time.Duration) (*http.Response, error) {
+		_ = c.SetReadDeadline(time.Now().Add(wait))
+		resp, err := http.ReadResponse(r, nil)
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		return resp, nil
+	}
+	type conn struct {
+		net.Conn
+		r *bufio.Reader
+	}
+	var conns []conn
+	for range 17 {
+		c, r := start()
+		conns = append(conns, conn{c, r})
+	}
+	answers := make([]*http.Response, len(conns))
+	errs := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() { answers[i], errs[i] = answer(c, c.r, 2*time.Second) })
+	}
+	wg.Wait()
+	var held []net.Conn
+	for i, resp := range answers {
+		switch {
+		case errs[i] != nil:
+			t.Fatal(errs[i])
+		case resp == nil:
+			held = append(held, conns[i])
+		case resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "":
+			t.Fatalf("a body of unknown length was answered %d before its end", resp.StatusCode)
+		}
+	}
+	if len(held) != 16 {
+		t.Fatalf("%d of 17 bodies of unknown length from one client are being received, want 16", len(held))
+	}
+	// One of the 16 ends its body: its answer comes, and a new one is read.
+	if _, err := io.WriteString(held[0], "0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := answer(held[0], bufio.NewReader(held[0]), 5*time.Second); resp == nil || resp.StatusCode == http.StatusServiceUnavailable {
+		t.Fatalf("the body that ended: %v, %v", resp, err)
+	}
+	c, r := start()
+	if resp, err := answer(c, r, 500*time.Millisecond); resp != nil || err != nil {
+		t.Fatalf("a body started once the budget has room again was answered before it ended: %v, %v", resp, err)
+	}
+}
