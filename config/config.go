@@ -75,6 +75,12 @@ type HTTPConfig struct {
 	MaxSessionsPerClient int
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int
+	// MaxBodyBytesInFlight caps the request body bytes being received at
+	// once, server-wide; at least MaxBodyBytes.
+	MaxBodyBytesInFlight int
+	// MaxBodyBytesInFlightPerClient caps the request body bytes being
+	// received at once from one client address; at least MaxBodyBytes.
+	MaxBodyBytesInFlightPerClient int
 }
 
 // AuthMode is how HTTP requests are authenticated.
@@ -410,6 +416,9 @@ func Default() *Config {
 			InitTimeout:          10 * time.Second,
 			MaxSessionsPerClient: 256,
 			MaxBodyBytes:         4 << 20,
+
+			MaxBodyBytesInFlight:          256 << 20,
+			MaxBodyBytesInFlightPerClient: 64 << 20,
 		},
 		Auth: AuthConfig{Mode: AuthNone},
 	}

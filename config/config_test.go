@@ -73,6 +73,9 @@ func TestDefault(t *testing.T) {
 			MaxSessions:          1000,
 			MaxSessionsPerClient: 256,
 			MaxBodyBytes:         4194304,
+
+			MaxBodyBytesInFlight:          256 << 20,
+			MaxBodyBytesInFlightPerClient: 64 << 20,
 		},
 		Auth: AuthConfig{
 			Mode:     AuthNone,
@@ -617,6 +620,8 @@ init_timeout = "3s"
 max_sessions = 10
 max_sessions_per_client = 4
 max_body_bytes = 1024
+max_body_bytes_in_flight = 65536
+max_body_bytes_in_flight_per_client = 4096
 
 [auth]
 mode = "jwt"
@@ -634,6 +639,9 @@ scopes = ["mcp", "files:read"]
 		MaxSessions:          10,
 		MaxSessionsPerClient: 4,
 		MaxBodyBytes:         1024,
+
+		MaxBodyBytesInFlight:          65536,
+		MaxBodyBytesInFlightPerClient: 4096,
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

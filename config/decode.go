@@ -36,7 +36,7 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
@@ -53,6 +53,7 @@ const (
 	maxIdleTimeout = 24 * time.Hour
 	maxSessions    = 100000
 	maxBodyBytes   = 1 << 30
+	maxInFlight    = 64 << 30 // bytes of request bodies being received
 	maxCallRate    = 100000
 	maxListItems   = 100000
 	maxFailures    = 1000
@@ -800,6 +801,17 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 	}
 	if n, ok := d.integer(t, p, "max_body_bytes", 1, maxBodyBytes); ok {
 		h.MaxBodyBytes = n
+	}
+	for _, budget := range []struct {
+		key string
+		v   *int
+	}{{"max_body_bytes_in_flight", &h.MaxBodyBytesInFlight}, {"max_body_bytes_in_flight_per_client", &h.MaxBodyBytesInFlightPerClient}} {
+		if n, ok := d.integer(t, p, budget.key, 1, maxInFlight); ok {
+			*budget.v = n
+		}
+		if *budget.v < h.MaxBodyBytes {
+			d.errorf(p.add(budget.key), "%d is less than max_body_bytes (%d): a body of that size could never be received", *budget.v, h.MaxBodyBytes)
+		}
 	}
 }
 

@@ -134,6 +134,17 @@
 //	                       # 1..100000 (behind a reverse proxy every client
 //	                       # has the proxy's address: raise it)
 //	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
+//	max_body_bytes_in_flight = 268435456  # request body bytes being
+//	                       # received at once, server-wide; each body is
+//	                       # counted whole from its first byte (by its
+//	                       # Content-Length, or max_body_bytes when chunked),
+//	                       # and one that does not fit gets 503 with
+//	                       # Retry-After, unread; >= max_body_bytes,
+//	                       # <= 68719476736
+//	max_body_bytes_in_flight_per_client = 67108864  # the same, for one
+//	                       # client address, so that one client cannot
+//	                       # spend the whole budget; >= max_body_bytes,
+//	                       # <= 68719476736
 //
 //	[auth]                 # authorization on the HTTP transport
 //	mode = "none"          # "none", "bearer" (one static token) or "jwt"

@@ -46,6 +46,17 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request body bytes being received at
+	// once, server-wide (default 256 MiB). A body is reserved whole before
+	// it is read, by its Content-Length or, when that is not known, by
+	// MaxBodyBytes; one that does not fit is refused at once with 503 and
+	// Retry-After, unread. Raised to MaxBodyBytes when lower.
+	MaxBodyBytesInFlight int64
+	// MaxBodyBytesInFlightPerClient bounds the request body bytes being
+	// received at once from one client address, as MaxBodyBytesInFlight
+	// does server-wide (default 64 MiB), so that one client cannot spend
+	// the whole budget. Raised to MaxBodyBytes when lower.
+	MaxBodyBytesInFlightPerClient int64
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
 	// further behind is dropped (default 1 MiB).
@@ -77,6 +88,8 @@ const (
 	defaultInitTimeout        = 10 * time.Second
 	defaultMaxClientSessions  = 256
 	defaultMaxBodyBytes       = 4 << 20
+	defaultMaxBodyInFlight    = 256 << 20
+	defaultMaxClientInFlight  = 64 << 20
 	defaultMaxStreamBuffer    = 1 << 20
 	defaultReconnectDelay     = time.Second
 	defaultShutdownGrace      = 5 * time.Second
@@ -100,6 +113,10 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	setDefault(&o.InitTimeout, defaultInitTimeout)
 	setDefault(&o.MaxSessionsPerClient, defaultMaxClientSessions)
 	setDefault(&o.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&o.MaxBodyBytesInFlight, defaultMaxBodyInFlight)
+	setDefault(&o.MaxBodyBytesInFlightPerClient, defaultMaxClientInFlight)
+	o.MaxBodyBytesInFlight = max(o.MaxBodyBytesInFlight, o.MaxBodyBytes)
+	o.MaxBodyBytesInFlightPerClient = max(o.MaxBodyBytesInFlightPerClient, o.MaxBodyBytes)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
 	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
@@ -127,6 +144,9 @@ type HTTPHandler struct {
 	hosts []hostPort // allowed Host values
 	mux   *http.ServeMux
 
+	bodies      *bodyBudget // request bodies being received
+	bodyRefusal refusalLog
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	clients  map[string]int // open sessions by client address
@@ -149,6 +169,7 @@ func parseHostPort(s string) hostPort {
 // default allowed hosts.
 func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}, clients: map[string]int{}}
+	h.bodies = newBodyBudget(h.opts.MaxBodyBytesInFlight, h.opts.MaxBodyBytesInFlightPerClient)
 	allowed := opts.AllowedHosts
 	if len(allowed) == 0 {
 		_, port, _ := net.SplitHostPort(listenAddr)
@@ -434,27 +455,62 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 }
 
 // readBody checks a POST's Content-Type and reads its body, within
-// MaxBodyBytes and bodyReadTimeout. When it cannot, it answers the request
-// (415, 413, 400) and returns false.
+// MaxBodyBytes, bodyReadTimeout and the body budgets. When it cannot, it
+// answers the request (415, 413, 503, 400) and returns false. A body that
+// does not fit the budgets is refused before any of it is read, and its
+// connection closed.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeRPCError(w, http.StatusUnsupportedMediaType, rpcErrorf(CodeInvalidRequest, "unsupported media type: the body must be application/json"))
 		return nil, false
 	}
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(h.opts.MaxBodyBytes))
+		return nil, false
+	}
+	reserved := r.ContentLength
+	if reserved < 0 {
+		reserved = h.opts.MaxBodyBytes
+	}
+	client := clientAddress(r)
+	if rpcErr := h.bodies.reserve(client, reserved); rpcErr != nil {
+		h.bodyRefusal.log(h.log, "refusing a request body: over the budget of bodies in flight", "client", client, "bytes", reserved, "err", rpcErr.Message)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusServiceUnavailable, rpcErr)
+		return nil, false
+	}
+	defer h.bodies.release(client, reserved)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
-	var tooLarge *http.MaxBytesError
+	var maxErr *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		writeRPCError(w, http.StatusRequestEntityTooLarge, rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes", tooLarge.Limit))
+	case errors.As(err, &maxErr):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(maxErr.Limit))
 		return nil, false
 	case err != nil:
 		writeRPCError(w, http.StatusBadRequest, rpcErrorf(CodeInvalidRequest, "reading the request body: %v", err))
 		return nil, false
 	}
 	return bytes.TrimSpace(body), true
+}
+
+// readAll reads a body of the given length, or of unknown length when it
+// is negative. A known length is read into one buffer of that size, with
+// none of the copies io.ReadAll's growth makes.
+func readAll(r io.Reader, length int64) ([]byte, error) {
+	if length < 0 {
+		return io.ReadAll(r)
+	}
+	body := make([]byte, length)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+func tooLarge(limit int64) *RPCError {
+	return rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes ([http] max_body_bytes)", limit)
 }
 
 // accepts reports whether the request's Accept header admits every one of

@@ -1,0 +1,19 @@
+package config
+
+import "testing"
+
+// TestHTTPFrontDoorKeyErrors: the [http] limits of what clients can make
+// the server hold refuse values out of range, and budgets that could never
+// admit a body of max_body_bytes, with the line to change.
+func TestHTTPFrontDoorKeyErrors(t *testing.T) {
+	testErrorCases(t, []errorCase{
+		{"body budget zero", "[http]\nmax_body_bytes_in_flight = 0\n", 2,
+			"http.max_body_bytes_in_flight: 0 is out of range (1..68719476736)"},
+		{"client body budget high", "[http]\nmax_body_bytes_in_flight_per_client = 68719476737\n", 2,
+			"http.max_body_bytes_in_flight_per_client: 68719476737 is out of range (1..68719476736)"},
+		{"body budget below one body", "[http]\nmax_body_bytes = 8388608\nmax_body_bytes_in_flight = 4194304\n", 3,
+			"http.max_body_bytes_in_flight: 4194304 is less than max_body_bytes (8388608): a body of that size could never be received"},
+		{"default client budget below one body", "\n[http]\nmax_body_bytes = 134217728\n", 2,
+			"http.max_body_bytes_in_flight_per_client: 67108864 is less than max_body_bytes (134217728)"},
+	})
+}
