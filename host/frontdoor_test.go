@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -432,5 +434,106 @@ func TestBodiesOfUnknownLengthReserveMaxBodyBytes(t *testing.T) {
 	c, r := start()
 	if resp, err := answer(c, r, 500*time.Millisecond); resp != nil || err != nil {
 		t.Fatalf("a body started once the budget has room again was answered before it ended: %v, %v", resp, err)
+	}
+}
+
+// TestSlowlorisFromOneAddressDoesNotDelayOthers: 5,000 connections from
+// one address that send their headers a line at a time (which raised a
+// steady client's worst latency to 1.9 s) are held only up to the
+// per-client cap; the others are refused at once, and a steady client on
+// another address gets every answer in time.
+func TestSlowlorisFromOneAddressDoesNotDelayOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5,000 slowloris connections: skipped with -short")
+	}
+	const perClient = 512 // the default [http] max_connections_per_client
+	hh, _, _ := serveOnLoopback(t, HTTPOptions{})
+	addr := strings.TrimPrefix(hh.url, "http://")
+	steady := newSteadyClient(t, hh.url, "127.0.0.3")
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { steady.pingUntil(stop); close(done) }()
+
+	began := time.Now()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	conns := make([]net.Conn, 5000)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	var dialErr error
+	var dialOnce sync.Once
+	for g := range 10 {
+		wg.Go(func() {
+			for i := g; i < len(conns); i += 10 {
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					dialOnce.Do(func() { dialErr = err })
+					return
+				}
+				conns[i] = c
+				_, _ = fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\n", addr)
+			}
+		})
+	}
+	wg.Wait()
+	if dialErr != nil {
+		t.Fatal(dialErr)
+	}
+	t.Logf("5,000 connections in %v", time.Since(began))
+	// For 3 s, each connection sends one more header line a second.
+	for i := range 3 {
+		time.Sleep(time.Second)
+		for _, c := range conns {
+			_, _ = fmt.Fprintf(c, "X-Slow-%d: 1\r\n", i)
+		}
+	}
+	close(stop)
+	<-done
+
+	// A held connection has nothing to read: 50 readers wait 20 ms on each.
+	var mu sync.Mutex
+	held, refusals := 0, map[string]int{}
+	var refusal []byte
+	for g := range 50 {
+		wg.Go(func() {
+			buf := make([]byte, 4096)
+			for i := g; i < len(conns); i += 50 {
+				_ = conns[i].SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+				n, err := conns[i].Read(buf)
+				var ne net.Error
+				mu.Lock()
+				switch {
+				case n > 0:
+					refusals["answered"]++
+					refusal = bytes.Clone(buf[:n])
+				case errors.As(err, &ne) && ne.Timeout():
+					held++
+				case errors.Is(err, syscall.ECONNRESET):
+					refusals["reset"]++
+				default:
+					refusals[err.Error()]++ // EOF
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("5,000 slowloris connections: %d held, refused %v; steady client: %v", held, refusals, steady)
+	if held > perClient {
+		t.Errorf("the server holds %d connections from one address, more than max_connections_per_client (%d)", held, perClient)
+	}
+	if refusal != nil && (!bytes.HasPrefix(refusal, []byte("HTTP/1.1 503 ")) || !bytes.Contains(refusal, []byte("max_connections_per_client"))) {
+		t.Errorf("a refused connection was told %q, want 503 naming max_connections_per_client", refusal)
+	}
+	if len(steady.failures) > 0 {
+		t.Errorf("the steady client failed: %v", steady.failures)
+	}
+	// Generous: the machine is shared, and this process is the flood too.
+	if steady.worst > time.Second {
+		t.Errorf("the steady client waited %v for an answer (%v into the flood)", steady.worst, steady.worstAt)
 	}
 }
