@@ -537,3 +537,55 @@ func TestSlowlorisFromOneAddressDoesNotDelayOthers(t *testing.T) {
 		t.Errorf("the steady client waited %v for an answer (%v into the flood)", steady.worst, steady.worstAt)
 	}
 }
+
+// TestConnectionsAreBoundedInAll: beyond max_connections, a connection from
+// any address is answered 503 naming the setting, and closed; once one
+// closes, the next is served.
+func TestConnectionsAreBoundedInAll(t *testing.T) {
+	hh, _, _ := serveOnLoopback(t, HTTPOptions{MaxConnections: 3})
+	addr := strings.TrimPrefix(hh.url, "http://")
+	dial := func(from string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// answer sends a ping without a session and reads the status line and
+	// body of the answer.
+	answer := func(c net.Conn) string {
+		t.Helper()
+		ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+		_, _ = fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", addr, len(ping), ping)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + string(body)
+	}
+	var open []net.Conn
+	for _, from := range []string{"127.0.0.5", "127.0.0.6", "127.0.0.7"} {
+		c := dial(from)
+		if got := answer(c); !strings.HasPrefix(got, "400 ") { // no session: served, and refused by the MCP endpoint
+			t.Fatalf("connection from %s: %s", from, got)
+		}
+		open = append(open, c)
+	}
+	if got := answer(dial("127.0.0.8")); !strings.HasPrefix(got, "503 ") || !strings.Contains(got, "[http] max_connections (3)") {
+		t.Fatalf("a fourth connection: %s, want 503 naming max_connections", got)
+	}
+	open[0].Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for got := answer(dial("127.0.0.8")); !strings.HasPrefix(got, "400 "); got = answer(dial("127.0.0.8")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a connection after one of the three closed: %s", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
