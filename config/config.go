@@ -81,6 +81,11 @@ type HTTPConfig struct {
 	// MaxBodyBytesInFlightPerClient caps the request body bytes being
 	// received at once from one client address; at least MaxBodyBytes.
 	MaxBodyBytesInFlightPerClient int
+	// MaxConnections caps the connections open at once.
+	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address.
+	MaxConnectionsPerClient int
 }
 
 // AuthMode is how HTTP requests are authenticated.
@@ -419,6 +424,8 @@ func Default() *Config {
 
 			MaxBodyBytesInFlight:          256 << 20,
 			MaxBodyBytesInFlightPerClient: 64 << 20,
+			MaxConnections:                4096,
+			MaxConnectionsPerClient:       512,
 		},
 		Auth: AuthConfig{Mode: AuthNone},
 	}

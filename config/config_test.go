@@ -76,6 +76,8 @@ func TestDefault(t *testing.T) {
 
 			MaxBodyBytesInFlight:          256 << 20,
 			MaxBodyBytesInFlightPerClient: 64 << 20,
+			MaxConnections:                4096,
+			MaxConnectionsPerClient:       512,
 		},
 		Auth: AuthConfig{
 			Mode:     AuthNone,
@@ -622,6 +624,8 @@ max_sessions_per_client = 4
 max_body_bytes = 1024
 max_body_bytes_in_flight = 65536
 max_body_bytes_in_flight_per_client = 4096
+max_connections = 100
+max_connections_per_client = 10
 
 [auth]
 mode = "jwt"
@@ -642,6 +646,8 @@ scopes = ["mcp", "files:read"]
 
 		MaxBodyBytesInFlight:          65536,
 		MaxBodyBytesInFlightPerClient: 4096,
+		MaxConnections:                100,
+		MaxConnectionsPerClient:       10,
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

@@ -36,7 +36,7 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
@@ -54,6 +54,7 @@ const (
 	maxSessions    = 100000
 	maxBodyBytes   = 1 << 30
 	maxInFlight    = 64 << 30 // bytes of request bodies being received
+	maxConns       = 1000000
 	maxCallRate    = 100000
 	maxListItems   = 100000
 	maxFailures    = 1000
@@ -812,6 +813,12 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 		if *budget.v < h.MaxBodyBytes {
 			d.errorf(p.add(budget.key), "%d is less than max_body_bytes (%d): a body of that size could never be received", *budget.v, h.MaxBodyBytes)
 		}
+	}
+	if n, ok := d.integer(t, p, "max_connections", 1, maxConns); ok {
+		h.MaxConnections = n
+	}
+	if n, ok := d.integer(t, p, "max_connections_per_client", 1, maxConns); ok {
+		h.MaxConnectionsPerClient = n
 	}
 }
 

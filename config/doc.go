@@ -145,6 +145,13 @@
 //	                       # client address, so that one client cannot
 //	                       # spend the whole budget; >= max_body_bytes,
 //	                       # <= 68719476736
+//	max_connections = 4096  # connections open at once, 1..1000000; one
+//	                       # more is answered 503 and closed before it is
+//	                       # read; keep it below the open-file limit
+//	max_connections_per_client = 512  # connections open at once from one
+//	                       # client address, 1..1000000, so that one
+//	                       # client's slow or idle connections (slowloris)
+//	                       # cannot take them all
 //
 //	[auth]                 # authorization on the HTTP transport
 //	mode = "none"          # "none", "bearer" (one static token) or "jwt"

@@ -15,5 +15,8 @@ func TestHTTPFrontDoorKeyErrors(t *testing.T) {
 			"http.max_body_bytes_in_flight: 4194304 is less than max_body_bytes (8388608): a body of that size could never be received"},
 		{"default client budget below one body", "\n[http]\nmax_body_bytes = 134217728\n", 2,
 			"http.max_body_bytes_in_flight_per_client: 67108864 is less than max_body_bytes (134217728)"},
+		{"no connections", "[http]\nmax_connections = 0\n", 2, "http.max_connections: 0 is out of range (1..1000000)"},
+		{"client connections high", "[http]\n\nmax_connections_per_client = 1000001\n", 3,
+			"http.max_connections_per_client: 1000001 is out of range (1..1000000)"},
 	})
 }

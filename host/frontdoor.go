@@ -1,7 +1,10 @@
 package host
 
 import (
+	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -83,4 +86,112 @@ func (b *bodyBudget) release(client string, n int64) {
 	if b.byClient[client] -= n; b.byClient[client] <= 0 {
 		delete(b.byClient, client)
 	}
+}
+
+// connLimiter is a listener that refuses connections beyond max open at
+// once, or beyond perClient from one client address. A refused connection
+// is answered 503, naming the setting, and closed at once, before anything
+// of it is read.
+type connLimiter struct {
+	net.Listener
+	max, perClient int
+	log            *slog.Logger
+	refusals       refusalLog
+
+	mu       sync.Mutex
+	open     int
+	byClient map[string]int
+}
+
+func newConnLimiter(ln net.Listener, opts HTTPOptions, log *slog.Logger) *connLimiter {
+	return &connLimiter{Listener: ln, max: opts.MaxConnections, perClient: opts.MaxConnectionsPerClient, log: log, byClient: map[string]int{}}
+}
+
+// Accept returns the next connection within the limits.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		client := c.RemoteAddr().String()
+		if ip, ok := peerIP(client); ok {
+			client = ip.String()
+		}
+		if rpcErr := l.admit(client); rpcErr != nil {
+			l.refusals.log(l.log, "refusing an HTTP connection", "client", client, "err", rpcErr.Message)
+			refuseConn(c, rpcErr)
+			continue
+		}
+		return &limitedConn{Conn: c, done: func() { l.release(client) }}, nil
+	}
+}
+
+// admit counts a new connection from client, or returns the error that
+// refuses it.
+func (l *connLimiter) admit(client string) *RPCError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.byClient[client] >= l.perClient:
+		return rpcErrorf(CodeInternalError, "too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later", l.perClient)
+	case l.open >= l.max:
+		return rpcErrorf(CodeInternalError, "server busy: [http] max_connections (%d) are open; retry later", l.max)
+	}
+	l.open++
+	l.byClient[client]++
+	return nil
+}
+
+func (l *connLimiter) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byClient[client]--; l.byClient[client] <= 0 {
+		delete(l.byClient, client)
+	}
+}
+
+// refuseWriteTimeout bounds the write of a refusal to a new connection,
+// whose send buffer is empty: it never has to wait in practice.
+const refuseWriteTimeout = 100 * time.Millisecond
+
+// refuseConn answers a connection it will not serve with 503 and closes it.
+func refuseConn(c net.Conn, rpcErr *RPCError) {
+	body := encodeResponse(nil, nil, rpcErr)
+	_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+	_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	_ = c.Close()
+}
+
+// limitedConn is a connection a connLimiter counts until it is closed.
+type limitedConn struct {
+	net.Conn
+	done func()
+	once sync.Once
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(c.done)
+	return c.Conn.Close()
+}
+
+// CloseWrite shuts the writing side down, when the connection can: the
+// HTTP server does so before closing, so that its last response is not
+// lost to a reset.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// peerIP is the IP address of a host:port, IPv4-mapped IPv6 addresses as
+// IPv4.
+func peerIP(hostPort string) (netip.Addr, bool) {
+	ap, err := netip.ParseAddrPort(hostPort)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), true
 }

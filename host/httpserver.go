@@ -57,6 +57,15 @@ type HTTPOptions struct {
 	// does server-wide (default 64 MiB), so that one client cannot spend
 	// the whole budget. Raised to MaxBodyBytes when lower.
 	MaxBodyBytesInFlightPerClient int64
+	// MaxConnections bounds the connections Server.ServeHTTP keeps open at
+	// once (default 4096); one beyond it is answered 503 and closed before
+	// anything of it is read. Keep it below the process's open-file limit.
+	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections Server.ServeHTTP keeps
+	// open at once from one client address (default 512), as
+	// MaxConnections does in all, so that one client's idle or slow
+	// connections (slowloris) cannot take them all.
+	MaxConnectionsPerClient int
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
 	// further behind is dropped (default 1 MiB).
@@ -90,6 +99,8 @@ const (
 	defaultMaxBodyBytes       = 4 << 20
 	defaultMaxBodyInFlight    = 256 << 20
 	defaultMaxClientInFlight  = 64 << 20
+	defaultMaxConnections     = 4096
+	defaultMaxClientConns     = 512
 	defaultMaxStreamBuffer    = 1 << 20
 	defaultReconnectDelay     = time.Second
 	defaultShutdownGrace      = 5 * time.Second
@@ -117,6 +128,8 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	setDefault(&o.MaxBodyBytesInFlightPerClient, defaultMaxClientInFlight)
 	o.MaxBodyBytesInFlight = max(o.MaxBodyBytesInFlight, o.MaxBodyBytes)
 	o.MaxBodyBytesInFlightPerClient = max(o.MaxBodyBytesInFlightPerClient, o.MaxBodyBytes)
+	setDefault(&o.MaxConnections, defaultMaxConnections)
+	setDefault(&o.MaxConnectionsPerClient, defaultMaxClientConns)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
 	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
@@ -420,7 +433,8 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 }
 
 // ServeHTTP serves the MCP endpoints of NewHTTPHandler on ln until ctx ends,
-// then shuts down gracefully: new sessions and requests are refused, the
+// within opts.MaxConnections and MaxConnectionsPerClient, then shuts down
+// gracefully: new sessions and requests are refused, the
 // requests in flight get opts.ShutdownGrace to finish and are then
 // cancelled, and every stream ends. It returns nil after such a shutdown,
 // or the error that stopped serving.
@@ -434,7 +448,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(newConnLimiter(ln, h.opts, s.logger)) }()
 	select {
 	case err := <-served:
 		h.Close()

@@ -179,5 +179,7 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *conf
 
 		MaxBodyBytesInFlight:          int64(cfg.HTTP.MaxBodyBytesInFlight),
 		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),
+		MaxConnections:                cfg.HTTP.MaxConnections,
+		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
 	})
 }
