@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,9 @@ type HTTPConfig struct {
 	// MaxConnectionsPerClient caps the connections open at once from one
 	// client address.
 	MaxConnectionsPerClient int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address of the per-client limits. Empty: none.
+	TrustedProxies []netip.Prefix
 }
 
 // AuthMode is how HTTP requests are authenticated.

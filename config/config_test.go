@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -626,6 +627,7 @@ max_body_bytes_in_flight = 65536
 max_body_bytes_in_flight_per_client = 4096
 max_connections = 100
 max_connections_per_client = 10
+trusted_proxies = ["10.0.0.7", "10.1.2.3/16", "::ffff:192.0.2.1", "2001:db8::/32"]
 
 [auth]
 mode = "jwt"
@@ -648,6 +650,8 @@ scopes = ["mcp", "files:read"]
 		MaxBodyBytesInFlightPerClient: 4096,
 		MaxConnections:                100,
 		MaxConnectionsPerClient:       10,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32"), netip.MustParsePrefix("10.1.0.0/16"),
+			netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/32")},
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

@@ -132,7 +132,8 @@
 //	max_sessions = 1000    # open sessions at once, 1..100000
 //	max_sessions_per_client = 256  # open sessions of one client address,
 //	                       # 1..100000 (behind a reverse proxy every client
-//	                       # has the proxy's address: raise it)
+//	                       # has the proxy's address: list the proxy in
+//	                       # trusted_proxies)
 //	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
 //	max_body_bytes_in_flight = 268435456  # request body bytes being
 //	                       # received at once, server-wide; each body is
@@ -152,6 +153,20 @@
 //	                       # client address, 1..1000000, so that one
 //	                       # client's slow or idle connections (slowloris)
 //	                       # cannot take them all
+//	trusted_proxies = []   # reverse proxies whose X-Forwarded-For is
+//	                       # believed: IP addresses or CIDR prefixes, e.g.
+//	                       # ["10.0.0.7", "10.1.0.0/16"]; [] = none, the
+//	                       # header is ignored. For a request from one of
+//	                       # them, the client the *_per_client limits count
+//	                       # is the rightmost X-Forwarded-For address that
+//	                       # is not a trusted proxy, and the proxy's own
+//	                       # connections count against max_connections only.
+//	                       # Every client it lets through can claim any
+//	                       # address: list only proxies that append the
+//	                       # address they got each request from
+//	                       # (haproxy's option forwardfor, nginx's
+//	                       # $proxy_add_x_forwarded_for). The per-client
+//	                       # limits count an IPv6 client by its /64
 //
 //	[auth]                 # authorization on the HTTP transport
 //	mode = "none"          # "none", "bearer" (one static token) or "jwt"

@@ -18,5 +18,12 @@ func TestHTTPFrontDoorKeyErrors(t *testing.T) {
 		{"no connections", "[http]\nmax_connections = 0\n", 2, "http.max_connections: 0 is out of range (1..1000000)"},
 		{"client connections high", "[http]\n\nmax_connections_per_client = 1000001\n", 3,
 			"http.max_connections_per_client: 1000001 is out of range (1..1000000)"},
+		{"proxy name", "[http]\ntrusted_proxies = [\"10.0.0.1\", \"proxy.example.com\"]\n", 2,
+			`http.trusted_proxies[1]: "proxy.example.com" is not an IP address or a CIDR prefix`},
+		{"proxy with port", "[http]\ntrusted_proxies = [\"10.0.0.1:8080\"]\n", 2,
+			`http.trusted_proxies[0]: "10.0.0.1:8080" is not an IP address or a CIDR prefix`},
+		{"proxy mapped prefix", "[http]\ntrusted_proxies = [\"::ffff:10.0.0.0/104\"]\n", 2,
+			`http.trusted_proxies[0]: "::ffff:10.0.0.0/104": write an IPv4 prefix as IPv4`},
+		{"proxies not a list", "[http]\ntrusted_proxies = \"10.0.0.1\"\n", 2, "http.trusted_proxies: expected array of strings, got string"},
 	})
 }

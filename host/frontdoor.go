@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -89,12 +92,14 @@ func (b *bodyBudget) release(client string, n int64) {
 }
 
 // connLimiter is a listener that refuses connections beyond max open at
-// once, or beyond perClient from one client address. A refused connection
-// is answered 503, naming the setting, and closed at once, before anything
-// of it is read.
+// once, or beyond perClient from one client address other than a trusted
+// proxy, whose clients share its connections. A refused connection is
+// answered 503, naming the setting, and closed at once, before anything of
+// it is read.
 type connLimiter struct {
 	net.Listener
 	max, perClient int
+	proxies        []netip.Prefix
 	log            *slog.Logger
 	refusals       refusalLog
 
@@ -104,7 +109,7 @@ type connLimiter struct {
 }
 
 func newConnLimiter(ln net.Listener, opts HTTPOptions, log *slog.Logger) *connLimiter {
-	return &connLimiter{Listener: ln, max: opts.MaxConnections, perClient: opts.MaxConnectionsPerClient, log: log, byClient: map[string]int{}}
+	return &connLimiter{Listener: ln, max: opts.MaxConnections, perClient: opts.MaxConnectionsPerClient, proxies: opts.TrustedProxies, log: log, byClient: map[string]int{}}
 }
 
 // Accept returns the next connection within the limits.
@@ -116,7 +121,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		client := c.RemoteAddr().String()
 		if ip, ok := peerIP(client); ok {
-			client = ip.String()
+			client = clientKey(ip)
+			if trusted(l.proxies, ip) {
+				client = "" // a trusted proxy: counted in all only
+			}
 		}
 		if rpcErr := l.admit(client); rpcErr != nil {
 			l.refusals.log(l.log, "refusing an HTTP connection", "client", client, "err", rpcErr.Message)
@@ -133,7 +141,7 @@ func (l *connLimiter) admit(client string) *RPCError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.byClient[client] >= l.perClient:
+	case client != "" && l.byClient[client] >= l.perClient:
 		return rpcErrorf(CodeInternalError, "too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later", l.perClient)
 	case l.open >= l.max:
 		return rpcErrorf(CodeInternalError, "server busy: [http] max_connections (%d) are open; retry later", l.max)
@@ -194,4 +202,54 @@ func peerIP(hostPort string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return ap.Addr().Unmap(), true
+}
+
+// clientKey is the unit of the per-client limits for a client's IP
+// address: the address for IPv4, its /64 for IPv6, as one client (a home,
+// a host) is commonly given a whole /64.
+func clientKey(ip netip.Addr) string {
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// trusted reports whether ip is one of the trusted proxies.
+func trusted(proxies []netip.Prefix, ip netip.Addr) bool {
+	return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(ip) })
+}
+
+// clientAddress is the client a request comes from, as the per-client
+// limits count it (clientKey). It is the peer's address, unless the peer
+// is a trusted proxy: then it is the rightmost address of X-Forwarded-For
+// that is not a trusted proxy, as each proxy appends the address it got
+// the request from and only what trusted proxies appended can be believed.
+// An entry that is not an address ends the walk: the client is then the
+// trusted proxy that appended it.
+func (h *HTTPHandler) clientAddress(r *http.Request) string {
+	peer, ok := peerIP(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr
+	}
+	client := peer
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0 && trusted(h.opts.TrustedProxies, client); i-- {
+		hop, ok := parseHop(hops[i])
+		if !ok {
+			break
+		}
+		client = hop
+	}
+	return clientKey(client)
+}
+
+// parseHop reads an X-Forwarded-For entry: an IP address, with or without a
+// port (IPv6 in brackets then).
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if ip, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return ip.Unmap(), true
+	}
+	return peerIP(s)
 }

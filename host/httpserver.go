@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -41,7 +42,8 @@ type HTTPOptions struct {
 	InitTimeout time.Duration
 	// MaxSessionsPerClient bounds the sessions open at once from one client
 	// address; a new one beyond it is refused with 503 (default 256). Behind a
-	// reverse proxy every client has the proxy's address: raise it there.
+	// reverse proxy every client has the proxy's address, unless the proxy
+	// is one of TrustedProxies.
 	MaxSessionsPerClient int
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
@@ -66,6 +68,13 @@ type HTTPOptions struct {
 	// MaxConnections does in all, so that one client's idle or slow
 	// connections (slowloris) cannot take them all.
 	MaxConnectionsPerClient int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (default none: the header is ignored). For a request from
+	// one of them, the client the per-client limits count is the rightmost
+	// X-Forwarded-For address that is not a trusted proxy; a trusted
+	// proxy's connections count against MaxConnections only. The
+	// per-client limits count an IPv6 client by its /64.
+	TrustedProxies []netip.Prefix
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
 	// further behind is dropped (default 1 MiB).
@@ -270,7 +279,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
 	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		client: clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
+		client: h.clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -486,7 +495,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	if reserved < 0 {
 		reserved = h.opts.MaxBodyBytes
 	}
-	client := clientAddress(r)
+	client := h.clientAddress(r)
 	if rpcErr := h.bodies.reserve(client, reserved); rpcErr != nil {
 		h.bodyRefusal.log(h.log, "refusing a request body: over the budget of bodies in flight", "client", client, "bytes", reserved, "err", rpcErr.Message)
 		w.Header().Set("Retry-After", "1")
@@ -554,14 +563,4 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// clientAddress is the address a request comes from, without its port: the
-// unit of the per-client session limit.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -181,5 +181,6 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *conf
 		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),
 		MaxConnections:                cfg.HTTP.MaxConnections,
 		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
+		TrustedProxies:                cfg.HTTP.TrustedProxies,
 	})
 }
