@@ -69,7 +69,7 @@ func TestDefault(t *testing.T) {
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
-			SessionIdleTimeout:   30 * time.Minute,
+			SessionIdleTimeout:   5 * time.Minute,
 			InitTimeout:          10 * time.Second,
 			MaxSessions:          1000,
 			MaxSessionsPerClient: 256,

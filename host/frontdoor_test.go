@@ -589,3 +589,12 @@ func TestConnectionsAreBoundedInAll(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestIdleSessionsEndWithinMinutesByDefault: a session its client
+// abandoned keeps its place under max_sessions and max_sessions_per_client
+// until it idles out, which by default takes minutes, not half an hour.
+func TestIdleSessionsEndWithinMinutesByDefault(t *testing.T) {
+	if got := (HTTPOptions{}).withDefaults().SessionIdleTimeout; got > 5*time.Minute {
+		t.Errorf("default SessionIdleTimeout %v, want at most 5m", got)
+	}
+}
