@@ -420,7 +420,7 @@ func Default() *Config {
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
-			SessionIdleTimeout:   30 * time.Minute,
+			SessionIdleTimeout:   5 * time.Minute,
 			MaxSessions:          1000,
 			InitTimeout:          10 * time.Second,
 			MaxSessionsPerClient: 256,

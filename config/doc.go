@@ -124,8 +124,9 @@
 //	allowed_origins = []   # accepted Origin headers, each exactly
 //	                       # "http(s)://host" or "http(s)://host:port";
 //	                       # [] = http and https origins of the allowed hosts
-//	session_idle_timeout = "30m"  # a session without requests for this
-//	                       # long ends; > 0 and <= 24h
+//	session_idle_timeout = "5m"  # a session without requests or an open
+//	                       # stream for this long ends (its client gets 404
+//	                       # and initializes anew); > 0 and <= 24h
 //	init_timeout = "10s"   # a session whose client has not sent
 //	                       # notifications/initialized this long after its
 //	                       # last request ends; > 0 and <= 24h

@@ -31,7 +31,8 @@ type HTTPOptions struct {
 	// allowed hosts.
 	AllowedOrigins []string
 	// SessionIdleTimeout closes a Streamable HTTP session that has had no
-	// request and no open stream for this long (default 30m).
+	// request and no open stream for this long (default 5m); its client
+	// gets 404 and initializes a new one, as the spec asks.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the sessions open at once, of both transports; a
 	// new one beyond it is refused with 503 (default 1000).
@@ -101,7 +102,7 @@ type HTTPOptions struct {
 
 // Defaults of HTTPOptions, and fixed limits of the HTTP transports.
 const (
-	defaultSessionIdleTimeout = 30 * time.Minute
+	defaultSessionIdleTimeout = 5 * time.Minute
 	defaultMaxSessions        = 1000
 	defaultInitTimeout        = 10 * time.Second
 	defaultMaxClientSessions  = 256
