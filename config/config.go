@@ -90,6 +90,8 @@ type HTTPConfig struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client address of the per-client limits. Empty: none.
 	TrustedProxies []netip.Prefix
+	// MaxBatchResponseBytes caps the reply to a JSON-RPC batch.
+	MaxBatchResponseBytes int
 }
 
 // AuthMode is how HTTP requests are authenticated.
@@ -430,6 +432,7 @@ func Default() *Config {
 			MaxBodyBytesInFlightPerClient: 64 << 20,
 			MaxConnections:                4096,
 			MaxConnectionsPerClient:       512,
+			MaxBatchResponseBytes:         8 << 20,
 		},
 		Auth: AuthConfig{Mode: AuthNone},
 	}

@@ -79,6 +79,7 @@ func TestDefault(t *testing.T) {
 			MaxBodyBytesInFlightPerClient: 64 << 20,
 			MaxConnections:                4096,
 			MaxConnectionsPerClient:       512,
+			MaxBatchResponseBytes:         8 << 20,
 		},
 		Auth: AuthConfig{
 			Mode:     AuthNone,
@@ -628,6 +629,7 @@ max_body_bytes_in_flight_per_client = 4096
 max_connections = 100
 max_connections_per_client = 10
 trusted_proxies = ["10.0.0.7", "10.1.2.3/16", "::ffff:192.0.2.1", "2001:db8::/32"]
+max_batch_response_bytes = 65536
 
 [auth]
 mode = "jwt"
@@ -652,6 +654,7 @@ scopes = ["mcp", "files:read"]
 		MaxConnectionsPerClient:       10,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32"), netip.MustParsePrefix("10.1.0.0/16"),
 			netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/32")},
+		MaxBatchResponseBytes: 65536,
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

@@ -37,7 +37,7 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
@@ -820,6 +820,9 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 	}
 	if n, ok := d.integer(t, p, "max_connections_per_client", 1, maxConns); ok {
 		h.MaxConnectionsPerClient = n
+	}
+	if n, ok := d.integer(t, p, "max_batch_response_bytes", 1, maxBodyBytes); ok {
+		h.MaxBatchResponseBytes = n
 	}
 	for _, s := range d.strs(t, p, "trusted_proxies", checkProxy) {
 		if proxy, err := parseProxy(s); err == nil {

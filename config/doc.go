@@ -168,6 +168,11 @@
 //	                       # (haproxy's option forwardfor, nginx's
 //	                       # $proxy_add_x_forwarded_for). The per-client
 //	                       # limits count an IPv6 client by its /64
+//	max_batch_response_bytes = 8388608  # size cap of the reply to a
+//	                       # JSON-RPC batch (2025-03-26 sessions, at most
+//	                       # 100 messages), 1..1073741824: a response that
+//	                       # does not fit is replaced by an error naming
+//	                       # this key; stdio sessions keep 8 MiB
 //
 //	[auth]                 # authorization on the HTTP transport
 //	mode = "none"          # "none", "bearer" (one static token) or "jwt"

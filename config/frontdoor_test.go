@@ -24,6 +24,7 @@ func TestHTTPFrontDoorKeyErrors(t *testing.T) {
 			`http.trusted_proxies[0]: "10.0.0.1:8080" is not an IP address or a CIDR prefix`},
 		{"proxy mapped prefix", "[http]\ntrusted_proxies = [\"::ffff:10.0.0.0/104\"]\n", 2,
 			`http.trusted_proxies[0]: "::ffff:10.0.0.0/104": write an IPv4 prefix as IPv4`},
+		{"batch reply zero", "[http]\nmax_batch_response_bytes = 0\n", 2, "http.max_batch_response_bytes: 0 is out of range (1..1073741824)"},
 		{"proxies not a list", "[http]\ntrusted_proxies = \"10.0.0.1\"\n", 2, "http.trusted_proxies: expected array of strings, got string"},
 	})
 }

@@ -76,6 +76,12 @@ type HTTPOptions struct {
 	// proxy's connections count against MaxConnections only. The
 	// per-client limits count an IPv6 client by its /64.
 	TrustedProxies []netip.Prefix
+	// MaxBatchResponseBytes bounds the reply to a JSON-RPC batch (2025-03-26
+	// sessions), of at most 100 messages (default 8 MiB). A response that
+	// does not fit is replaced by an error naming this limit, so that every
+	// request of the batch is still answered; a notification or a request
+	// to the client that does not fit is dropped.
+	MaxBatchResponseBytes int64
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
 	// further behind is dropped (default 1 MiB).
@@ -140,6 +146,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	o.MaxBodyBytesInFlightPerClient = max(o.MaxBodyBytesInFlightPerClient, o.MaxBodyBytes)
 	setDefault(&o.MaxConnections, defaultMaxConnections)
 	setDefault(&o.MaxConnectionsPerClient, defaultMaxClientConns)
+	setDefault(&o.MaxBatchResponseBytes, defaultMaxBatchReply)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
 	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
@@ -296,7 +303,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 		h.log.Warn("refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, errors.New("too many sessions from this client: end some, or try again later")
 	}
-	hs.sess = h.srv.NewSession(hs.standalone)
+	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes)
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil

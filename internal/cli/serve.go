@@ -182,5 +182,6 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *conf
 		MaxConnections:                cfg.HTTP.MaxConnections,
 		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
 		TrustedProxies:                cfg.HTTP.TrustedProxies,
+		MaxBatchResponseBytes:         int64(cfg.HTTP.MaxBatchResponseBytes),
 	})
 }
