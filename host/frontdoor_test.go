@@ -603,3 +603,23 @@ func TestIdleSessionsEndWithinMinutesByDefault(t *testing.T) {
 		t.Errorf("default SessionIdleTimeout %v, want at most 5m", got)
 	}
 }
+
+// TestSessionRefusalsNameTheirSetting: a new session refused at a session
+// cap says which setting to raise.
+func TestSessionRefusalsNameTheirSetting(t *testing.T) {
+	for _, tc := range []struct {
+		opts    HTTPOptions
+		setting string
+	}{
+		{HTTPOptions{MaxSessions: 1}, "[http] max_sessions (1)"},
+		{HTTPOptions{MaxSessionsPerClient: 1}, "[http] max_sessions_per_client (1)"},
+	} {
+		hh := newHTTPHarness(t, tc.opts)
+		hh.initSession(t, Version20251125)
+		resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), tc.setting) {
+			t.Errorf("a session beyond %s: %d %s", tc.setting, resp.StatusCode, body)
+		}
+	}
+}
