@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -80,7 +81,8 @@ type HTTPOptions struct {
 	// sessions), of at most 100 messages (default 8 MiB). A response that
 	// does not fit is replaced by an error naming this limit, so that every
 	// request of the batch is still answered; a notification or a request
-	// to the client that does not fit is dropped.
+	// to the client that does not fit is not sent (its sender gets an
+	// error).
 	MaxBatchResponseBytes int64
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
@@ -174,8 +176,9 @@ type HTTPHandler struct {
 	hosts []hostPort // allowed Host values
 	mux   *http.ServeMux
 
-	bodies      *bodyBudget // request bodies being received
-	bodyRefusal refusalLog
+	bodies         *bodyBudget // request bodies being received
+	bodyRefusal    refusalLog
+	sessionRefusal refusalLog
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -297,11 +300,11 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	case h.closing:
 		return nil, errClosing
 	case len(h.sessions) >= h.opts.MaxSessions:
-		h.log.Warn("refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
-		return nil, errors.New("too many sessions: try again later")
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
+		return nil, fmt.Errorf("too many sessions: [http] max_sessions (%d) are open; try again later", h.opts.MaxSessions)
 	case h.clients[hs.client] >= h.opts.MaxSessionsPerClient:
-		h.log.Warn("refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
-		return nil, errors.New("too many sessions from this client: end some, or try again later")
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
+		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
 	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes)
 	h.sessions[hs.id] = hs
@@ -451,9 +454,9 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 
 // ServeHTTP serves the MCP endpoints of NewHTTPHandler on ln until ctx ends,
 // within opts.MaxConnections and MaxConnectionsPerClient, then shuts down
-// gracefully: new sessions and requests are refused, the
-// requests in flight get opts.ShutdownGrace to finish and are then
-// cancelled, and every stream ends. It returns nil after such a shutdown,
+// gracefully: new sessions and requests are refused, the requests in
+// flight get opts.ShutdownGrace to finish and are then cancelled, and every
+// stream ends. It returns nil after such a shutdown,
 // or the error that stopped serving.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
 	h := s.NewHTTPHandler(ln.Addr().String(), opts)
