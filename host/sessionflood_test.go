@@ -42,7 +42,7 @@ func initializeFrom(t *testing.T, client *http.Client, url string) int {
 func TestAnInitializeFloodDoesNotLockOutOtherClients(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	srv := NewServer(Options{Name: "test", Version: "1"}, nil)
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{InitTimeout: 500 * time.Millisecond})
+	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{InitTimeout: 2 * time.Second})
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })
