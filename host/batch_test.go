@@ -97,12 +97,13 @@ func TestARequestToTheClientFromABatchGoesOutAtOnce(t *testing.T) {
 	}
 	id, _ := json.Marshal(req["id"])
 	h.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
-	reply, ok := h.out.next(t)["batch"].([]any)
+	next := h.out.next(t)
+	reply, ok := next["batch"].([]map[string]any)
 	if !ok || len(reply) != 2 {
-		t.Fatalf("batch reply %v, want the two responses", reply)
+		t.Fatalf("got %v, want the batch's reply with the two responses", next)
 	}
-	for _, r := range reply {
-		if m := r.(map[string]any); m["method"] != nil || m["result"] == nil {
+	for _, m := range reply {
+		if m["method"] != nil || m["result"] == nil {
 			t.Errorf("batch reply holds %v, want responses with results only", m)
 		}
 	}
