@@ -49,6 +49,9 @@ type ServerConfig struct {
 	CacheDir string
 	// PageSize is the number of items per page in list results.
 	PageSize int
+	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
+	// plugins may hold together (not read yet).
+	MemoryBudgetMiB int
 }
 
 // HTTPConfig holds the [http] table.

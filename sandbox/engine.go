@@ -12,7 +12,16 @@ type EngineOptions struct {
 	// CacheDir is the directory of the persistent compilation cache, created
 	// when missing. Empty means an in-memory cache only.
 	CacheDir string
+	// MemoryBudgetMiB is the memory the instances of all the Engine's
+	// plugins may hold together, in MiB (not enforced yet).
+	MemoryBudgetMiB int
 }
+
+// Bounds of EngineOptions.MemoryBudgetMiB (not enforced yet).
+const (
+	MinMemoryBudgetMiB = 64
+	MaxMemoryBudgetMiB = 1 << 20
+)
 
 // Engine compiles plugins and shares their compiled code: loading a module
 // that was compiled before (by this Engine, or by any Engine using the same
