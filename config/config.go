@@ -50,7 +50,7 @@ type ServerConfig struct {
 	// PageSize is the number of items per page in list results.
 	PageSize int
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
-	// plugins may hold together (not read yet).
+	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
 }
 
@@ -386,9 +386,10 @@ func (l Limits) Sandbox() sandbox.Limits {
 func Default() *Config {
 	c := &Config{
 		Server: ServerConfig{
-			Name:     "mcphost",
-			Title:    "mcphost",
-			PageSize: 100,
+			Name:            "mcphost",
+			Title:           "mcphost",
+			PageSize:        100,
+			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,
