@@ -214,3 +214,26 @@ func rssBytes(t *testing.T) int64 {
 	t.Fatal("no VmRSS in /proc/self/status")
 	return 0
 }
+
+// TestInstanceReservesWhatTheHostMayCopy: an instance reserves RATIONALE.md's
+// formula exactly, the Extism variable store included, and a plugin granted
+// HTTP requests also twice (the collector's headroom) twice the largest
+// response body the host reads before handing it over (io.ReadAll grows
+// its buffer by copying).
+func TestInstanceReservesWhatTheHostMayCopy(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20}
+	wasm, err := prepare(testWasm(t, "guest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := 2*8*uint64(maxTableElements) + uint64(len(wasm)) + 24*uint64(l.MaxOutputBytes) + maxVarBytes
+	want := 2*uint64(l.MemoryMiB)<<20 + 2*heap
+	if got := load(t, "guest", Options{Limits: l}).pool.cost; got != want {
+		t.Errorf("an instance reserves %d bytes, want %d", got, want)
+	}
+	want += 2 * 2 * maxHTTPResponseBytes
+	if got := load(t, "guest", Options{Limits: l, Grants: Grants{AllowedHosts: []string{"example.com"}}}).pool.cost; got != want {
+		t.Errorf("an instance of a plugin granted HTTP reserves %d bytes, want %d", got, want)
+	}
+}
