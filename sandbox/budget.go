@@ -58,20 +58,26 @@ type instanceCost struct {
 	// tables, structures and copies are on the Go heap: its tables at
 	// their maximum, twice (growth copies); wazero's and Extism's
 	// structures for it, counted as the module's size (measured: a third
-	// of it); and the host's copies of the blocks its call hands over.
+	// of it), and its Extism variables; and the host's copies of the
+	// blocks its call hands over and, for a plugin granted HTTP, of a
+	// response body, twice (io.ReadAll grows its buffer by copying).
 	tables, structures, copies uint64
 }
 
 // newInstanceCost returns the cost of an instance of a module of
 // moduleBytes bytes, whose tables may hold tableElements elements in all,
-// run with limits l.
-func newInstanceCost(l Limits, moduleBytes int, tableElements uint64) instanceCost {
-	return instanceCost{
+// run with limits l, and allowed HTTP requests if http.
+func newInstanceCost(l Limits, moduleBytes int, tableElements uint64, http bool) instanceCost {
+	c := instanceCost{
 		linear:     2 * uint64(l.MemoryMiB) << 20 * linearMemoryFactor,
 		tables:     2 * tableElements * tableElementBytes,
-		structures: uint64(moduleBytes),
+		structures: uint64(moduleBytes) + maxVarBytes,
 		copies:     hostCopyFactor * uint64(l.MaxOutputBytes),
 	}
+	if http {
+		c.copies += 2 * maxHTTPResponseBytes
+	}
+	return c
 }
 
 // total is the cost in bytes: the Go heap's parts with the collector's
@@ -82,7 +88,7 @@ func (c instanceCost) total() uint64 {
 
 // String itemizes the cost, in MiB.
 func (c instanceCost) String() string {
-	return fmt.Sprintf("%s of linear memory (the plugin's and the Extism kernel's, memory_mib each) + %d × (%s of tables + %s of instance structures + %s of host copies of max_output_bytes)",
+	return fmt.Sprintf("%s of linear memory (the plugin's and the Extism kernel's, memory_mib each) + %d × (%s of tables + %s of instance structures and variables + %s of host copies of max_output_bytes and HTTP responses)",
 		mib(c.linear), gcHeadroom, mib(c.tables), mib(c.structures), mib(c.copies))
 }
 

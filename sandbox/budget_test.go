@@ -16,8 +16,8 @@ import (
 // guestInstanceMiB is what an instance of the guest plugin run with l
 // reserves, by RATIONALE.md's formula: its two linear memories, and with
 // the collector's headroom its table (Go's, which has no maximum, capped
-// at 2^20 elements and counted twice), the module's size and 24 times
-// max_output_bytes.
+// at 2^20 elements and counted twice), the module's size, its variables
+// (1 MiB) and 24 times max_output_bytes.
 func guestInstanceMiB(t *testing.T, l Limits) float64 {
 	t.Helper()
 	l, err := l.withDefaults()
@@ -28,7 +28,7 @@ func guestInstanceMiB(t *testing.T, l Limits) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heap := 2*8*float64(1<<20) + float64(len(wasm)) + 24*float64(l.MaxOutputBytes)
+	heap := 2*8*float64(1<<20) + float64(len(wasm)) + 1<<20 + 24*float64(l.MaxOutputBytes)
 	return 2*float64(l.MemoryMiB) + 2*heap/(1<<20)
 }
 

@@ -106,7 +106,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	if err != nil {
 		return nil, err
 	}
-	cost, err := e.instanceCost(wasm, limits)
+	cost, err := e.instanceCost(wasm, limits, len(opts.Grants.AllowedHosts) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -158,9 +158,10 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 }
 
 // instanceCost returns what an instance of the prepared module wasm, run
-// with limits, reserves from the budget. It fails when the module's memory
-// starts beyond limits.MemoryMiB or the instance cannot fit in the budget.
-func (e *Engine) instanceCost(wasm []byte, limits Limits) (uint64, error) {
+// with limits and allowed HTTP requests if http, reserves from the budget.
+// It fails when the module's memory starts beyond limits.MemoryMiB or the
+// instance cannot fit in the budget.
+func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, error) {
 	mem, err := readModuleMemory(wasm)
 	if err != nil {
 		return 0, err
@@ -168,7 +169,7 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits) (uint64, error) {
 	if limit := uint64(limits.MemoryMiB) << 20; mem.minBytes > limit {
 		return 0, fmt.Errorf("the module's memory starts at %s, more than memory_mib = %d allows: raise memory_mib", mib(mem.minBytes), limits.MemoryMiB)
 	}
-	cost := newInstanceCost(limits, len(wasm), mem.tableElements)
+	cost := newInstanceCost(limits, len(wasm), mem.tableElements, http)
 	if cost.total() > e.budget.limit {
 		return 0, fmt.Errorf("one instance may need %s (%v), more than memory_budget_mib = %d: lower memory_mib or max_output_bytes, or raise memory_budget_mib",
 			mib(cost.total()), cost, e.budget.mib())

@@ -28,9 +28,14 @@ const mib = 1 << 20
 // instanceMiB is what one instance may hold, by the formula: its two
 // linear memories (the plugin's and the Extism kernel's), and with the
 // collector's headroom (×2) its tables at their maximum counted twice (8
-// bytes an element), the module's size and 24 times max_output_bytes.
-func instanceMiB(memoryMiB, maxOutputBytes, moduleBytes, tableElements int) int {
-	heap := 2*8*tableElements + moduleBytes + 24*maxOutputBytes
+// bytes an element), the module's size, its variables (1 MiB), 24 times
+// max_output_bytes and, if granted HTTP, twice the largest response body
+// (16 MiB).
+func instanceMiB(memoryMiB, maxOutputBytes, moduleBytes, tableElements int, http bool) int {
+	heap := 2*8*tableElements + moduleBytes + mib + 24*maxOutputBytes
+	if http {
+		heap += 2 * 16 * mib
+	}
 	return 2*memoryMiB + (2*heap+mib-1)/mib
 }
 
@@ -232,9 +237,9 @@ allowed_hosts = ["127.0.0.1:%s"]
 		t.Fatal(err)
 	}
 	withMemoryBudget(t, f, budgetMiB)
-	instancesMiB := instances * (instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "greedy"), goTableElements) +
-		instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements) +
-		instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tables"), 4<<20))
+	instancesMiB := instances * (instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "greedy"), goTableElements, true) +
+		instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements, false) +
+		instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tables"), 4<<20, false))
 
 	srv := f.start(t)
 	ctx := ctxT(t)
@@ -332,7 +337,7 @@ max_queue = 0
 		}
 	}
 	withMemoryBudget(t, f, budgetMiB)
-	greedyMiB := instanceMiB(memoryMiB, maxOutput, len(greedy), goTableElements)
+	greedyMiB := instanceMiB(memoryMiB, maxOutput, len(greedy), goTableElements, false)
 	if 2*greedyMiB > budgetMiB || 3*greedyMiB <= budgetMiB {
 		t.Fatalf("an instance reserves %d MiB: the budget of %d MiB must hold two, not three", greedyMiB, budgetMiB)
 	}
@@ -362,7 +367,7 @@ max_queue = 0
 	}
 	wg.Wait()
 	peak := procStatusKiB(t, srv.pid, "VmHWM") >> 10
-	instancesMiB := 3*2*greedyMiB + 2*instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements)
+	instancesMiB := 3*2*greedyMiB + 2*instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements, false)
 	bound := memoryBoundMiB(baseline, budgetMiB, instancesMiB, len(sessions)+1, requestMiB(maxBody, maxOutput))
 	t.Logf("six 64 MiB floods: peak %d MiB = baseline %d MiB + %d MiB; bound baseline + %d MiB", peak, baseline, peak-baseline, bound)
 	if peak > baseline+bound {
