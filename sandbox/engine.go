@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -12,13 +14,20 @@ type EngineOptions struct {
 	// CacheDir is the directory of the persistent compilation cache, created
 	// when missing. Empty means an in-memory cache only.
 	CacheDir string
+	// MaxCompiles is how many modules the Engine compiles at once; more
+	// loads wait for a turn (within their context), so that loading
+	// plugins concurrently neither takes more cores than there are nor
+	// multiplies the memory compiling takes. Zero or less means
+	// GOMAXPROCS.
+	MaxCompiles int
 }
 
 // Engine compiles plugins and shares their compiled code: loading a module
 // that was compiled before (by this Engine, or by any Engine using the same
 // CacheDir) skips compilation.
 type Engine struct {
-	cache wazero.CompilationCache
+	cache    wazero.CompilationCache
+	compiles chan struct{} // a token for each compile under way
 }
 
 // NewEngine returns an Engine with the compilation cache opts describes. It
@@ -27,14 +36,29 @@ type Engine struct {
 // log functions, which it drops unless a global log level is set) are
 // served by the sandbox itself, per plugin.
 func NewEngine(opts EngineOptions) (*Engine, error) {
+	e := &Engine{compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
 	if opts.CacheDir == "" {
-		return &Engine{cache: wazero.NewCompilationCache()}, nil
+		e.cache = wazero.NewCompilationCache()
+		return e, nil
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 	}
-	return &Engine{cache: cache}, nil
+	e.cache = cache
+	return e, nil
+}
+
+// compile runs fn, which compiles a module, when fewer than MaxCompiles
+// compiles are under way, or fails when ctx ends first.
+func (e *Engine) compile(ctx context.Context, fn func() error) error {
+	select {
+	case e.compiles <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a turn to compile (%d compiles at once): %w", cap(e.compiles), context.Cause(ctx))
+	}
+	defer func() { <-e.compiles }()
+	return fn()
 }
 
 // Close releases the in-memory compilation cache. Close the Engine's plugins

@@ -57,9 +57,11 @@ const sleepSlice = 10 * time.Millisecond
 // Load compiles wasm as the plugin name and creates its first instance, so
 // that a plugin that cannot be linked or instantiated fails here. Before
 // compiling, it checks that every function the plugin imports from
-// abi.HostModule is among opts.HostFunctions, caps its tables (tables.go)
+// abi.HostModule is among opts.HostFunctions and that the module costs
+// little enough to compile (compilecaps.go), caps its tables (tables.go)
 // and moves its imports of the kernel functions the sandbox serves itself
-// (kernel.go).
+// (kernel.go). It then waits for a turn to compile
+// (EngineOptions.MaxCompiles).
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	p, err := e.load(ctx, name, wasm, opts)
 	if err != nil {
@@ -99,7 +101,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	}
 	k := &kernel{plugin: name, net: pol, config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(hostFns, k.functions()...)
-	wasm, err = prepare(wasm)
+	wasm, err = prepare(wasm, limits.MaxModuleMiB<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +121,11 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 			WithCloseOnContextDone(true),
 		EnableWasi: true,
 	}
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
-	if err != nil {
+	var compiled *extism.CompiledPlugin
+	if err := e.compile(ctx, func() (err error) {
+		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	p := &Plugin{
@@ -147,10 +152,14 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, opts Option
 	return p, nil
 }
 
-// prepare returns wasm as the sandbox compiles it: with its tables capped
-// (capTables) and its imports of the kernel functions the sandbox serves
-// itself moved (redirectKernelImports).
-func prepare(wasm []byte) ([]byte, error) {
+// prepare returns wasm as the sandbox compiles it, once it is known to cost
+// little enough to compile (checkCompileCost, with a size cap of maxBytes):
+// with its tables capped (capTables) and its imports of the kernel
+// functions the sandbox serves itself moved (redirectKernelImports).
+func prepare(wasm []byte, maxBytes int) ([]byte, error) {
+	if err := checkCompileCost(wasm, maxBytes); err != nil {
+		return nil, err
+	}
 	wasm, err := capTables(wasm)
 	if err != nil {
 		return nil, err
