@@ -131,6 +131,7 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 		t.Errorf("healthy plugin after the others loaded: %v %v %q", err, isErr, got)
 	}
+	t.Logf("the server's peak RSS: %d MiB", procStatusKiB(t, srv.pid, "VmHWM")>>10)
 	var r struct {
 		Ready   bool              `json:"ready"`
 		Plugins map[string]string `json:"plugins"`
