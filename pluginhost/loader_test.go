@@ -1,11 +1,16 @@
 package pluginhost
 
 import (
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 func TestMissingGrantsListsTheConfigLinesToAdd(t *testing.T) {
@@ -38,5 +43,45 @@ func TestMissingGrantsListsTheConfigLinesToAdd(t *testing.T) {
 	}
 	if got := missingGrants("legacy", nil, config.PluginConfig{}); got != "" {
 		t.Errorf("a plugin without a manifest asks for nothing, got:\n%s", got)
+	}
+}
+
+// TestAnOversizedPluginFileIsRefusedUnread: a plugin file larger than its
+// max_module_mib, here a sparse file of 1.5 GiB, is refused with an error
+// naming the setting before it is read, by LoadFile and by a Reloader's
+// first load alike: the heap does not grow by the file's size.
+func TestAnOversizedPluginFileIsRefusedUnread(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.wasm")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(3 << 29); err != nil {
+		t.Skipf("SKIPPED: no sparse files here: %v", err)
+	}
+	f.Close()
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close() })
+	srv := host.NewServer(host.Options{}, nil)
+	loader := &Loader{Engine: engine, Server: srv}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, loadErr := loader.LoadFile(t.Context(), path, config.Default())
+	res := NewReloader(loader, dir, config.Default()).Load(t.Context())
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	const want = "max_module_mib"
+	if loadErr == nil || !strings.Contains(loadErr.Error(), want) {
+		t.Errorf("LoadFile: %v, want an error naming %s", loadErr, want)
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), want) {
+		t.Errorf("Reloader.Load: %v, want an error naming %s", res.Errors, want)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
+		t.Errorf("refusing the file allocated %d MiB", grown>>20)
 	}
 }
