@@ -174,9 +174,9 @@ type Limits struct {
 	// the plugin makes: a token bucket of this many, refilled at this
 	// rate; a call that goes beyond it is stopped with an error.
 	HostCallsPerSecond int
-	// MaxModuleMiB caps the size of the plugin's wasm module, which
-	// bounds the time and memory of compiling it; a larger module is
-	// refused at load.
+	// MaxModuleMiB caps the size of the plugin's file, a wasm module or a
+	// JavaScript source, which bounds the time and memory of reading and
+	// compiling it; a larger file is refused at load, unread.
 	MaxModuleMiB int
 	// MaxListItems caps how many tools, prompts, resources or resource
 	// templates one plugin may list (each kind separately); the rest are

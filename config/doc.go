@@ -53,8 +53,9 @@
 //	host_calls_per_second = 1000  # host function calls one plugin call may
 //	                       # make per second (bursts of as many), 1..100000;
 //	                       # a call beyond it is stopped (a trap)
-//	max_module_mib = 20    # size cap of the plugin's wasm module in MiB,
-//	                       # 1..1024; a larger one is refused at load, as
+//	max_module_mib = 20    # size cap of the plugin's file (wasm module or
+//	                       # JavaScript source) in MiB, 1..1024; a larger
+//	                       # one is refused at load, before it is read, as
 //	                       # is one whose code would cost too much to
 //	                       # compile for its size (RATIONALE.md, "How a
 //	                       # module's compile cost is bounded")

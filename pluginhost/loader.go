@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -157,7 +158,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		l.logger().Info("plugin disabled by config", "plugin", name)
 		return nil, nil, nil
 	}
-	wasm, err := os.ReadFile(path)
+	wasm, err := readPluginFile(path, pc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -312,6 +313,46 @@ func mapList(items []string, f func(string) string) []string {
 		out[i] = f(s)
 	}
 	return out
+}
+
+// maxFileBytes is the size a plugin file may have under pc: its
+// max_module_mib, which caps a JavaScript source as it caps a module.
+func maxFileBytes(pc config.PluginConfig) int64 {
+	return int64(cmp.Or(pc.Limits.MaxModuleMiB, sandbox.DefaultMaxModuleMiB)) << 20
+}
+
+// readPluginFile reads the plugin file at path, refusing one larger than
+// maxFileBytes(pc) after reading no more than one byte beyond it.
+func readPluginFile(path string, pc config.PluginConfig) ([]byte, error) {
+	b, err := readAtMost(path, maxFileBytes(pc)+1)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > maxFileBytes(pc) {
+		return nil, fmt.Errorf("the plugin file is larger than the %d MiB max_module_mib allows (raise max_module_mib in [plugins.%s] or [defaults])",
+			maxFileBytes(pc)>>20, pc.Name)
+	}
+	return b, nil
+}
+
+// readAtMost reads at most n bytes of the file at path, into a buffer of
+// the size the file has (or n).
+func readAtMost(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, min(st.Size(), n))
+	read, err := io.ReadFull(f, b)
+	if err == io.ErrUnexpectedEOF { // the file shrank: the caller sees the sizes differ
+		err = nil
+	}
+	return b[:read], err
 }
 
 // checkPin returns an error when pc pins the plugin file to a SHA-256 that

@@ -149,7 +149,7 @@ func (r *Reloader) Load(ctx context.Context) LoadResult {
 	outcomes := make(chan outcome)
 	for _, name := range names {
 		pc := r.cfg.Plugin(name)
-		versions, data, _, err := r.read(groups[name], time.Time{})
+		versions, data, _, err := r.read(groups[name], maxFileBytes(pc), time.Time{})
 		if err != nil {
 			compiled()
 			go func() { outcomes <- outcome{name: name, errs: []error{err}} }()
@@ -301,7 +301,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 		if sl != nil && samePluginConfig(sl.pc, pc) && r.unchanged(sl.files, files) {
 			continue
 		}
-		versions, data, wait, err := r.read(files, now)
+		versions, data, wait, err := r.read(files, maxFileBytes(pc), now)
 		switch {
 		case err != nil:
 			log.Warn("plugin file not read; trying again later", "plugin", name, "err", err)
@@ -457,11 +457,12 @@ func sameVersions(a, b []fileVersion) bool {
 	return slices.EqualFunc(a, b, func(x, y fileVersion) bool { return x.name == y.name && x.sha256 == y.sha256 })
 }
 
-// read reads and hashes files. Unless now is zero, a file is read only once
+// read reads and hashes files, each up to one byte beyond maxBytes (the
+// loader refuses a longer one by its length). Unless now is zero, a file is read only once
 // it settled: modified at least Settle ago, or seen with the same size and
 // mtime for Settle; and it must not change while read. Otherwise read
 // returns how long to wait.
-func (r *Reloader) read(files []string, now time.Time) ([]fileVersion, map[string][]byte, time.Duration, error) {
+func (r *Reloader) read(files []string, maxBytes int64, now time.Time) ([]fileVersion, map[string][]byte, time.Duration, error) {
 	var wait time.Duration
 	versions := make([]fileVersion, 0, len(files))
 	data := map[string][]byte{}
@@ -477,7 +478,8 @@ func (r *Reloader) read(files []string, now time.Time) ([]fileVersion, map[strin
 				continue
 			}
 		}
-		b, err := os.ReadFile(path)
+		// Beyond maxBytes, the loader refuses the file by its length.
+		b, err := readAtMost(path, maxBytes+1)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
 		}
@@ -485,7 +487,7 @@ func (r *Reloader) read(files []string, now time.Time) ([]fileVersion, map[strin
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
 		}
-		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || int64(len(b)) != after.Size() {
+		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || int64(len(b)) != min(after.Size(), maxBytes+1) {
 			r.seen[f] = seenStat{size: after.Size(), mtime: after.ModTime(), at: time.Now()}
 			wait = max(wait, r.Settle)
 			continue
