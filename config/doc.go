@@ -57,8 +57,8 @@
 //	                       # JavaScript source) in MiB, 1..1024; a larger
 //	                       # one is refused at load, before it is read, as
 //	                       # is one whose code would cost too much to
-//	                       # compile for its size (RATIONALE.md, "How a
-//	                       # module's compile cost is bounded")
+//	                       # compile for its size (RATIONALE.md, "How is
+//	                       # a module's compile cost bounded?")
 //	max_list_items = 1000  # tools, prompts, resources and resource
 //	                       # templates one plugin may list, each kind
 //	                       # counted apart, 1..100000; the rest are left

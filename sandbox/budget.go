@@ -17,7 +17,7 @@ import (
 // plugin are closed, longest idle first, to make room; then the call
 // waits, within its timeout, for instances to be closed; then it fails
 // with an error that names memory_budget_mib and what holds the budget.
-// RATIONALE.md ("What bounds the server's memory") derives the figures.
+// RATIONALE.md ("What bounds the server's memory?") derives the figures.
 
 // DefaultMemoryBudgetMiB is the budget of an Engine whose options set none:
 // two thirds of the 24 GiB machines mcphost is sized for, the rest being

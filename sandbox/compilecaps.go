@@ -12,7 +12,7 @@ import (
 // 15 s. So before compiling, the sandbox estimates the work of those
 // passes from the code and refuses a module beyond these caps
 // (checkCompileCost), at about four times what the largest real plugins
-// need (RATIONALE.md, "How a module's compile cost is bounded"). The rest
+// need (RATIONALE.md, "How is a module's compile cost bounded?"). The rest
 // of the work grows with the size of the module, which Limits.MaxModuleMiB
 // caps, and with the size of a function's body, which maxFunctionBytes
 // caps since the compiler holds one function's code at a time.

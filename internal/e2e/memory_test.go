@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The memory bound of RATIONALE.md ("What bounds the server's memory"),
+// The memory bound of RATIONALE.md ("What bounds the server's memory?"),
 // asserted: memory attacks by the greedy test plugin and a table bomb, run
 // against a server with tight limits, must keep its peak resident memory
 // within the baseline plus the formula, and the healthy plugin must answer
