@@ -126,19 +126,25 @@ func (r *Reloader) Config() *config.Config {
 // as they happen, with the plugin's name. Later Syncs start from what it
 // loaded; they wait for it.
 func (r *Reloader) Load(ctx context.Context) LoadResult {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	return r.StartLoad(ctx)()
+}
+
+// StartLoad starts Load and returns a function that waits for it to end
+// and returns what Load returns. When StartLoad returns, the server knows
+// how many plugins are loading: a client's initialize, even one already
+// waiting, waits for them as startup_wait says.
+func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
+	r.mu.Lock() // unlocked by the goroutine that collects the outcomes
 	r.loaded = true
-	var res LoadResult
 	groups, err := r.list()
 	if err != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("reading plugins folder: %w", err))
-		return res
+		r.mu.Unlock()
+		err = fmt.Errorf("reading plugins folder: %w", err)
+		return func() LoadResult { return LoadResult{Errors: []error{err}} }
 	}
 	names := slices.Sorted(maps.Keys(groups))
 	r.status.loading(names)
 	compiled, done := r.srv.Loading(len(names), r.cfg.Server.StartupWait)
-	defer done()
 	type outcome struct {
 		name string
 		sl   *slot
@@ -163,32 +169,39 @@ func (r *Reloader) Load(ctx context.Context) LoadResult {
 			outcomes <- outcome{name, sl, p, d, errs}
 		}()
 	}
-	log := r.srv.Logger()
-	for range names {
-		o := <-outcomes
-		res.Errors = append(res.Errors, o.errs...)
-		for _, err := range o.errs {
-			if o.p != nil { // another file of the same name, e.g. x.wasm beside x.js
-				log.Warn("plugin file not used", "plugin", o.name, "err", err)
-			} else {
-				log.Error("plugin not loaded", "plugin", o.name, "err", err)
+	result := make(chan LoadResult, 1)
+	go func() {
+		defer r.mu.Unlock()
+		defer done()
+		var res LoadResult
+		log := r.srv.Logger()
+		for range names {
+			o := <-outcomes
+			res.Errors = append(res.Errors, o.errs...)
+			for _, err := range o.errs {
+				if o.p != nil { // another file of the same name, e.g. x.wasm beside x.js
+					log.Warn("plugin file not used", "plugin", o.name, "err", err)
+				} else {
+					log.Error("plugin not loaded", "plugin", o.name, "err", err)
+				}
 			}
+			if o.sl != nil {
+				r.slots[o.name] = o.sl
+			}
+			if o.p == nil {
+				r.status.set(o.name, failedOrDisabled(o.errs))
+				continue
+			}
+			v := o.sl.files[0]
+			o.sl.plugin, o.sl.file, o.sl.sha256, o.sl.loadedFiles, o.sl.loadedPC = o.p, v.name, v.sha256, o.sl.files, o.sl.pc
+			r.adopt(o.name, o.p, o.d)
+			res.Plugins = append(res.Plugins, o.p)
+			r.publish(ctx)
+			r.status.set(o.name, StateReady)
 		}
-		if o.sl != nil {
-			r.slots[o.name] = o.sl
-		}
-		if o.p == nil {
-			r.status.set(o.name, failedOrDisabled(o.errs))
-			continue
-		}
-		v := o.sl.files[0]
-		o.sl.plugin, o.sl.file, o.sl.sha256, o.sl.loadedFiles, o.sl.loadedPC = o.p, v.name, v.sha256, o.sl.files, o.sl.pc
-		r.adopt(o.name, o.p, o.d)
-		res.Plugins = append(res.Plugins, o.p)
-		r.publish(ctx)
-		r.status.set(o.name, StateReady)
-	}
-	return res
+		result <- res
+	}()
+	return sync.OnceValue(func() LoadResult { return <-result })
 }
 
 // publish makes the server serve the plugins of the slots, and records

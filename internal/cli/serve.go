@@ -139,9 +139,10 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	loaded := make(chan pluginhost.LoadResult, 1)
+	wait := reloader.StartLoad(ctx) // before the transport serves: initialize waits for it
 	go func() {
 		defer close(loaded)
-		loaded <- reloader.Load(ctx)
+		loaded <- wait()
 	}()
 	reported := make(chan struct{})
 	go func() {

@@ -523,7 +523,7 @@ func TestPluginAskingForUngrantedCapabilitiesIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if init.Result.Capabilities["tools"] != nil || init.Result.Capabilities["prompts"] == nil {
-		t.Fatalf("want tools refused and prompts served, capabilities %v", init.Result.Capabilities)
+		t.Fatalf("want tools refused and prompts served, capabilities %v; log:\n%s", init.Result.Capabilities, logs)
 	}
 }
 
