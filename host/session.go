@@ -169,6 +169,8 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	case m.isNotification():
 		sess.handleNotification(m)
 		return nil
+	case isModern(m):
+		return sess.dispatchModern(ctx, m, reply, batch)
 	case m.Method == "initialize":
 		res, err := sess.initialize(ctx, m.Params)
 		return encodeResponse(m.ID, res, toRPCError(err))
@@ -180,13 +182,35 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	if !ok {
 		return encodeResponse(m.ID, nil, rpcErrorf(CodeMethodNotFound, "method not found: %s", m.Method))
 	}
-	p, rpcErr := h.decode(m.Params)
+	return sess.serve(ctx, m, h, nil, reply, batch, encodeResponse)
+}
+
+// dispatchModern serves a request of the 2026-07-28 era: on its own, with
+// the version, capabilities and log level of its _meta, whatever the
+// session did before.
+func (sess *Session) dispatchModern(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
+	era, rpcErr := readModern(m.Params)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
 	}
-	req, rpcErr := sess.begin(ctx, m, p.metadata(), reply)
+	h, rpcErr := modernMethod(m.Method)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
+	}
+	return sess.serve(ctx, m, h, era, reply, batch, sess.srv.modernResponse)
+}
+
+// serve starts a request with handler h; encode writes its response. It
+// returns a response to send at once when the request cannot start, else
+// nil: the request runs asynchronously.
+func (sess *Session) serve(ctx context.Context, m *message, h method, era *modern, reply Outbound, batch *sync.WaitGroup, encode func(id json.RawMessage, res any, rpcErr *RPCError) []byte) []byte {
+	p, rpcErr := h.decode(m.Params)
+	if rpcErr != nil {
+		return encode(m.ID, nil, rpcErr)
+	}
+	req, rpcErr := sess.begin(ctx, m, era, p.metadata(), reply)
+	if rpcErr != nil {
+		return encode(m.ID, nil, rpcErr)
 	}
 	if batch != nil {
 		batch.Add(1)
@@ -198,12 +222,15 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		}
 		defer sess.end(req)
 		res, err := h.serve(req.ctx, req, p)
+		if missing := req.missingCapabilities(); missing != nil {
+			res, err = nil, missing
+		}
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
 		sess.release(req)
 		if cancelled {
 			return // cancelled by the client: no response
 		}
-		_ = reply.Send(encodeResponse(m.ID, res, toRPCError(err)))
+		_ = reply.Send(encode(m.ID, res, toRPCError(err)))
 	}()
 	return nil
 }
