@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,22 @@ type HTTPConfig struct {
 	MaxSessionsPerClient int
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int
+	// MaxBodyBytesInFlight caps the request body bytes being received at
+	// once, server-wide; at least MaxBodyBytes.
+	MaxBodyBytesInFlight int
+	// MaxBodyBytesInFlightPerClient caps the request body bytes being
+	// received at once from one client address; at least MaxBodyBytes.
+	MaxBodyBytesInFlightPerClient int
+	// MaxConnections caps the connections open at once.
+	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address.
+	MaxConnectionsPerClient int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address of the per-client limits. Empty: none.
+	TrustedProxies []netip.Prefix
+	// MaxBatchResponseBytes caps the reply to a JSON-RPC batch.
+	MaxBatchResponseBytes int
 }
 
 // AuthMode is how HTTP requests are authenticated.
@@ -412,11 +429,17 @@ func Default() *Config {
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
-			SessionIdleTimeout:   30 * time.Minute,
+			SessionIdleTimeout:   5 * time.Minute,
 			MaxSessions:          1000,
 			InitTimeout:          10 * time.Second,
 			MaxSessionsPerClient: 256,
 			MaxBodyBytes:         4 << 20,
+
+			MaxBodyBytesInFlight:          256 << 20,
+			MaxBodyBytesInFlightPerClient: 64 << 20,
+			MaxConnections:                4096,
+			MaxConnectionsPerClient:       512,
+			MaxBatchResponseBytes:         8 << 20,
 		},
 		Auth: AuthConfig{Mode: AuthNone},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,11 +69,17 @@ func TestDefault(t *testing.T) {
 		Plugins: map[string]PluginConfig{},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
-			SessionIdleTimeout:   30 * time.Minute,
+			SessionIdleTimeout:   5 * time.Minute,
 			InitTimeout:          10 * time.Second,
 			MaxSessions:          1000,
 			MaxSessionsPerClient: 256,
 			MaxBodyBytes:         4194304,
+
+			MaxBodyBytesInFlight:          256 << 20,
+			MaxBodyBytesInFlightPerClient: 64 << 20,
+			MaxConnections:                4096,
+			MaxConnectionsPerClient:       512,
+			MaxBatchResponseBytes:         8 << 20,
 		},
 		Auth: AuthConfig{
 			Mode:     AuthNone,
@@ -617,6 +624,12 @@ init_timeout = "3s"
 max_sessions = 10
 max_sessions_per_client = 4
 max_body_bytes = 1024
+max_body_bytes_in_flight = 65536
+max_body_bytes_in_flight_per_client = 4096
+max_connections = 100
+max_connections_per_client = 10
+trusted_proxies = ["10.0.0.7", "10.1.2.3/16", "::ffff:192.0.2.1", "2001:db8::/32"]
+max_batch_response_bytes = 65536
 
 [auth]
 mode = "jwt"
@@ -634,6 +647,14 @@ scopes = ["mcp", "files:read"]
 		MaxSessions:          10,
 		MaxSessionsPerClient: 4,
 		MaxBodyBytes:         1024,
+
+		MaxBodyBytesInFlight:          65536,
+		MaxBodyBytesInFlightPerClient: 4096,
+		MaxConnections:                100,
+		MaxConnectionsPerClient:       10,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.7/32"), netip.MustParsePrefix("10.1.0.0/16"),
+			netip.MustParsePrefix("192.0.2.1/32"), netip.MustParsePrefix("2001:db8::/32")},
+		MaxBatchResponseBytes: 65536,
 	}
 	if !reflect.DeepEqual(cfg.HTTP, wantHTTP) {
 		t.Errorf("HTTP =\n%+v\nwant\n%+v", cfg.HTTP, wantHTTP)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -36,7 +37,7 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes"}
+	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 )
 
@@ -53,6 +54,8 @@ const (
 	maxIdleTimeout = 24 * time.Hour
 	maxSessions    = 100000
 	maxBodyBytes   = 1 << 30
+	maxInFlight    = 64 << 30 // bytes of request bodies being received
+	maxConns       = 1000000
 	maxCallRate    = 100000
 	maxListItems   = 100000
 	maxFailures    = 1000
@@ -804,6 +807,51 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 	if n, ok := d.integer(t, p, "max_body_bytes", 1, maxBodyBytes); ok {
 		h.MaxBodyBytes = n
 	}
+	for _, budget := range []struct {
+		key string
+		v   *int
+	}{{"max_body_bytes_in_flight", &h.MaxBodyBytesInFlight}, {"max_body_bytes_in_flight_per_client", &h.MaxBodyBytesInFlightPerClient}} {
+		if n, ok := d.integer(t, p, budget.key, 1, maxInFlight); ok {
+			*budget.v = n
+		}
+		if *budget.v < h.MaxBodyBytes {
+			d.errorf(p.add(budget.key), "%d is less than max_body_bytes (%d): a body of that size could never be received", *budget.v, h.MaxBodyBytes)
+		}
+	}
+	if n, ok := d.integer(t, p, "max_connections", 1, maxConns); ok {
+		h.MaxConnections = n
+	}
+	if n, ok := d.integer(t, p, "max_connections_per_client", 1, maxConns); ok {
+		h.MaxConnectionsPerClient = n
+	}
+	if n, ok := d.integer(t, p, "max_batch_response_bytes", 1, maxBodyBytes); ok {
+		h.MaxBatchResponseBytes = n
+	}
+	for _, s := range d.strs(t, p, "trusted_proxies", checkProxy) {
+		if proxy, err := parseProxy(s); err == nil {
+			h.TrustedProxies = append(h.TrustedProxies, proxy)
+		}
+	}
+}
+
+// parseProxy reads a trusted_proxies entry: an IP address or a CIDR prefix.
+func parseProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		if p.Addr().Is4In6() {
+			return netip.Prefix{}, fmt.Errorf("%q: write an IPv4 prefix as IPv4, e.g. \"10.0.0.0/8\"", s)
+		}
+		return p.Masked(), nil
+	}
+	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
+		ip = ip.Unmap()
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	return netip.Prefix{}, fmt.Errorf("%q is not an IP address or a CIDR prefix, e.g. \"10.0.0.7\" or \"10.0.0.0/8\"", s)
+}
+
+func checkProxy(s string) error {
+	_, err := parseProxy(s)
+	return err
 }
 
 func (d *decoder) auth(v any, p keyPath, c *Config) {

@@ -132,16 +132,55 @@
 //	allowed_origins = []   # accepted Origin headers, each exactly
 //	                       # "http(s)://host" or "http(s)://host:port";
 //	                       # [] = http and https origins of the allowed hosts
-//	session_idle_timeout = "30m"  # a session without requests for this
-//	                       # long ends; > 0 and <= 24h
+//	session_idle_timeout = "5m"  # a session without requests or an open
+//	                       # stream for this long ends (its client gets 404
+//	                       # and initializes anew); > 0 and <= 24h
 //	init_timeout = "10s"   # a session whose client has not sent
 //	                       # notifications/initialized this long after its
 //	                       # last request ends; > 0 and <= 24h
 //	max_sessions = 1000    # open sessions at once, 1..100000
 //	max_sessions_per_client = 256  # open sessions of one client address,
 //	                       # 1..100000 (behind a reverse proxy every client
-//	                       # has the proxy's address: raise it)
+//	                       # has the proxy's address: list the proxy in
+//	                       # trusted_proxies)
 //	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
+//	max_body_bytes_in_flight = 268435456  # request body bytes being
+//	                       # received at once, server-wide; each body is
+//	                       # counted whole from its first byte (by its
+//	                       # Content-Length, or max_body_bytes when chunked),
+//	                       # and one that does not fit gets 503 with
+//	                       # Retry-After, unread; >= max_body_bytes,
+//	                       # <= 68719476736
+//	max_body_bytes_in_flight_per_client = 67108864  # the same, for one
+//	                       # client address, so that one client cannot
+//	                       # spend the whole budget; >= max_body_bytes,
+//	                       # <= 68719476736
+//	max_connections = 4096  # connections open at once, 1..1000000; one
+//	                       # more is answered 503 and closed before it is
+//	                       # read; keep it below the open-file limit
+//	max_connections_per_client = 512  # connections open at once from one
+//	                       # client address, 1..1000000, so that one
+//	                       # client's slow or idle connections (slowloris)
+//	                       # cannot take them all
+//	trusted_proxies = []   # reverse proxies whose X-Forwarded-For is
+//	                       # believed: IP addresses or CIDR prefixes, e.g.
+//	                       # ["10.0.0.7", "10.1.0.0/16"]; [] = none, the
+//	                       # header is ignored. For a request from one of
+//	                       # them, the client the *_per_client limits count
+//	                       # is the rightmost X-Forwarded-For address that
+//	                       # is not a trusted proxy, and the proxy's own
+//	                       # connections count against max_connections only.
+//	                       # Every client it lets through can claim any
+//	                       # address: list only proxies that append the
+//	                       # address they got each request from
+//	                       # (haproxy's option forwardfor, nginx's
+//	                       # $proxy_add_x_forwarded_for). The per-client
+//	                       # limits count an IPv6 client by its /64
+//	max_batch_response_bytes = 8388608  # size cap of the reply to a
+//	                       # JSON-RPC batch (2025-03-26 sessions, at most
+//	                       # 100 messages), 1..1073741824: a response that
+//	                       # does not fit is replaced by an error naming
+//	                       # this key; stdio sessions keep 8 MiB
 //
 //	[auth]                 # authorization on the HTTP transport
 //	mode = "none"          # "none", "bearer" (one static token) or "jwt"

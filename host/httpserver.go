@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -30,7 +32,8 @@ type HTTPOptions struct {
 	// allowed hosts.
 	AllowedOrigins []string
 	// SessionIdleTimeout closes a Streamable HTTP session that has had no
-	// request and no open stream for this long (default 30m).
+	// request and no open stream for this long (default 5m); its client
+	// gets 404 and initializes a new one, as the spec asks.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the sessions open at once, of both transports; a
 	// new one beyond it is refused with 503 (default 1000).
@@ -41,11 +44,46 @@ type HTTPOptions struct {
 	InitTimeout time.Duration
 	// MaxSessionsPerClient bounds the sessions open at once from one client
 	// address; a new one beyond it is refused with 503 (default 256). Behind a
-	// reverse proxy every client has the proxy's address: raise it there.
+	// reverse proxy every client has the proxy's address, unless the proxy
+	// is one of TrustedProxies.
 	MaxSessionsPerClient int
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
 	MaxBodyBytes int64
+	// MaxBodyBytesInFlight bounds the request body bytes being received at
+	// once, server-wide (default 256 MiB). A body is reserved whole before
+	// it is read, by its Content-Length or, when that is not known, by
+	// MaxBodyBytes; one that does not fit is refused at once with 503 and
+	// Retry-After, unread. Raised to MaxBodyBytes when lower.
+	MaxBodyBytesInFlight int64
+	// MaxBodyBytesInFlightPerClient bounds the request body bytes being
+	// received at once from one client address, as MaxBodyBytesInFlight
+	// does server-wide (default 64 MiB), so that one client cannot spend
+	// the whole budget. Raised to MaxBodyBytes when lower.
+	MaxBodyBytesInFlightPerClient int64
+	// MaxConnections bounds the connections Server.ServeHTTP keeps open at
+	// once (default 4096); one beyond it is answered 503 and closed before
+	// anything of it is read. Keep it below the process's open-file limit.
+	MaxConnections int
+	// MaxConnectionsPerClient bounds the connections Server.ServeHTTP keeps
+	// open at once from one client address (default 512), as
+	// MaxConnections does in all, so that one client's idle or slow
+	// connections (slowloris) cannot take them all.
+	MaxConnectionsPerClient int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (default none: the header is ignored). For a request from
+	// one of them, the client the per-client limits count is the rightmost
+	// X-Forwarded-For address that is not a trusted proxy; a trusted
+	// proxy's connections count against MaxConnections only. The
+	// per-client limits count an IPv6 client by its /64.
+	TrustedProxies []netip.Prefix
+	// MaxBatchResponseBytes bounds the reply to a JSON-RPC batch (2025-03-26
+	// sessions), of at most 100 messages (default 8 MiB). A response that
+	// does not fit is replaced by an error naming this limit, so that every
+	// request of the batch is still answered; a notification or a request
+	// to the client that does not fit is not sent (its sender gets an
+	// error).
+	MaxBatchResponseBytes int64
 	// MaxStreamBuffer bounds the message bytes an SSE stream keeps: those
 	// not yet written and those kept for replay. A connection that falls
 	// further behind is dropped (default 1 MiB).
@@ -72,11 +110,15 @@ type HTTPOptions struct {
 
 // Defaults of HTTPOptions, and fixed limits of the HTTP transports.
 const (
-	defaultSessionIdleTimeout = 30 * time.Minute
+	defaultSessionIdleTimeout = 5 * time.Minute
 	defaultMaxSessions        = 1000
 	defaultInitTimeout        = 10 * time.Second
 	defaultMaxClientSessions  = 256
 	defaultMaxBodyBytes       = 4 << 20
+	defaultMaxBodyInFlight    = 256 << 20
+	defaultMaxClientInFlight  = 64 << 20
+	defaultMaxConnections     = 4096
+	defaultMaxClientConns     = 512
 	defaultMaxStreamBuffer    = 1 << 20
 	defaultReconnectDelay     = time.Second
 	defaultShutdownGrace      = 5 * time.Second
@@ -100,6 +142,13 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	setDefault(&o.InitTimeout, defaultInitTimeout)
 	setDefault(&o.MaxSessionsPerClient, defaultMaxClientSessions)
 	setDefault(&o.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&o.MaxBodyBytesInFlight, defaultMaxBodyInFlight)
+	setDefault(&o.MaxBodyBytesInFlightPerClient, defaultMaxClientInFlight)
+	o.MaxBodyBytesInFlight = max(o.MaxBodyBytesInFlight, o.MaxBodyBytes)
+	o.MaxBodyBytesInFlightPerClient = max(o.MaxBodyBytesInFlightPerClient, o.MaxBodyBytes)
+	setDefault(&o.MaxConnections, defaultMaxConnections)
+	setDefault(&o.MaxConnectionsPerClient, defaultMaxClientConns)
+	setDefault(&o.MaxBatchResponseBytes, defaultMaxBatchReply)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
 	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
@@ -127,6 +176,10 @@ type HTTPHandler struct {
 	hosts []hostPort // allowed Host values
 	mux   *http.ServeMux
 
+	bodies         *bodyBudget // request bodies being received
+	bodyRefusal    refusalLog
+	sessionRefusal refusalLog
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	clients  map[string]int // open sessions by client address
@@ -149,6 +202,7 @@ func parseHostPort(s string) hostPort {
 // default allowed hosts.
 func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}, clients: map[string]int{}}
+	h.bodies = newBodyBudget(h.opts.MaxBodyBytesInFlight, h.opts.MaxBodyBytesInFlightPerClient)
 	allowed := opts.AllowedHosts
 	if len(allowed) == 0 {
 		_, port, _ := net.SplitHostPort(listenAddr)
@@ -236,7 +290,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
 	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		client: clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
+		client: h.clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -246,13 +300,13 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	case h.closing:
 		return nil, errClosing
 	case len(h.sessions) >= h.opts.MaxSessions:
-		h.log.Warn("refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
-		return nil, errors.New("too many sessions: try again later")
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
+		return nil, fmt.Errorf("too many sessions: [http] max_sessions (%d) are open; try again later", h.opts.MaxSessions)
 	case h.clients[hs.client] >= h.opts.MaxSessionsPerClient:
-		h.log.Warn("refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
-		return nil, errors.New("too many sessions from this client: end some, or try again later")
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
+		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.NewSession(hs.standalone)
+	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes)
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
@@ -399,9 +453,10 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 }
 
 // ServeHTTP serves the MCP endpoints of NewHTTPHandler on ln until ctx ends,
-// then shuts down gracefully: new sessions and requests are refused, the
-// requests in flight get opts.ShutdownGrace to finish and are then
-// cancelled, and every stream ends. It returns nil after such a shutdown,
+// within opts.MaxConnections and MaxConnectionsPerClient, then shuts down
+// gracefully: new sessions and requests are refused, the requests in
+// flight get opts.ShutdownGrace to finish and are then cancelled, and every
+// stream ends. It returns nil after such a shutdown,
 // or the error that stopped serving.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
 	h := s.NewHTTPHandler(ln.Addr().String(), opts)
@@ -413,7 +468,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(newConnLimiter(ln, h.opts, s.logger)) }()
 	select {
 	case err := <-served:
 		h.Close()
@@ -434,27 +489,62 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 }
 
 // readBody checks a POST's Content-Type and reads its body, within
-// MaxBodyBytes and bodyReadTimeout. When it cannot, it answers the request
-// (415, 413, 400) and returns false.
+// MaxBodyBytes, bodyReadTimeout and the body budgets. When it cannot, it
+// answers the request (415, 413, 503, 400) and returns false. A body that
+// does not fit the budgets is refused before any of it is read, and its
+// connection closed.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeRPCError(w, http.StatusUnsupportedMediaType, rpcErrorf(CodeInvalidRequest, "unsupported media type: the body must be application/json"))
 		return nil, false
 	}
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(h.opts.MaxBodyBytes))
+		return nil, false
+	}
+	reserved := r.ContentLength
+	if reserved < 0 {
+		reserved = h.opts.MaxBodyBytes
+	}
+	client := h.clientAddress(r)
+	if rpcErr := h.bodies.reserve(client, reserved); rpcErr != nil {
+		h.bodyRefusal.log(h.log, "refusing a request body: over the budget of bodies in flight", "client", client, "bytes", reserved, "err", rpcErr.Message)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusServiceUnavailable, rpcErr)
+		return nil, false
+	}
+	defer h.bodies.release(client, reserved)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
-	var tooLarge *http.MaxBytesError
+	var maxErr *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		writeRPCError(w, http.StatusRequestEntityTooLarge, rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes", tooLarge.Limit))
+	case errors.As(err, &maxErr):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(maxErr.Limit))
 		return nil, false
 	case err != nil:
 		writeRPCError(w, http.StatusBadRequest, rpcErrorf(CodeInvalidRequest, "reading the request body: %v", err))
 		return nil, false
 	}
 	return bytes.TrimSpace(body), true
+}
+
+// readAll reads a body of the given length, or of unknown length when it
+// is negative. A known length is read into one buffer of that size, with
+// none of the copies io.ReadAll's growth makes.
+func readAll(r io.Reader, length int64) ([]byte, error) {
+	if length < 0 {
+		return io.ReadAll(r)
+	}
+	body := make([]byte, length)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+func tooLarge(limit int64) *RPCError {
+	return rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes ([http] max_body_bytes)", limit)
 }
 
 // accepts reports whether the request's Accept header admits every one of
@@ -484,14 +574,4 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// clientAddress is the address a request comes from, without its port: the
-// unit of the per-client session limit.
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -23,27 +23,36 @@ type Session struct {
 	out Outbound
 	id  string // unique in the process (Caller)
 
-	mu          sync.Mutex
-	version     string          // negotiated version; "" before initialize
-	ready       bool            // notifications/initialized received
-	clientCaps  json.RawMessage // capabilities the client declared
-	logLevel    logLevel
-	inflight    map[string]*request
-	pending     map[string]chan *message // requests sent to the client, by id
-	nextID      int64
-	closed      bool
-	wg          sync.WaitGroup
-	closeCtx    context.Context
-	cancelClose context.CancelFunc
+	mu            sync.Mutex
+	version       string          // negotiated version; "" before initialize
+	ready         bool            // notifications/initialized received
+	clientCaps    json.RawMessage // capabilities the client declared
+	logLevel      logLevel
+	inflight      map[string]*request
+	pending       map[string]chan *message // requests sent to the client, by id
+	nextID        int64
+	closed        bool
+	maxBatchReply int64 // bytes of a batch's reply
+	wg            sync.WaitGroup
+	closeCtx      context.Context
+	cancelClose   context.CancelFunc
 }
 
 // sessionIDs numbers the sessions of the process.
 var sessionIDs atomic.Uint64
 
 // NewSession starts a session whose server-initiated messages go to out.
+// The reply to a batch holds at most 8 MiB (HTTPOptions.MaxBatchResponseBytes
+// sets it for HTTP sessions).
 func (s *Server) NewSession(out Outbound) *Session {
+	return s.newSession(out, defaultMaxBatchReply)
+}
+
+// newSession starts a session whose batch replies hold at most
+// maxBatchReply bytes.
+func (s *Server) newSession(out Outbound, maxBatchReply int64) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, closeCtx: ctx, cancelClose: cancel}
+	sess := &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
 	s.sessions.add(sess)
 	return sess
 }
@@ -95,9 +104,13 @@ func (sess *Session) handleOne(ctx context.Context, raw []byte, reply Outbound, 
 	}
 }
 
-// maxBatch is the most messages a JSON-RPC batch may hold; a larger one is
-// refused whole.
-const maxBatch = 100
+// Bounds of a JSON-RPC batch: a batch of more than maxBatch messages is
+// refused whole; its reply holds at most defaultMaxBatchReply bytes,
+// unless the session sets another bound.
+const (
+	maxBatch             = 100
+	defaultMaxBatchReply = 8 << 20
+)
 
 // handleBatch serves a JSON-RPC batch, which MCP allows in 2025-03-26 only.
 // The responses go out together, as one array.
@@ -119,7 +132,7 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: a batch of %d messages is larger than the limit of %d; send fewer at a time", len(items), maxBatch)))
 		return
 	}
-	collect := &batchCollector{}
+	collect := &batchCollector{limit: sess.maxBatchReply}
 	var pending sync.WaitGroup
 	for _, item := range items {
 		sess.handleOne(ctx, item, collect, &pending)
@@ -136,15 +149,35 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 	}()
 }
 
-// batchCollector gathers the responses of a batch.
+// batchCollector gathers what the requests of a batch send, to go out as
+// one array, within limit bytes: a response that does not fit is replaced
+// by an error response naming the limit, so that every request is still
+// answered, with a few hundred bytes; anything else that does not fit (a
+// notification, a request to the client) is refused with errBatchFull.
 type batchCollector struct {
+	limit int64
+
 	mu   sync.Mutex
+	size int64
 	msgs []json.RawMessage
 }
+
+var errBatchFull = errors.New("the reply to the batch is full (max_batch_response_bytes)")
 
 func (b *batchCollector) Send(msg []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.size+int64(len(msg)) > b.limit {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(msg, &m) != nil || m.Method != "" {
+			return errBatchFull
+		}
+		msg = encodeResponse(m.ID, nil, rpcErrorf(CodeInternalError, "the response (%d bytes) does not fit in the reply to the batch, which holds at most %d bytes ([http] max_batch_response_bytes over HTTP): send this request on its own", len(msg), b.limit))
+	}
+	b.size += int64(len(msg))
 	b.msgs = append(b.msgs, msg)
 	return nil
 }

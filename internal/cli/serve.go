@@ -257,5 +257,12 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *conf
 		MaxBodyBytes:         int64(cfg.HTTP.MaxBodyBytes),
 		Middleware:           authn.Middleware,
 		Public:               public,
+
+		MaxBodyBytesInFlight:          int64(cfg.HTTP.MaxBodyBytesInFlight),
+		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),
+		MaxConnections:                cfg.HTTP.MaxConnections,
+		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
+		TrustedProxies:                cfg.HTTP.TrustedProxies,
+		MaxBatchResponseBytes:         int64(cfg.HTTP.MaxBatchResponseBytes),
 	})
 }
