@@ -51,10 +51,17 @@ func (s *Server) NewSession(out Outbound) *Session {
 // newSession starts a session whose batch replies hold at most
 // maxBatchReply bytes.
 func (s *Server) newSession(out Outbound, maxBatchReply int64) *Session {
-	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
+	sess := s.statelessSession(out, maxBatchReply)
 	s.sessions.add(sess)
 	return sess
+}
+
+// statelessSession makes a session that takes no server-initiated
+// messages, as it is not among the server's sessions: the carrier of one
+// 2026-07-28 request over HTTP (modernhttp.go).
+func (s *Server) statelessSession(out Outbound, maxBatchReply int64) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
 }
 
 // initialized reports whether the client finished initializing: it sent
@@ -226,6 +233,11 @@ func (sess *Session) dispatchModern(ctx context.Context, m *message, reply Outbo
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
 	}
+	return sess.serveModern(ctx, m, era, reply, batch)
+}
+
+// serveModern serves a modern request whose _meta was read into era.
+func (sess *Session) serveModern(ctx context.Context, m *message, era *modern, reply Outbound, batch *sync.WaitGroup) []byte {
 	h, rpcErr := modernMethod(m.Method)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)

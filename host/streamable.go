@@ -48,7 +48,7 @@ func (h *HTTPHandler) postMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, ok := h.readBody(w, r)
-	if !ok {
+	if !ok || h.modernPOST(w, r, body) {
 		return
 	}
 	if r.Header.Get(headerSessionID) == "" {
