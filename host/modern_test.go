@@ -98,3 +98,34 @@ func TestModernLogLevelIsPerRequest(t *testing.T) {
 		}
 	}
 }
+
+// With no initialize to wait for the plugins loading at start-up, a
+// 2026-07-28 request waits for them itself, as initialize would: its first
+// tools/list and completion see the plugins that were loading.
+func TestModernRequestsWaitForThePluginsLoading(t *testing.T) {
+	srv := NewServer(Options{Name: "test", Version: "1"}, nil)
+	compiled, done := srv.Loading(1, time.Minute)
+	compiled()
+	h := &harness{srv: srv, out: newRecorder()}
+	h.sess = srv.NewSession(h.out)
+	t.Cleanup(h.sess.Close)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + modernMeta(`{}`, "") + `}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"language","value":"g"},"_meta":` + modernMeta(`{}`, "") + `}}`)
+	h.out.none(t, 100*time.Millisecond)
+	srv.ReplacePlugins(context.Background(), transcriptCatalog().plugins)
+	done()
+	for range 2 {
+		m := h.out.next(t)
+		res := result(t, m)
+		switch m["id"] {
+		case float64(1):
+			if tools, _ := res["tools"].([]any); len(tools) != 3 {
+				t.Errorf("tools/list during start-up: %v, want calc's three tools", res)
+			}
+		case float64(2):
+			if values := res["completion"].(map[string]any)["values"]; !reflect.DeepEqual(values, []any{"go"}) {
+				t.Errorf("completion during start-up: %v, want [go]", values)
+			}
+		}
+	}
+}
