@@ -266,6 +266,11 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 			defer batch.Done()
 		}
 		defer sess.end(req)
+		if era != nil {
+			// No initialize waited for the plugins loading at start-up:
+			// the request waits as initialize would.
+			sess.srv.awaitStartup(req.ctx)
+		}
 		res, err := h.serve(req.ctx, req, p)
 		if missing := req.missingCapabilities(); missing != nil {
 			res, err = nil, missing
