@@ -125,10 +125,17 @@ func modernMethod(name string) (method, *RPCError) {
 	return h, nil
 }
 
-// modernResponse encodes the response to a modern request: a result gains
-// resultType "complete" (unless it says otherwise) and the server's identity
-// in _meta; "resource not found" is invalid params, as 2026-07-28 has it.
-func (s *Server) modernResponse(id json.RawMessage, res any, rpcErr *RPCError) []byte {
+// cacheableMethods are the methods whose results carry caching hints
+// (CacheableResult). Until the hints are configurable, they are the ones
+// that are never wrong: stale at once (ttlMs 0), and private, since what
+// plugins answer may depend on the caller.
+var cacheableMethods = []string{methodDiscover, "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+
+// modernResponse encodes the response to a modern request of a method: a
+// result gains resultType "complete" (unless it says otherwise), the
+// server's identity in _meta and, when cacheable, caching hints; "resource
+// not found" is invalid params, as 2026-07-28 has it.
+func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcErr *RPCError) []byte {
 	if rpcErr != nil {
 		if rpcErr.Code == CodeResourceNotFound {
 			e := *rpcErr
@@ -147,6 +154,10 @@ func (s *Server) modernResponse(id json.RawMessage, res any, rpcErr *RPCError) [
 	}
 	if _, ok := fields["resultType"]; !ok {
 		fields["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if slices.Contains(cacheableMethods, method) {
+		fields["ttlMs"] = json.RawMessage(`0`)
+		fields["cacheScope"] = json.RawMessage(`"private"`)
 	}
 	meta := map[string]json.RawMessage{}
 	if m, ok := fields["_meta"]; ok {

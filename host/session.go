@@ -242,7 +242,10 @@ func (sess *Session) serveModern(ctx context.Context, m *message, era *modern, r
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
 	}
-	return sess.serve(ctx, m, h, era, reply, batch, sess.srv.modernResponse)
+	encode := func(id json.RawMessage, res any, rpcErr *RPCError) []byte {
+		return sess.srv.modernResponse(m.Method, id, res, rpcErr)
+	}
+	return sess.serve(ctx, m, h, era, reply, batch, encode)
 }
 
 // serve starts a request with handler h; encode writes its response. It
