@@ -138,3 +138,46 @@ func TestModernRequestStreamsOnlyWhatItCauses(t *testing.T) {
 		t.Error("the stream goes on after the response")
 	}
 }
+
+// Tool parameters annotated with x-mcp-header are mirrored in
+// Mcp-Param-{Name} headers: a value in the body needs its header, equal to
+// it after base64 decoding (integers compared as numbers), else 400
+// -32020; an absent or null value needs none.
+func TestModernToolCallHeadersMirrorXMCPHeaderParams(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"count":{"type":"integer","x-mcp-header":"Count"},
+		"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry"}}},
+		"list":{"type":"array","items":{"type":"string","x-mcp-header":"Ignored"}}}}`)
+	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", abi.Tool{Name: "sql", InputSchema: schema}))
+	call := func(args string, headers ...string) (int, int) {
+		resp := hh.modernPost(t, "tools/call", "sql", `{"name":"sql","arguments":`+args+`,"_meta":`+modernMeta(`{}`, "")+`}`, headers...)
+		m := decodeBody(t, resp)
+		if e, ok := m["error"].(map[string]any); ok {
+			return resp.StatusCode, int(e["code"].(float64))
+		}
+		return resp.StatusCode, 0
+	}
+	all := `{"region":"us-west1","count":42,"opts":{"dry":true},"list":["x"]}`
+	for _, tc := range []struct {
+		name, args string
+		headers    []string
+		status     int
+	}{
+		{"all mirrored", all, []string{"Mcp-Param-Region", "us-west1", "Mcp-Param-Count", "42", "mcp-param-dry", "true"}, 200},
+		{"base64", `{"region":"Hello, 世界"}`, []string{"Mcp-Param-Region", "=?base64?SGVsbG8sIOS4lueVjA==?="}, 200},
+		{"no base64 suffix is literal", `{"region":"=?base64?SGVsbG8="}`, []string{"Mcp-Param-Region", "=?base64?SGVsbG8="}, 200},
+		{"integers compare as numbers", `{"count":42}`, []string{"Mcp-Param-Count", "42.0"}, 200},
+		{"absent and null values need no header", `{"region":null}`, nil, 200},
+		{"missing header", all, []string{"Mcp-Param-Region", "us-west1", "Mcp-Param-Count", "42"}, 400},
+		{"different value", `{"region":"us-west1"}`, []string{"Mcp-Param-Region", "eu-west1"}, 400},
+		{"different integer", `{"count":42}`, []string{"Mcp-Param-Count", "43"}, 400},
+		{"bad base64 padding", `{"region":"Hello"}`, []string{"Mcp-Param-Region", "=?base64?SGVsbG8?="}, 400},
+		{"bad base64 characters", `{"region":"Hello"}`, []string{"Mcp-Param-Region", "=?base64?SGVs!!!bG8=?="}, 400},
+	} {
+		status, code := call(tc.args, tc.headers...)
+		if status != tc.status || (status == 400) != (code == CodeHeaderMismatch) {
+			t.Errorf("%s: HTTP %d, code %d; want HTTP %d", tc.name, status, code, tc.status)
+		}
+	}
+}
