@@ -46,7 +46,7 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 	if !isModern(m) && !slices.Contains(modernVersions, r.Header.Get(headerVersion)) {
 		return false
 	}
-	era, rpcErr := checkModernHeaders(r, m)
+	era, rpcErr := checkModernHeaders(r, m, h.srv.Catalog())
 	if rpcErr != nil {
 		writeJSON(w, http.StatusBadRequest, encodeResponse(m.ID, nil, rpcErr))
 		return true
@@ -66,13 +66,15 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 }
 
 // checkModernHeaders checks a modern request's _meta, and that its headers
-// mirror its body. The headers are compared first, so that a version that
-// differs from its header is a mismatch before it is unsupported.
-func checkModernHeaders(r *http.Request, m *message) (*modern, *RPCError) {
+// mirror its body, including the x-mcp-header parameters of the catalog's
+// tools. The headers are compared first, so that a version that differs
+// from its header is a mismatch before it is unsupported.
+func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCError) {
 	var p struct {
 		requestMeta
-		Name *string `json:"name"`
-		URI  *string `json:"uri"`
+		Name      *string         `json:"name"`
+		URI       *string         `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
 	if rpcErr := decodeParams(m.Params, &p); rpcErr != nil {
 		return nil, rpcErr
@@ -102,28 +104,60 @@ func checkModernHeaders(r *http.Request, m *message) (*modern, *RPCError) {
 			}
 		}
 	}
+	if m.Method == "tools/call" && p.Name != nil {
+		if e, ok := c.toolIndex[*p.Name]; ok {
+			if rpcErr := checkHeaderParams(r, headerParams(e.tool.InputSchema), p.Arguments); rpcErr != nil {
+				return nil, rpcErr
+			}
+		}
+	}
 	return era, nil
 }
 
 // headerMatches checks that a request has the header and that it equals
 // the body's value, decoded first from =?base64?…?= when encoded allows it.
 func headerMatches(r *http.Request, header, body string, encoded bool) *RPCError {
-	values := r.Header.Values(header)
-	if len(values) != 1 {
-		return rpcErrorf(CodeHeaderMismatch, "header mismatch: the request must have one %s header, mirroring the body (%q); it has %d", header, body, len(values))
+	var got string
+	var rpcErr *RPCError
+	if encoded {
+		got, rpcErr = headerValue(r, header)
+	} else {
+		got, rpcErr = oneHeader(r, header)
 	}
-	got := values[0]
-	if inner, ok := strings.CutPrefix(got, "=?base64?"); ok && encoded && strings.HasSuffix(inner, "?=") {
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(inner, "?="))
-		if err != nil {
-			return rpcErrorf(CodeHeaderMismatch, "header mismatch: %s %q is not valid base64: %v", header, got, err)
-		}
-		got = string(raw)
+	if rpcErr != nil {
+		return rpcErr
 	}
 	if got != body {
 		return rpcErrorf(CodeHeaderMismatch, "header mismatch: %s header value %q does not match body value %q", header, got, body)
 	}
 	return nil
+}
+
+// oneHeader returns the value of a header the request must have once.
+func oneHeader(r *http.Request, header string) (string, *RPCError) {
+	values := r.Header.Values(header)
+	if len(values) != 1 {
+		return "", rpcErrorf(CodeHeaderMismatch, "header mismatch: the request must have one %s header, mirroring the body; it has %d", header, len(values))
+	}
+	return values[0], nil
+}
+
+// headerValue returns the value of a header that may be base64-encoded as
+// =?base64?…?=, decoded; a value without both markers is literal.
+func headerValue(r *http.Request, header string) (string, *RPCError) {
+	got, rpcErr := oneHeader(r, header)
+	if rpcErr != nil {
+		return "", rpcErr
+	}
+	inner, ok := strings.CutPrefix(got, "=?base64?")
+	if !ok || !strings.HasSuffix(inner, "?=") {
+		return got, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(inner, "?="))
+	if err != nil {
+		return "", rpcErrorf(CodeHeaderMismatch, "header mismatch: %s %q is not valid base64: %v", header, got, err)
+	}
+	return string(raw), nil
 }
 
 // modernReply writes the answer to one modern request: the response as a
