@@ -78,7 +78,7 @@ var wantTools = []string{
 	"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 	"test_error_handling", "test_reconnection", "test_sampling", "test_elicitation",
 	"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool",
-	"test_missing_capability", "test_logging_tool", "test_streaming_elicitation",
+	"test_missing_capability", "test_logging_tool", "test_streaming_elicitation", "test_custom_header",
 }
 
 // TestManifestAndConfig: the plugin imports exactly the host functions its
@@ -688,5 +688,26 @@ func TestStatelessDiagnosticTools(t *testing.T) {
 		if calls := p.Host.Calls(fn); len(calls) != 1 {
 			t.Errorf("%s made %d %s calls, want 1", tool, len(calls), fn)
 		}
+	}
+}
+
+// TestCustomHeaderTool: http-custom-header-server-validation (2026-07-28)
+// needs a tool with a string parameter marked x-mcp-header; the tool
+// answers with the value.
+func TestCustomHeaderTool(t *testing.T) {
+	p := load(t)
+	var tools abi.ListToolsResult
+	p.OK(abi.ExportListTools, abi.ListInput{}, &tools)
+	for _, tool := range tools.Tools {
+		if tool.Name != "test_custom_header" {
+			continue
+		}
+		region, _ := asJSON(t, string(tool.InputSchema))["properties"].(map[string]any)["region"].(map[string]any)
+		if region["type"] != "string" || region["x-mcp-header"] != "Region" {
+			t.Errorf("region = %v, want a string marked x-mcp-header Region", region)
+		}
+	}
+	if got := text(t, p.CallTool("test_custom_header", `{"region":"us-west1"}`, nil)); got != "Region: us-west1" {
+		t.Errorf("test_custom_header = %q", got)
 	}
 }
