@@ -150,6 +150,18 @@ func init() {
 		func(ctx *pdk.Context, _ noArgs) (string, error) {
 			return elicit(ctx, "Please provide your information", userSchema)
 		})
+
+	// http-custom-header-server-validation (2026-07-28, SEP-2243): region
+	// is mirrored in the Mcp-Param-Region header, which the host checks.
+	pdk.Tool("test_custom_header", "Answers the region it is given, which clients mirror in Mcp-Param-Region",
+		func(_ *pdk.Context, a regionArgs) (string, error) {
+			return "Region: " + a.Region, nil
+		},
+		pdk.WithInputSchema(regionSchema))
+}
+
+type regionArgs struct {
+	Region string `json:"region"`
 }
 
 type samplingArgs struct {

@@ -83,6 +83,16 @@ var sep1330Schema = json.RawMessage(`{
   "required": []
 }`)
 
+// regionSchema is the input schema of test_custom_header: region is
+// mirrored in the Mcp-Param-Region header (x-mcp-header).
+var regionSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "description": "The region", "x-mcp-header": "Region"}
+  },
+  "required": ["region"]
+}`)
+
 // jsonSchema202012 is the input schema of json_schema_2020_12_tool
 // (SEP-1613, json-schema-2020-12): $schema, $defs and additionalProperties
 // must reach the client unchanged, and (SEP-2106, 2026-07-28) so must the
