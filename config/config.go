@@ -54,6 +54,9 @@ type ServerConfig struct {
 	// server starts, for the plugins still loading; it is answered at once
 	// when every plugin has loaded or failed.
 	StartupWait time.Duration
+	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
+	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
+	MemoryBudgetMiB int
 }
 
 // HTTPConfig holds the [http] table.
@@ -406,10 +409,11 @@ func (l Limits) Sandbox() sandbox.Limits {
 func Default() *Config {
 	c := &Config{
 		Server: ServerConfig{
-			Name:        "mcphost",
-			Title:       "mcphost",
-			PageSize:    100,
-			StartupWait: 500 * time.Millisecond,
+			Name:            "mcphost",
+			Title:           "mcphost",
+			PageSize:        100,
+			StartupWait:     500 * time.Millisecond,
+			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,

@@ -50,7 +50,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -121,6 +121,7 @@ name = "srv"
 title = "My Server"
 cache_dir = "off"
 page_size = 20
+memory_budget_mib = 2048
 
 [defaults]
 memory_mib = 256
@@ -138,7 +139,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -384,6 +385,8 @@ guest = "/b"
 		{"empty name", "[server]\nname = \"\"\n", 2, "server.name: must not be empty"},
 		{"page size low", "[server]\npage_size = 0\n", 2, "server.page_size: 0 is out of range (1..1000)"},
 		{"page size high", "[server]\npage_size = 1001\n", 2, "server.page_size: 1001 is out of range (1..1000)"},
+		{"memory budget low", "[server]\nname = \"x\"\nmemory_budget_mib = 63\n", 3, "server.memory_budget_mib: 63 is out of range (64..1048576)"},
+		{"memory budget high", "[server]\nmemory_budget_mib = 1048577\n", 2, "server.memory_budget_mib: 1048577 is out of range (64..1048576)"},
 		{"memory zero", "[defaults]\nmemory_mib = 0\n", 2, "defaults.memory_mib: 0 is less than 1"},
 		{"instances low", "[plugins.p]\nmax_instances = 0\n", 2, "plugins.p.max_instances: 0 is less than 1"},
 		{"queue negative", "[defaults]\nmax_queue = -1\n", 2, "defaults.max_queue: -1 is less than 0"},

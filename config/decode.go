@@ -21,6 +21,7 @@ import (
 	"github.com/gobwas/glob"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // The file is decoded into plain maps and checked against the schema here
@@ -31,7 +32,7 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
@@ -291,6 +292,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if dur, ok := d.duration(t, p, "startup_wait", maxWindow); ok {
 		s.StartupWait = dur
+	}
+	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
+		s.MemoryBudgetMiB = n
 	}
 }
 

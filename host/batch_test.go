@@ -81,3 +81,30 @@ func TestStdioBatchOfBlockedCallsEndsAtShutdown(t *testing.T) {
 		t.Errorf("output %q, want the initialize response and a reply to both calls", out.String())
 	}
 }
+
+// TestARequestToTheClientFromABatchGoesOutAtOnce: a call in a 2025-03-26
+// batch that asks the client to sample gets its request out while the
+// batch runs, not in the batch's reply (which waits for that call, and
+// which holds only responses); once the client answers, the reply holds
+// the call's result.
+func TestARequestToTheClientFromABatchGoesOutAtOnce(t *testing.T) {
+	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateMessage)))
+	initWithCaps(t, h, Version20250326, `{"sampling":{}}`)
+	h.send(`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	req := h.out.next(t)
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want the sampling request before the batch's reply, got %v", req)
+	}
+	id, _ := json.Marshal(req["id"])
+	h.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
+	next := h.out.next(t)
+	reply, ok := next["batch"].([]map[string]any)
+	if !ok || len(reply) != 2 {
+		t.Fatalf("got %v, want the batch's reply with the two responses", next)
+	}
+	for _, m := range reply {
+		if m["method"] != nil || m["result"] == nil {
+			t.Errorf("batch reply holds %v, want responses with results only", m)
+		}
+	}
+}

@@ -45,6 +45,38 @@ type message struct {
 	Error   *RPCError       `json:"error,omitempty"`
 }
 
+// responseID returns the id of msg, a message the server encoded, when it
+// is a response, and ok false when it is a request or a notification. It
+// reads only up to the member that tells: "method", or "result" or "error".
+func responseID(msg []byte) (id json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch key {
+		case "method":
+			return nil, false
+		case "result", "error":
+			return id, true
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
+			}
+		}
+	}
+	return nil, false
+}
+
 // isNotification reports whether m is a notification (a method, no id).
 func (m *message) isNotification() bool { return m.Method != "" && m.ID == nil }
 

@@ -139,7 +139,7 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 		_ = reply.Send(encodeResponse(nil, nil, rpcErrorf(CodeInvalidRequest, "invalid request: a batch of %d messages is larger than the limit of %d; send fewer at a time", len(items), maxBatch)))
 		return
 	}
-	collect := &batchCollector{limit: sess.maxBatchReply}
+	collect := &batchCollector{limit: sess.maxBatchReply, out: reply}
 	var pending sync.WaitGroup
 	for _, item := range items {
 		sess.handleOne(ctx, item, collect, &pending)
@@ -156,33 +156,30 @@ func (sess *Session) handleBatch(ctx context.Context, raw []byte, reply Outbound
 	}()
 }
 
-// batchCollector gathers what the requests of a batch send, to go out as
-// one array, within limit bytes: a response that does not fit is replaced
-// by an error response naming the limit, so that every request is still
-// answered, with a few hundred bytes; anything else that does not fit (a
-// notification, a request to the client) is refused with errBatchFull.
+// batchCollector gathers the responses to the requests of a batch, to go
+// out as one array, within limit bytes: a response that does not fit is
+// replaced by an error response naming the limit, so that every request is
+// still answered, with a few hundred bytes. What else the requests send
+// (notifications, requests to the client, which the calls wait for) goes
+// to out at once.
 type batchCollector struct {
 	limit int64
+	out   Outbound
 
 	mu   sync.Mutex
 	size int64
 	msgs []json.RawMessage
 }
 
-var errBatchFull = errors.New("the reply to the batch is full (max_batch_response_bytes)")
-
 func (b *batchCollector) Send(msg []byte) error {
+	id, ok := responseID(msg)
+	if !ok {
+		return b.out.Send(msg)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.size+int64(len(msg)) > b.limit {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(msg, &m) != nil || m.Method != "" {
-			return errBatchFull
-		}
-		msg = encodeResponse(m.ID, nil, rpcErrorf(CodeInternalError, "the response (%d bytes) does not fit in the reply to the batch, which holds at most %d bytes ([http] max_batch_response_bytes over HTTP): send this request on its own", len(msg), b.limit))
+		msg = encodeResponse(id, nil, rpcErrorf(CodeInternalError, "the response (%d bytes) does not fit in the reply to the batch, which holds at most %d bytes ([http] max_batch_response_bytes over HTTP): send this request on its own", len(msg), b.limit))
 	}
 	b.size += int64(len(msg))
 	b.msgs = append(b.msgs, msg)

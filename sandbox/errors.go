@@ -24,7 +24,8 @@ const (
 	KindInputTooLarge
 	// KindOutputTooLarge: the output exceeded Limits.MaxOutputBytes.
 	KindOutputTooLarge
-	// KindBusy: every instance was in use and the queue was full.
+	// KindBusy: every instance was in use and the queue was full, or the
+	// Engine's memory budget had no room for a new instance.
 	KindBusy
 	// KindNoExport: the plugin has no such export.
 	KindNoExport

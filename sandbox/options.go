@@ -56,8 +56,9 @@ type Options struct {
 type Limits struct {
 	// MemoryMiB caps each linear memory of an instance: the plugin's own and
 	// the Extism kernel's, which holds a call's input and output. An
-	// instance may therefore use up to twice this much. An input may use
-	// half of it. From 4 to 4096. Default DefaultMemoryMiB.
+	// instance may therefore use up to twice this much, which it reserves
+	// (with its tables and host copies) from the Engine's memory budget. An
+	// input may use half of it. From 4 to 4096. Default DefaultMemoryMiB.
 	MemoryMiB uint32
 	// Timeout bounds one call, including its wait for an instance and the
 	// creation of one. Up to an hour. Default DefaultTimeout.

@@ -38,6 +38,8 @@ type instance struct {
 	plugin *extism.Plugin
 	log    *guestLog
 	owner  string // whose calls it serves (CallAs); "" for anyone's
+	mem    *memoryArena
+	pool   *pool // whose budget it holds memory of
 }
 
 // Sizes set in the Extism manifest besides the memory limit. Extism applies
@@ -73,9 +75,10 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Option
 // Compile compiles wasm as the plugin name, without running any of its
 // code. Before compiling, it checks that every function the plugin imports
 // from abi.HostModule is among opts.HostFunctions, caps its tables
-// (tables.go) and moves its imports of the kernel functions the sandbox
-// serves itself (kernel.go). Compiling cannot be interrupted: ctx does not
-// bound it.
+// (tables.go), moves its imports of the kernel functions the sandbox
+// serves itself (kernel.go), and checks that its memory starts within
+// Limits.MemoryMiB and that one instance fits in the Engine's memory budget
+// (budget.go). Compiling cannot be interrupted: ctx does not bound it.
 func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	p, err := e.compile(ctx, name, wasm, opts)
 	if err != nil {
@@ -88,6 +91,9 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Opt
 // function, within ctx and the call timeout, and keeps it for the first
 // call. A plugin that fails to start is closed: Start returns the error.
 func (p *Plugin) Start(ctx context.Context) error {
+	// The first instance waits for room in the budget as a call would.
+	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
+	defer cancel()
 	inst, err := p.pool.acquire(ctx, "")
 	if err != nil {
 		_ = p.Close(ctx) // the instantiation error says more
@@ -132,6 +138,10 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	if err != nil {
 		return nil, err
 	}
+	cost, err := e.instanceCost(wasm, limits, len(opts.Grants.AllowedHosts) > 0)
+	if err != nil {
+		return nil, err
+	}
 
 	manifest := extism.Manifest{
 		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
@@ -163,11 +173,31 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 		redact:       redact,
 		checkOutput:  opts.CheckOutput,
 	}
-	p.pool = newPool(limits.MaxInstances, limits.MaxQueue, p.newInstance, func(ctx context.Context) error {
+	p.pool = newPool(name, e.budget, cost, limits.MaxInstances, limits.MaxQueue, p.newInstance, func(ctx context.Context) error {
 		pol.transport.CloseIdleConnections()
 		return compiled.Close(ctx)
 	})
 	return p, nil
+}
+
+// instanceCost returns what an instance of the prepared module wasm, run
+// with limits and allowed HTTP requests if http, reserves from the budget.
+// It fails when the module's memory starts beyond limits.MemoryMiB or the
+// instance cannot fit in the budget.
+func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, error) {
+	mem, err := readModuleMemory(wasm)
+	if err != nil {
+		return 0, err
+	}
+	if limit := uint64(limits.MemoryMiB) << 20; mem.minBytes > limit {
+		return 0, fmt.Errorf("the module's memory starts at %s, more than memory_mib = %d allows: raise memory_mib", mib(mem.minBytes), limits.MemoryMiB)
+	}
+	cost := newInstanceCost(limits, len(wasm), mem.tableElements, http)
+	if cost.total() > e.budget.limit {
+		return 0, fmt.Errorf("one instance may need %s (%v), more than memory_budget_mib = %d: lower memory_mib or max_output_bytes, or raise memory_budget_mib",
+			mib(cost.total()), cost, e.budget.mib())
+	}
+	return cost.total(), nil
 }
 
 // prepare returns wasm as the sandbox compiles it: with its tables capped
@@ -209,10 +239,12 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	defer cancel()
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
-	ep, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{
+	mem := &memoryArena{}
+	ep, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{
 		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr),
 	})
 	if err != nil {
+		mem.free()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
@@ -222,11 +254,20 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	// its global log level; they go to the plugin's logger too, not to the
 	// standard logger.
 	ep.SetLogger(log.kernel)
-	return &instance{plugin: ep, log: log}, nil
+	return &instance{plugin: ep, log: log, mem: mem}, nil
 }
 
-// close releases the instance's modules.
+// close releases the instance's modules and memories, and gives back what
+// it holds of the memory budget. It must not be running.
 func (i *instance) close() {
+	i.abort()
+	i.mem.free()
+	i.pool.budget.release(i.pool.name, i.pool.cost)
+}
+
+// abort releases the instance's modules, which stops its code, but not its
+// memories, which the code may still be using (memoryArena.free).
+func (i *instance) abort() {
 	_ = i.plugin.Close(context.Background()) // closing an instance only frees memory
 }
 
@@ -295,7 +336,10 @@ func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, 
 		return nil, p.ctxError(export, ctx)
 	}
 	inst, err := p.pool.acquire(ctx, owner)
+	var spent *budgetError
 	switch {
+	case errors.As(err, &spent):
+		return nil, p.callError(export, KindBusy, spent.msg)
 	case errors.Is(err, errQueueFull):
 		return nil, p.callError(export, KindBusy, fmt.Sprintf(
 			"%d calls running and %d waiting", p.limits.MaxInstances, p.limits.MaxQueue))
@@ -333,7 +377,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		mu.Lock()
 		defer mu.Unlock()
 		if !returned {
-			force = time.AfterFunc(forceCloseAfter, inst.close)
+			force = time.AfterFunc(forceCloseAfter, inst.abort)
 		}
 	})
 	// The output is empty: the sandbox serves output_set (kernel.go).

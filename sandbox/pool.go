@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -12,8 +13,13 @@ var errQueueFull = errors.New("queue full")
 
 // pool holds the instances of a plugin. At most cap(slots) instances exist
 // at a time (a slot is taken for each instance in use), and at most queue
-// callers wait for a slot.
+// callers wait for a slot. Each instance holds cost bytes of the memory
+// budget from before it is created until it is closed; the budget knows
+// the idle ones, and may take one back with evict.
 type pool struct {
+	name     string // the plugin's, for the budget
+	budget   *memoryBudget
+	cost     uint64
 	create   func(context.Context) (*instance, error)
 	shutdown func(context.Context) error // runs once closed and no instance is in use
 	queue    int64
@@ -22,15 +28,18 @@ type pool struct {
 	waiting  atomic.Int64
 
 	mu     sync.Mutex
-	idle   []*instance
+	idle   []*instance // longest idle first
 	inUse  int
 	closed bool
 }
 
-// newPool returns a pool of at most size instances made by create, with a
-// queue of queue callers.
-func newPool(size, queue int, create func(context.Context) (*instance, error), shutdown func(context.Context) error) *pool {
+// newPool returns a pool of at most size instances made by create, each
+// reserving cost bytes of budget, with a queue of queue callers.
+func newPool(name string, budget *memoryBudget, cost uint64, size, queue int, create func(context.Context) (*instance, error), shutdown func(context.Context) error) *pool {
 	return &pool{
+		name:     name,
+		budget:   budget,
+		cost:     cost,
 		create:   create,
 		shutdown: shutdown,
 		queue:    int64(queue),
@@ -42,8 +51,10 @@ func newPool(size, queue int, create func(context.Context) (*instance, error), s
 // acquire returns an idle instance of owner, or a new one if none is idle,
 // waiting for a slot if every slot is taken. A new instance that would
 // make more instances than slots closes the idle instance of another owner
-// that was idle longest. It fails with errQueueFull, ctx's error,
-// ErrClosed or the creation error.
+// that was idle longest. A new instance reserves its cost from the budget
+// first (memoryBudget.reserve), waiting for it only if callers may wait
+// for a slot. It fails with errQueueFull, ctx's error, ErrClosed, a
+// *budgetError or the creation error.
 func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
 	if err := p.takeSlot(ctx); err != nil {
 		return nil, err
@@ -58,6 +69,7 @@ func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		if inst := p.idle[i]; inst.owner == owner {
 			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.budget.busy(inst)
 			p.mu.Unlock()
 			return inst, nil
 		}
@@ -65,17 +77,23 @@ func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
 	var evicted *instance
 	if len(p.idle) > 0 && len(p.idle)+p.inUse > cap(p.slots) {
 		evicted, p.idle = p.idle[0], p.idle[1:]
+		p.budget.busy(evicted)
 	}
 	p.mu.Unlock()
 	if evicted != nil {
 		evicted.close()
 	}
-	inst, err := p.create(ctx)
-	if err != nil {
+	if err := p.budget.reserve(ctx, p.name, p.cost, p.queue > 0); err != nil {
 		p.release(nil, false)
 		return nil, err
 	}
-	inst.owner = owner
+	inst, err := p.create(ctx)
+	if err != nil {
+		p.budget.release(p.name, p.cost)
+		p.release(nil, false)
+		return nil, err
+	}
+	inst.owner, inst.pool = owner, p
 	return inst, nil
 }
 
@@ -110,6 +128,7 @@ func (p *pool) release(inst *instance, healthy bool) {
 	keep := inst != nil && healthy && !p.closed
 	if keep {
 		p.idle = append(p.idle, inst)
+		p.budget.idled(inst)
 	}
 	last := p.closed && p.inUse == 0
 	p.mu.Unlock()
@@ -137,6 +156,9 @@ func (p *pool) close(ctx context.Context) error {
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
+	for _, inst := range idle {
+		p.budget.busy(inst)
+	}
 	last := p.inUse == 0
 	p.mu.Unlock()
 	close(p.done)
@@ -147,4 +169,17 @@ func (p *pool) close(ctx context.Context) error {
 		return p.shutdown(ctx)
 	}
 	return nil
+}
+
+// evict closes inst if it is still idle in the pool, for the budget.
+func (p *pool) evict(inst *instance) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, inst)
+	if i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		inst.close()
+	}
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // An instance discarded after a trap, a timeout or an out-of-memory may
-// leave tens of MiB of linear memory behind. Go returns freed memory to the
-// operating system lazily, so a plugin that blew up would keep the host's
-// memory high for minutes. reclaimMemory returns it at once, in the
+// leave tens of MiB behind on the Go heap: its tables, and its linear
+// memory where it is not a mapping of its own (linearmem.go). Go returns
+// freed memory to the operating system lazily, so a plugin that blew up
+// would keep the host's memory high for minutes. reclaimMemory returns it at once, in the
 // background and at most once per reclaimInterval, since discards are rare
 // and a forced collection briefly pauses the process.
 

@@ -94,7 +94,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir})
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir, MemoryBudgetMiB: cfg.Server.MemoryBudgetMiB})
 	if err != nil {
 		return err
 	}

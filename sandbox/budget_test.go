@@ -1,0 +1,239 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// guestInstanceMiB is what an instance of the guest plugin run with l
+// reserves, by RATIONALE.md's formula: its two linear memories, and with
+// the collector's headroom its table (Go's, which has no maximum, capped
+// at 2^20 elements and counted twice), the module's size, its variables
+// (1 MiB) and 24 times max_output_bytes.
+func guestInstanceMiB(t *testing.T, l Limits) float64 {
+	t.Helper()
+	l, err := l.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := prepare(testWasm(t, "guest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := 2*8*float64(1<<20) + float64(len(wasm)) + 1<<20 + 24*float64(l.MaxOutputBytes)
+	return 2*float64(l.MemoryMiB) + 2*heap/(1<<20)
+}
+
+// budgetEngine returns an Engine with a memory budget of mib MiB, whose
+// compilation cache all such engines share.
+func budgetEngine(t *testing.T, mib int) *Engine {
+	t.Helper()
+	e, err := NewEngine(EngineOptions{CacheDir: filepath.Join(wasmDir, "budget-cache"), MemoryBudgetMiB: mib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// loadIn loads the guest plugin into e as name, closing it when the test
+// ends.
+func loadIn(t *testing.T, e *Engine, name string, l Limits) *Plugin {
+	t.Helper()
+	p, err := e.Load(t.Context(), name, testWasm(t, "guest"), Options{Limits: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+// TestBudgetClosesTheInstanceIdleLongest: when a new instance does not fit
+// in the memory budget, the instance idle longest, of any plugin, is
+// closed to make room, and the others keep their state.
+func TestBudgetClosesTheInstanceIdleLongest(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20, MaxInstances: 1}
+	// Room for two instances, not three.
+	e := budgetEngine(t, int(2.5*guestInstanceMiB(t, l)))
+	a := loadIn(t, e, "a", l)
+	b := loadIn(t, e, "b", l)
+	call(t, a, "setvar", "x=a")
+	call(t, b, "setvar", "x=b")
+	call(t, a, "getvar", "x") // b is now the one idle longest
+	loadIn(t, e, "c", l)      // its first instance takes b's place
+	if got := call(t, a, "getvar", "x"); got != "a" {
+		t.Errorf("a lost its instance: var x = %q", got)
+	}
+	// b needs an instance again: c's, idle longest now, makes room.
+	if out, err := b.Call(t.Context(), "getvar", []byte("x")); err == nil {
+		t.Errorf("b kept its instance beyond the budget: var x = %q", out)
+	}
+}
+
+// TestBudgetWaitsThenRefuses: a call that finds the budget held by busy
+// instances waits for one to be closed, within its timeout; past it, or at
+// once when its plugin has no queue, it fails with an error that names
+// memory_budget_mib and what holds it.
+func TestBudgetWaitsThenRefuses(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20, MaxInstances: 1, Timeout: 2 * time.Second}
+	budget := int(1.5 * guestInstanceMiB(t, l)) // room for one instance
+	e := budgetEngine(t, budget)
+	sleeper := loadIn(t, e, "sleeper", l)
+	l.Timeout = 5 * time.Second
+	waiter := loadIn(t, e, "waiter", l) // its instance takes the sleeper's place
+	l.MaxQueue = NoQueue
+	impatient := loadIn(t, e, "impatient", l)
+
+	// sleep starts a call that holds the budget until its timeout.
+	sleep := func() chan error {
+		done := make(chan error, 1)
+		go func() { _, err := sleeper.Call(context.Background(), "sleep", nil); done <- err }()
+		time.Sleep(500 * time.Millisecond) // until it holds the budget
+		return done
+	}
+	// The waiter gets an instance once the sleeper's is closed.
+	slept := sleep()
+	if got := call(t, waiter, "echo", "waited"); got != "waited" {
+		t.Errorf("waiter: %q", got)
+	}
+	select {
+	case err := <-slept:
+		if !errors.Is(err, ErrTimeout) {
+			t.Errorf("sleeper: %v", err)
+		}
+	default:
+		t.Error("the waiter did not wait for the sleeper's instance to be closed")
+		<-slept
+	}
+
+	// Past the waiter's own deadline, and at once without a queue.
+	slept = sleep()
+	short, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err := waiter.Call(short, "echo", nil)
+	start := time.Now()
+	_, errNow := impatient.Call(t.Context(), "echo", nil)
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("a plugin without a queue waited %v for the budget", d)
+	}
+	for _, err := range []error{err, errNow} {
+		ce := wantKind(t, err, KindBusy)
+		for _, want := range []string{fmt.Sprintf("memory_budget_mib = %d is spent", budget), "sleeper 1 ("} {
+			if !strings.Contains(ce.Message, want) {
+				t.Errorf("error %q lacks %q", ce.Message, want)
+			}
+		}
+	}
+	<-slept
+}
+
+// TestLoadRefusesWhatTheBudgetCannotHold: a plugin one instance of which
+// does not fit in the budget, or whose memory starts beyond memory_mib, is
+// refused at load with an error that names the keys to change.
+func TestLoadRefusesWhatTheBudgetCannotHold(t *testing.T) {
+	t.Parallel()
+	_, err := budgetEngine(t, 64).Load(t.Context(), "big", testWasm(t, "guest"), Options{Limits: Limits{MemoryMiB: 64}})
+	if err == nil || !strings.Contains(err.Error(), "more than memory_budget_mib = 64") || !strings.Contains(err.Error(), "memory_mib") {
+		t.Errorf("got %v", err)
+	}
+
+	// A memory of at least 128 pages (8 MiB).
+	wasm := wasmModule(wasmSection(5, wasmVec([]byte{0x00, 0x80, 0x01})))
+	_, err = engine.Load(t.Context(), "wide", wasm, Options{Limits: Limits{MemoryMiB: 4}})
+	if err == nil || !strings.Contains(err.Error(), "the module's memory starts at 8 MiB, more than memory_mib = 4 allows") {
+		t.Errorf("got %v", err)
+	}
+
+	for _, mib := range []int{MinMemoryBudgetMiB - 1, MaxMemoryBudgetMiB + 1} {
+		if _, err := NewEngine(EngineOptions{MemoryBudgetMiB: mib}); err == nil {
+			t.Errorf("a budget of %d MiB accepted", mib)
+		}
+	}
+}
+
+// TestLinearMemoryIsOffTheGoHeap: a plugin's linear memory grows outside
+// the Go heap, and goes back to the system when its instance is closed.
+func TestLinearMemoryIsOffTheGoHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("linear memories are mappings of their own on Linux only")
+	}
+	p, err := engine.Load(t.Context(), "grower", testWasm(t, "guest"), Options{Limits: Limits{MemoryMiB: 128, MaxInstances: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heapBefore, rssBefore := heapInUse(), rssBytes(t)
+	call(t, p, "grow", "64") // 64 MiB, written; the instance stays idle
+	if grown := heapInUse() - heapBefore; grown > 16<<20 {
+		t.Errorf("64 MiB of linear memory grew the Go heap by %d MiB", grown>>20)
+	}
+	if grown := rssBytes(t) - rssBefore; grown < 48<<20 {
+		t.Errorf("64 MiB of written linear memory grew the process by %d MiB only", grown>>20)
+	}
+	if err := p.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if rss := rssBytes(t); rss > rssBefore+16<<20 {
+		t.Errorf("the process holds %d MiB more after the instance was closed", (rss-rssBefore)>>20)
+	}
+}
+
+// heapInUse returns the bytes in use on the Go heap after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}
+
+// rssBytes returns the process's resident set size.
+func rssBytes(t *testing.T) int64 {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kib << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+// TestInstanceReservesWhatTheHostMayCopy: an instance reserves RATIONALE.md's
+// formula exactly, the Extism variable store included, and a plugin granted
+// HTTP requests also twice (the collector's headroom) twice the largest
+// response body the host reads before handing it over (io.ReadAll grows
+// its buffer by copying).
+func TestInstanceReservesWhatTheHostMayCopy(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20}
+	wasm, err := prepare(testWasm(t, "guest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := 2*8*uint64(maxTableElements) + uint64(len(wasm)) + 24*uint64(l.MaxOutputBytes) + maxVarBytes
+	want := 2*uint64(l.MemoryMiB)<<20 + 2*heap
+	if got := load(t, "guest", Options{Limits: l}).pool.cost; got != want {
+		t.Errorf("an instance reserves %d bytes, want %d", got, want)
+	}
+	want += 2 * 2 * maxHTTPResponseBytes
+	if got := load(t, "guest", Options{Limits: l, Grants: Grants{AllowedHosts: []string{"example.com"}}}).pool.cost; got != want {
+		t.Errorf("an instance of a plugin granted HTTP reserves %d bytes, want %d", got, want)
+	}
+}
