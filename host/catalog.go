@@ -50,6 +50,7 @@ type toolEntry struct {
 	original     string   // the plugin's own name
 	inputSchema  *schema
 	outputSchema *schema
+	headerParams []headerParam // marked x-mcp-header (xmcpheader.go)
 }
 
 type promptEntry struct {
@@ -241,7 +242,12 @@ func (p *Plugin) checkTools(tools []abi.Tool, log *slog.Logger) []*toolEntry {
 				continue
 			}
 		}
-		entries = append(entries, &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out})
+		params, err := headerParams(t.InputSchema)
+		if err != nil {
+			log.Warn("tool left out: bad x-mcp-header", "tool", t.Name, "err", err)
+			continue
+		}
+		entries = append(entries, &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out, headerParams: params})
 	}
 	return entries
 }

@@ -106,7 +106,7 @@ func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCE
 	}
 	if m.Method == "tools/call" && p.Name != nil {
 		if e, ok := c.toolIndex[*p.Name]; ok {
-			if rpcErr := checkHeaderParams(r, headerParams(e.tool.InputSchema), p.Arguments); rpcErr != nil {
+			if rpcErr := checkHeaderParams(r, e.headerParams, p.Arguments); rpcErr != nil {
 				return nil, rpcErr
 			}
 		}
