@@ -181,3 +181,24 @@ func TestModernToolCallHeadersMirrorXMCPHeaderParams(t *testing.T) {
 		}
 	}
 }
+
+// 2026-07-28 has no GET stream and no session to DELETE: a client that
+// says it speaks 2026-07-28 and names no session gets 405, allowed POST. A
+// request without the version header and without a session is refused as
+// before (400), and a legacy session's GET is served as before.
+func TestModernGETAndDELETEAreNotAllowed(t *testing.T) {
+	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		resp := hh.do(t, method, "/mcp", "", "Accept", "text/event-stream", headerVersion, Version20260728)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodPost {
+			t.Errorf("%s at 2026-07-28: %d, Allow %q; want 405, Allow POST", method, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+		if code := hh.status(t, method, "/mcp", "", "Accept", "text/event-stream"); code != http.StatusBadRequest {
+			t.Errorf("%s without a version or a session: %d, want 400", method, code)
+		}
+	}
+	sid := hh.initSession(t, Version20251125)
+	if code := hh.status(t, http.MethodDelete, "/mcp", "", headerSessionID, sid, headerVersion, Version20251125); code != http.StatusNoContent {
+		t.Errorf("DELETE of a legacy session: %d, want 204", code)
+	}
+}
