@@ -23,7 +23,8 @@ import (
 // application/json body, unless the request sends notifications (progress,
 // log messages) first: then it is an SSE stream of those that ends with the
 // response. Closing the connection cancels the request; nothing is
-// resumable.
+// resumable. GET and DELETE from a 2026-07-28 client that names no session
+// get 405.
 
 // Request headers of 2026-07-28 that mirror the body.
 const (
@@ -229,4 +230,17 @@ func modernStatus(msg []byte) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// modernNotAllowed answers 405 to a GET or DELETE from a client that says
+// it speaks 2026-07-28 and names no session: that revision has neither a
+// GET stream nor sessions to end. It reports whether it answered.
+func modernNotAllowed(w http.ResponseWriter, r *http.Request) bool {
+	v := r.Header.Get(headerVersion)
+	if r.Header.Get(headerSessionID) != "" || !slices.Contains(modernVersions, v) {
+		return false
+	}
+	w.Header().Set("Allow", http.MethodPost)
+	writeRPCError(w, http.StatusMethodNotAllowed, rpcErrorf(CodeInvalidRequest, "method not allowed: protocol version %s has no %s at this endpoint; send each request with POST", v, r.Method))
+	return true
 }
