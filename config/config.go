@@ -174,6 +174,10 @@ type Limits struct {
 	// the plugin makes: a token bucket of this many, refilled at this
 	// rate; a call that goes beyond it is stopped with an error.
 	HostCallsPerSecond int
+	// MaxModuleMiB caps the size of the plugin's wasm module, which
+	// bounds the time and memory of compiling it; a larger module is
+	// refused at load.
+	MaxModuleMiB int
 	// MaxListItems caps how many tools, prompts, resources or resource
 	// templates one plugin may list (each kind separately); the rest are
 	// left out with a warning.
@@ -340,6 +344,7 @@ const (
 	setBreakerMaxBackoff
 	setHostCallsPerSecond
 	setLoadBudget
+	setMaxModuleMiB
 )
 
 // merge returns l with the fields in set taken from over.
@@ -364,6 +369,9 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	}
 	if set&setHostCallsPerSecond != 0 {
 		l.HostCallsPerSecond = over.HostCallsPerSecond
+	}
+	if set&setMaxModuleMiB != 0 {
+		l.MaxModuleMiB = over.MaxModuleMiB
 	}
 	if set&setMaxListItems != 0 {
 		l.MaxListItems = over.MaxListItems
@@ -402,6 +410,7 @@ func (l Limits) Sandbox() sandbox.Limits {
 		MaxInstances:       l.MaxInstances,
 		MaxQueue:           queue,
 		HostCallsPerSecond: l.HostCallsPerSecond,
+		MaxModuleMiB:       l.MaxModuleMiB,
 	}
 }
 
@@ -423,6 +432,7 @@ func Default() *Config {
 			MaxQueue:       64,
 			// CallsPerSecond 0: no limit.
 			HostCallsPerSecond: 1000,
+			MaxModuleMiB:       sandbox.DefaultMaxModuleMiB,
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,

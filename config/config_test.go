@@ -59,6 +59,7 @@ func TestDefault(t *testing.T) {
 			MaxQueue:       64,
 
 			HostCallsPerSecond: 1000,
+			MaxModuleMiB:       20,
 			MaxListItems:       1000,
 			BreakerFailures:    5,
 			BreakerWindow:      30 * time.Second,

@@ -34,7 +34,7 @@ var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
-		"calls_per_second", "host_calls_per_second", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
+		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
@@ -335,6 +335,9 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	if l.HostCallsPerSecond, ok = d.atLeast(t, p, "host_calls_per_second", 1); ok {
 		set |= setHostCallsPerSecond
 	}
+	if l.MaxModuleMiB, ok = d.atLeast(t, p, "max_module_mib", 1); ok {
+		set |= setMaxModuleMiB
+	}
 	if l.MaxListItems, ok = d.integer(t, p, "max_list_items", 1, maxListItems); ok {
 		set |= setMaxListItems
 	}
@@ -382,6 +385,7 @@ func (d *decoder) checkSandbox(l Limits, set limitKeys, p keyPath) limitKeys {
 		{"max_instances", setMaxInstances},
 		{"max_queue", setMaxQueue},
 		{"host_calls_per_second", setHostCallsPerSecond},
+		{"max_module_mib", setMaxModuleMiB},
 	} {
 		if set&k.bit == 0 {
 			continue

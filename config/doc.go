@@ -53,6 +53,11 @@
 //	host_calls_per_second = 1000  # host function calls one plugin call may
 //	                       # make per second (bursts of as many), 1..100000;
 //	                       # a call beyond it is stopped (a trap)
+//	max_module_mib = 20    # size cap of the plugin's wasm module in MiB,
+//	                       # 1..1024; a larger one is refused at load, as
+//	                       # is one whose code would cost too much to
+//	                       # compile for its size (RATIONALE.md, "How a
+//	                       # module's compile cost is bounded")
 //	max_list_items = 1000  # tools, prompts, resources and resource
 //	                       # templates one plugin may list, each kind
 //	                       # counted apart, 1..100000; the rest are left

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -17,14 +19,21 @@ type EngineOptions struct {
 	// reserves its worst case from it (budget.go). Zero means
 	// DefaultMemoryBudgetMiB.
 	MemoryBudgetMiB int
+	// MaxCompiles is how many modules the Engine compiles at once; more
+	// loads wait for a turn (within their context), so that loading
+	// plugins concurrently neither takes more cores than there are nor
+	// multiplies the memory compiling takes. Zero or less means
+	// GOMAXPROCS.
+	MaxCompiles int
 }
 
 // Engine compiles plugins and shares their compiled code: loading a module
 // that was compiled before (by this Engine, or by any Engine using the same
 // CacheDir) skips compilation. Its plugins share its memory budget.
 type Engine struct {
-	cache  wazero.CompilationCache
-	budget *memoryBudget
+	cache    wazero.CompilationCache
+	budget   *memoryBudget
+	compiles chan struct{} // a token for each compile under way
 }
 
 // NewEngine returns an Engine with the compilation cache and the memory
@@ -40,7 +49,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	case budget < MinMemoryBudgetMiB || budget > MaxMemoryBudgetMiB:
 		return nil, fmt.Errorf("sandbox: memory budget %d MiB is not between %d and %d MiB", budget, MinMemoryBudgetMiB, MaxMemoryBudgetMiB)
 	}
-	e := &Engine{budget: newMemoryBudget(budget)}
+	e := &Engine{budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
 	if opts.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 		return e, nil
@@ -51,6 +60,18 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	}
 	e.cache = cache
 	return e, nil
+}
+
+// inCompileTurn runs fn, which compiles a module, when fewer than MaxCompiles
+// compiles are under way, or fails when ctx ends first.
+func (e *Engine) inCompileTurn(ctx context.Context, fn func() error) error {
+	select {
+	case e.compiles <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a turn to compile (%d compiles at once): %w", cap(e.compiles), context.Cause(ctx))
+	}
+	defer func() { <-e.compiles }()
+	return fn()
 }
 
 // Close releases the in-memory compilation cache. Close the Engine's plugins

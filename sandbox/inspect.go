@@ -229,9 +229,9 @@ func (r *reader) u32() (uint32, error) {
 	return uint32(v), err
 }
 
-// sleb33 skips a signed 33-bit LEB128 number (a heap type).
-func (r *reader) sleb33() error {
-	for n := 0; n < 5; n++ {
+// sleb skips a signed LEB128 number of at most bits bits.
+func (r *reader) sleb(bits int) error {
+	for n := 0; n < (bits+6)/7; n++ {
 		b, err := r.byte()
 		if err != nil {
 			return err
@@ -240,7 +240,7 @@ func (r *reader) sleb33() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: LEB128 number exceeds 33 bits at offset %d", ErrMalformed, r.off-1)
+	return fmt.Errorf("%w: LEB128 number exceeds %d bits at offset %d", ErrMalformed, bits, r.off-1)
 }
 
 func (r *reader) name() (string, error) {
@@ -364,7 +364,7 @@ func (r *reader) refType() error {
 	}
 	switch {
 	case b == 0x63 || b == 0x64: // (ref null ht), (ref ht)
-		return r.sleb33()
+		return r.sleb(33) // a heap type
 	case b >= 0x69 && b <= 0x74: // abstract heap type shorthands
 		return nil
 	}

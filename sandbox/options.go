@@ -17,6 +17,7 @@ const (
 	DefaultMaxInstances   = 4
 	DefaultMaxQueue       = 64
 	DefaultHostCallRate   = 1000
+	DefaultMaxModuleMiB   = 20
 )
 
 // NoQueue is the Limits.MaxQueue of a plugin whose calls never wait for an
@@ -34,6 +35,7 @@ const (
 	maxInstances       = 64
 	maxQueue           = 10000
 	maxHostCallsPerSec = 100000
+	maxModuleMiB       = 1024
 )
 
 // Options configures a plugin.
@@ -81,6 +83,10 @@ type Limits struct {
 	// plugin cannot flood the client with notifications or the host with
 	// work. Up to 100000. Default DefaultHostCallRate.
 	HostCallsPerSecond int
+	// MaxModuleMiB caps the size of the plugin's wasm module, which bounds
+	// the time and memory of compiling it (compilecaps.go): a larger
+	// module is refused at load. Up to 1024. Default DefaultMaxModuleMiB.
+	MaxModuleMiB int
 }
 
 // Grants are what the operator allows a plugin. Anything not granted is
@@ -130,10 +136,10 @@ type Mount struct {
 
 // Validate reports every field of l out of its bounds: MemoryMiB from 4 to
 // 4096, Timeout up to an hour, MaxOutputBytes up to 1 GiB, MaxInstances up
-// to 64, MaxQueue up to 10000 and HostCallsPerSecond up to 100000. Zero
-// and negative fields are within bounds: they take their defaults (or, for
-// MaxQueue, mean NoQueue). A plugin loads only with limits Validate
-// accepts.
+// to 64, MaxQueue up to 10000, HostCallsPerSecond up to 100000 and
+// MaxModuleMiB up to 1024. Zero and negative fields are within bounds:
+// they take their defaults (or, for MaxQueue, mean NoQueue). A plugin
+// loads only with limits Validate accepts.
 func (l Limits) Validate() error {
 	var errs []error
 	if l.MemoryMiB != 0 && (l.MemoryMiB < minMemoryMiB || l.MemoryMiB > maxMemoryMiB) {
@@ -150,6 +156,7 @@ func (l Limits) Validate() error {
 		{"instance limit %d", l.MaxInstances, maxInstances},
 		{"queue limit %d", l.MaxQueue, maxQueue},
 		{"host call rate %d per second", l.HostCallsPerSecond, maxHostCallsPerSec},
+		{"module size limit %d MiB", l.MaxModuleMiB, maxModuleMiB},
 	} {
 		if f.n > f.limit {
 			errs = append(errs, fmt.Errorf(f.what+" is more than %d", f.n, f.limit))
@@ -177,6 +184,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		l.MaxQueue = 0
 	}
 	l.HostCallsPerSecond = orDefault(l.HostCallsPerSecond, DefaultHostCallRate)
+	l.MaxModuleMiB = orDefault(l.MaxModuleMiB, DefaultMaxModuleMiB)
 	return l, nil
 }
 

@@ -15,9 +15,10 @@ func TestLimitsValidate(t *testing.T) {
 	}{
 		{"zero takes the defaults", Limits{}, nil},
 		{"the defaults", Limits{MemoryMiB: DefaultMemoryMiB, Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes,
-			MaxInstances: DefaultMaxInstances, MaxQueue: DefaultMaxQueue, HostCallsPerSecond: DefaultHostCallRate}, nil},
+			MaxInstances: DefaultMaxInstances, MaxQueue: DefaultMaxQueue, HostCallsPerSecond: DefaultHostCallRate,
+			MaxModuleMiB: DefaultMaxModuleMiB}, nil},
 		{"the bounds", Limits{MemoryMiB: 4096, Timeout: time.Hour, MaxOutputBytes: 1 << 30,
-			MaxInstances: 64, MaxQueue: 10000, HostCallsPerSecond: 100000}, nil},
+			MaxInstances: 64, MaxQueue: 10000, HostCallsPerSecond: 100000, MaxModuleMiB: 1024}, nil},
 		{"least memory", Limits{MemoryMiB: 4}, nil},
 		{"no queue", Limits{MaxQueue: NoQueue}, nil},
 		{"memory low", Limits{MemoryMiB: 2}, []string{"memory limit 2 MiB is not between 4 and 4096 MiB"}},
@@ -27,6 +28,7 @@ func TestLimitsValidate(t *testing.T) {
 		{"instances", Limits{MaxInstances: 65}, []string{"instance limit 65 is more than 64"}},
 		{"queue", Limits{MaxQueue: 10001}, []string{"queue limit 10001 is more than 10000"}},
 		{"host call rate", Limits{HostCallsPerSecond: 100001}, []string{"host call rate 100001 per second is more than 100000"}},
+		{"module size", Limits{MaxModuleMiB: 1025}, []string{"module size limit 1025 MiB is more than 1024"}},
 		{"every problem", Limits{MemoryMiB: 1, MaxInstances: 100},
 			[]string{"memory limit 1 MiB is not between 4 and 4096 MiB", "instance limit 100 is more than 64"}},
 	} {

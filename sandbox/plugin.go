@@ -134,7 +134,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	}
 	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(hostFns, k.functions()...)
-	wasm, err = prepare(wasm)
+	wasm, err = prepare(wasm, limits.MaxModuleMiB<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +158,11 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 			WithCloseOnContextDone(true),
 		EnableWasi: true,
 	}
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
-	if err != nil {
+	var compiled *extism.CompiledPlugin
+	if err := e.inCompileTurn(ctx, func() (err error) {
+		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	p := &Plugin{
@@ -200,10 +203,14 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, er
 	return cost.total(), nil
 }
 
-// prepare returns wasm as the sandbox compiles it: with its tables capped
-// (capTables) and its imports of the kernel functions the sandbox serves
-// itself moved (redirectKernelImports).
-func prepare(wasm []byte) ([]byte, error) {
+// prepare returns wasm as the sandbox compiles it, once it is known to cost
+// little enough to compile (checkCompileCost, with a size cap of maxBytes):
+// with its tables capped (capTables) and its imports of the kernel
+// functions the sandbox serves itself moved (redirectKernelImports).
+func prepare(wasm []byte, maxBytes int) ([]byte, error) {
+	if err := checkCompileCost(wasm, maxBytes); err != nil {
+		return nil, err
+	}
 	wasm, err := capTables(wasm)
 	if err != nil {
 		return nil, err

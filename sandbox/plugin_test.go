@@ -551,7 +551,7 @@ func TestLimitsDefaults(t *testing.T) {
 	t.Parallel()
 	got, err := Limits{MaxQueue: 1, Timeout: -time.Second}.withDefaults()
 	want := Limits{MemoryMiB: DefaultMemoryMiB, Timeout: DefaultTimeout, MaxOutputBytes: DefaultMaxOutputBytes,
-		MaxInstances: DefaultMaxInstances, MaxQueue: 1, HostCallsPerSecond: DefaultHostCallRate}
+		MaxInstances: DefaultMaxInstances, MaxQueue: 1, HostCallsPerSecond: DefaultHostCallRate, MaxModuleMiB: DefaultMaxModuleMiB}
 	if err != nil || got != want {
 		t.Errorf("got %+v, %v", got, err)
 	}

@@ -151,21 +151,7 @@ func (s *watchedServer) logSince(from int, re *regexp.Regexp) []string {
 // rssKiB reads the resident set size of process pid from /proc.
 func rssKiB(t testing.TB, pid int) int64 {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("SKIPPED: no /proc to measure memory: %v", err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no VmRSS in /proc status")
-	return 0
+	return int64(procStatusKiB(t, pid, "VmRSS"))
 }
 
 // watchClient is a client session that records the notifications of hot

@@ -82,7 +82,7 @@ func fileSize(t *testing.T, f fixture, name string) int {
 }
 
 // procStatusKiB reads a field of /proc/PID/status, in KiB.
-func procStatusKiB(t *testing.T, pid int, field string) int {
+func procStatusKiB(t testing.TB, pid int, field string) int {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

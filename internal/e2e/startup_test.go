@@ -57,8 +57,9 @@ config = { pages = "100", delay_ms = "900" }
 `
 
 // startupFixture is a plugins folder with the healthy tools example and a
-// list bomb, a slow list, an _initialize that never returns and a start
-// function that never returns; startup_wait is left at its default.
+// list bomb, a slow list, an _initialize that never returns, a start
+// function that never returns and the two compile bombs of issue 12;
+// startup_wait is left at its default.
 func startupFixture(t testing.TB) fixture {
 	t.Helper()
 	f := newFixture(t, startupConfig, "plugins/examples/tools")
@@ -66,7 +67,10 @@ func startupFixture(t testing.TB) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, wasm := range map[string][]byte{"listbomb": lister, "slowlist": lister, "initloop": initLoop, "startloop": startLoop} {
+	for name, wasm := range map[string][]byte{
+		"listbomb": lister, "slowlist": lister, "initloop": initLoop, "startloop": startLoop,
+		"nestedblocks": plugintest.NestedBlocksBomb(), "brtables": plugintest.BrTablesBomb(),
+	} {
 		if err := os.WriteFile(filepath.Join(f.plugins, name+".wasm"), wasm, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +80,8 @@ func startupFixture(t testing.TB) fixture {
 }
 
 // TestStartupIsNotHostageToOnePlugin serves the healthy tools example
-// beside a list bomb, a slow list, an init loop and a start-function loop.
+// beside a list bomb, a slow list, an init loop, a start-function loop and
+// two compile bombs (refused before compiling: TestCompileBombsAreRefused).
 // The healthy plugin answers while the others still load (its compiled
 // code cached, as on any start but the first; BenchmarkStartup/hostile
 // measures how soon); each hostile plugin is cut at its load budget, and
@@ -126,6 +131,7 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 		t.Errorf("healthy plugin after the others loaded: %v %v %q", err, isErr, got)
 	}
+	t.Logf("the server's peak RSS: %d MiB", procStatusKiB(t, srv.pid, "VmHWM")>>10)
 	var r struct {
 		Ready   bool              `json:"ready"`
 		Plugins map[string]string `json:"plugins"`
@@ -133,7 +139,8 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	if err := json.Unmarshal([]byte(readyz(t, srv).body), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"tools": "ready", "listbomb": "ready", "slowlist": "failed", "initloop": "failed", "startloop": "failed"}
+	want := map[string]string{"tools": "ready", "listbomb": "ready", "slowlist": "failed", "initloop": "failed", "startloop": "failed",
+		"nestedblocks": "failed", "brtables": "failed"}
 	if !r.Ready || !maps.Equal(r.Plugins, want) {
 		t.Errorf("/readyz once loaded: %+v, want ready with %v", r, want)
 	}
