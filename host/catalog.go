@@ -50,6 +50,7 @@ type toolEntry struct {
 	original     string   // the plugin's own name
 	inputSchema  *schema
 	outputSchema *schema
+	headerParams []headerParam // marked x-mcp-header (xmcpheader.go)
 }
 
 type promptEntry struct {
@@ -241,7 +242,12 @@ func (p *Plugin) checkTools(tools []abi.Tool, log *slog.Logger) []*toolEntry {
 				continue
 			}
 		}
-		entries = append(entries, &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out})
+		params, err := headerParams(t.InputSchema)
+		if err != nil {
+			log.Warn("tool left out: bad x-mcp-header", "tool", t.Name, "err", err)
+			continue
+		}
+		entries = append(entries, &toolEntry{plugin: p, tool: t, original: t.Name, inputSchema: in, outputSchema: out, headerParams: params})
 	}
 	return entries
 }
@@ -392,21 +398,34 @@ func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
 // for the negotiated version. While plugins are still loading, any of them
 // may bring tools, prompts or resources: all three are declared.
 func (c *Catalog) capabilities(version string, loading bool) map[string]any {
+	// 2026-07-28 announces changes and resource updates on
+	// subscriptions/listen, and tasks as an extension; mcphost serves
+	// neither to modern requests yet, so it does not declare them.
+	legacy := !atLeast(version, Version20260728)
+	changes := func(features ...string) map[string]any {
+		m := map[string]any{}
+		for _, f := range features {
+			if legacy {
+				m[f] = true
+			}
+		}
+		return m
+	}
 	caps := map[string]any{"logging": map[string]any{}}
 	if loading || len(c.tools) > 0 || c.mayAnnounce(abi.HostNotifyToolListChanged, abi.ExportListTools) {
-		caps["tools"] = map[string]any{"listChanged": true}
+		caps["tools"] = changes("listChanged")
 	}
 	if loading || len(c.prompts) > 0 || c.mayAnnounce(abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
-		caps["prompts"] = map[string]any{"listChanged": true}
+		caps["prompts"] = changes("listChanged")
 	}
 	if loading || len(c.resources) > 0 || len(c.templates) > 0 ||
 		c.mayAnnounce(abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
-		caps["resources"] = map[string]any{"subscribe": true, "listChanged": true}
+		caps["resources"] = changes("subscribe", "listChanged")
 	}
 	if atLeast(version, Version20250326) && c.completes() {
 		caps["completions"] = map[string]any{}
 	}
-	if atLeast(version, Version20251125) && caps["tools"] != nil {
+	if atLeast(version, Version20251125) && legacy && caps["tools"] != nil {
 		caps["tasks"] = taskCapabilities()
 	}
 	return caps

@@ -11,6 +11,9 @@ import (
 // its version.
 
 func downgradeTool(t abi.Tool, v string) abi.Tool {
+	if atLeast(v, Version20260728) {
+		t.Execution = nil // tasks left the core for an extension
+	}
 	if !atLeast(v, Version20251125) {
 		t.Icons, t.Execution = nil, nil
 	}

@@ -56,7 +56,7 @@ func (s *Server) notifyLoggingMessage(plugin string) func(ctx context.Context, i
 		if p.Logger == "" {
 			p.Logger = plugin
 		}
-		if !req.sess.wantsLog(lvl) || !s.allowLog(plugin) {
+		if !req.wantsLog(lvl) || !s.allowLog(plugin) {
 			return nil, nil
 		}
 		return nil, req.reply.Send(encodeNotification("notifications/message", p))
@@ -86,7 +86,7 @@ func notifyProgress(ctx context.Context, in []byte) ([]byte, error) {
 		return nil, errors.New("notify_progress: progressToken does not belong to this request")
 	}
 	p.ProgressToken = token
-	if !atLeast(req.sess.Version(), Version20250326) {
+	if !atLeast(req.version(), Version20250326) {
 		p.Message = ""
 	}
 	req.mu.Lock()

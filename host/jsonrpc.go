@@ -13,7 +13,11 @@ const (
 	CodeMethodNotFound   = -32601
 	CodeInvalidParams    = -32602
 	CodeInternalError    = -32603
-	CodeResourceNotFound = -32002
+	CodeResourceNotFound = -32002 // up to 2025-11-25; -32602 in 2026-07-28
+
+	CodeHeaderMismatch             = -32020
+	CodeMissingClientCapability    = -32021
+	CodeUnsupportedProtocolVersion = -32022
 )
 
 // RPCError is a JSON-RPC error object. Handlers return it to choose the code

@@ -46,7 +46,7 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 	sess.mu.Unlock()
 
 	srv := sess.srv
-	info := implementation{Name: srv.opts.Name, Title: srv.opts.Title, Version: srv.opts.Version}
+	info := srv.info()
 	if !atLeast(version, Version20250618) {
 		info.Title = ""
 	}
@@ -59,6 +59,12 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 		Capabilities:    srv.Catalog().capabilities(version, loading),
 		ServerInfo:      info,
 	}, nil
+}
+
+// info is the server's identity: serverInfo of initialize, and of every
+// 2026-07-28 result's _meta.
+func (s *Server) info() implementation {
+	return implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version}
 }
 
 // handleNotification serves the notifications a client may send.

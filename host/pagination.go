@@ -44,7 +44,7 @@ func listPage[E, T any](req *request, p *listParams, list string, entries []E, v
 	if err != nil {
 		return nil, "", err
 	}
-	version := req.sess.Version()
+	version := req.version()
 	items := make([]T, 0, end-start)
 	for _, e := range entries[start:end] {
 		items = append(items, view(e, version))

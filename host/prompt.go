@@ -44,5 +44,5 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 			return nil, rpcErrorf(CodeInternalError, "plugin %s returned an invalid prompt: %v", e.plugin.Name, fmt.Errorf("messages[%d]: %w", i, err))
 		}
 	}
-	return downgradePromptResult(&res, req.sess.Version()), nil
+	return downgradePromptResult(&res, req.version()), nil
 }

@@ -14,6 +14,7 @@ import (
 // progress token and the stream the request's messages belong on.
 type request struct {
 	sess      *Session
+	era       *modern // nil in a legacy session (modern.go)
 	id        json.RawMessage
 	method    string
 	meta      abi.Meta
@@ -28,6 +29,9 @@ type request struct {
 	mu           sync.Mutex
 	done         bool
 	lastProgress *float64
+	// lacking holds the client capabilities a plugin asked for that a
+	// 2026-07-28 request did not declare, as a ClientCapabilities object.
+	lacking map[string]any
 }
 
 type requestKey struct{}
@@ -52,8 +56,8 @@ func requestFrom(ctx context.Context) *request {
 
 // begin registers a request as in flight. A duplicate id of a request still
 // in flight is an invalid request.
-func (sess *Session) begin(parent context.Context, m *message, meta abi.Meta, reply Outbound) (*request, *RPCError) {
-	req := &request{sess: sess, id: m.ID, method: m.Method, meta: meta, reply: reply}
+func (sess *Session) begin(parent context.Context, m *message, era *modern, meta abi.Meta, reply Outbound) (*request, *RPCError) {
+	req := &request{sess: sess, era: era, id: m.ID, method: m.Method, meta: meta, reply: reply}
 	ctx, cancel := context.WithCancel(parent)
 	stop := context.AfterFunc(sess.closeCtx, cancel)
 	req.ctx = context.WithValue(ctx, requestKey{}, req)
@@ -106,6 +110,33 @@ func (sess *Session) cancelRequest(id json.RawMessage) {
 	}
 	req.cancelled.Store(true)
 	req.cancel()
+}
+
+// version returns the protocol version of the request: its own in the
+// 2026-07-28 era, else its session's.
+func (r *request) version() string {
+	if r.era != nil {
+		return r.era.version
+	}
+	return r.sess.Version()
+}
+
+// capabilities returns what the client declared: in the request's _meta in
+// the 2026-07-28 era, else at initialize.
+func (r *request) capabilities() clientCapabilities {
+	if r.era != nil {
+		return r.era.caps
+	}
+	return r.sess.capabilities()
+}
+
+// wantsLog reports whether the request's client takes log messages of this
+// level: a 2026-07-28 request takes none unless its _meta names a level.
+func (r *request) wantsLog(lvl logLevel) bool {
+	if r.era != nil {
+		return r.era.logs && lvl >= r.era.logLevel
+	}
+	return r.sess.wantsLog(lvl)
 }
 
 // progressToken returns the request's _meta.progressToken, or nil.

@@ -37,16 +37,16 @@ func createMessage(ctx context.Context, in []byte) ([]byte, error) {
 	if len(p.Messages) == 0 || p.MaxTokens <= 0 {
 		return nil, errors.New("create_message: messages and a positive maxTokens are required")
 	}
-	caps := req.sess.capabilities()
+	caps := req.capabilities()
 	switch {
 	case caps.Sampling == nil:
-		return nil, errClientCannot{"the client did not declare the sampling capability"}
-	case (len(p.Tools) > 0 || len(p.ToolChoice) > 0) && (caps.Sampling.Tools == nil || !atLeast(req.sess.Version(), Version20251125)):
-		return nil, errClientCannot{"tools in sampling need a 2025-11-25 client that declared sampling.tools"}
+		return nil, req.lacks("the client did not declare the sampling capability", "sampling")
+	case (len(p.Tools) > 0 || len(p.ToolChoice) > 0) && (caps.Sampling.Tools == nil || !atLeast(req.version(), Version20251125)):
+		return nil, req.lacks("tools in sampling need a 2025-11-25 client that declared sampling.tools", "sampling", "tools")
 	case p.IncludeContext != "" && p.IncludeContext != "none" && caps.Sampling.Context == nil:
-		return nil, errClientCannot{"includeContext needs a client that declared sampling.context"}
+		return nil, req.lacks("includeContext needs a client that declared sampling.context", "sampling", "context")
 	}
-	return req.sess.callClient(ctx, req.reply, "sampling/createMessage", p)
+	return req.callClient(ctx, "sampling/createMessage", p)
 }
 
 // elicitParams are the elicitation/create params a plugin may send.
@@ -72,18 +72,18 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 	if err := json.Unmarshal(in, &p); err != nil {
 		return nil, fmt.Errorf("create_elicitation: bad input: %w", err)
 	}
-	caps := req.sess.capabilities()
-	version := req.sess.Version()
+	caps := req.capabilities()
+	version := req.version()
 	switch {
 	case !atLeast(version, Version20250618):
 		return nil, errClientCannot{"elicitation needs protocol 2025-06-18 or later; this session negotiated " + version}
 	case caps.Elicitation == nil:
-		return nil, errClientCannot{"the client did not declare the elicitation capability"}
+		return nil, req.lacks("the client did not declare the elicitation capability", "elicitation")
 	}
 	switch p.Mode {
 	case "url":
 		if caps.Elicitation.URL == nil || !atLeast(version, Version20251125) {
-			return nil, errClientCannot{"URL elicitation needs a 2025-11-25 client that declared elicitation.url"}
+			return nil, req.lacks("URL elicitation needs a 2025-11-25 client that declared elicitation.url", "elicitation", "url")
 		}
 		if !validURI(p.URL) || p.ElicitationID == "" {
 			return nil, errors.New("create_elicitation: URL mode needs an absolute url and an elicitationId")
@@ -92,7 +92,7 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 		if err != nil {
 			return nil, err
 		}
-		res, err := req.sess.callClient(ctx, req.reply, "elicitation/create", p)
+		res, err := req.callClient(ctx, "elicitation/create", p)
 		answered(res, err)
 		return res, err
 	case "", "form":
@@ -105,7 +105,7 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 	default:
 		return nil, fmt.Errorf("create_elicitation: unknown mode %q", p.Mode)
 	}
-	return req.sess.callClient(ctx, req.reply, "elicitation/create", p)
+	return req.callClient(ctx, "elicitation/create", p)
 }
 
 // checkFlatSchema checks that an elicitation form schema is an object whose
@@ -142,8 +142,8 @@ func listRoots(ctx context.Context, _ []byte) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("list_roots: no client request is being served")
 	}
-	if req.sess.capabilities().Roots == nil {
-		return nil, errClientCannot{"the client did not declare the roots capability"}
+	if req.capabilities().Roots == nil {
+		return nil, req.lacks("the client did not declare the roots capability", "roots")
 	}
-	return req.sess.callClient(ctx, req.reply, "roots/list", struct{}{})
+	return req.callClient(ctx, "roots/list", struct{}{})
 }

@@ -51,10 +51,17 @@ func (s *Server) NewSession(out Outbound) *Session {
 // newSession starts a session whose batch replies hold at most
 // maxBatchReply bytes.
 func (s *Server) newSession(out Outbound, maxBatchReply int64) *Session {
-	ctx, cancel := context.WithCancel(context.Background())
-	sess := &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
+	sess := s.statelessSession(out, maxBatchReply)
 	s.sessions.add(sess)
 	return sess
+}
+
+// statelessSession makes a session that takes no server-initiated
+// messages, as it is not among the server's sessions: the carrier of one
+// 2026-07-28 request over HTTP (modernhttp.go).
+func (s *Server) statelessSession(out Outbound, maxBatchReply int64) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
 }
 
 // initialized reports whether the client finished initializing: it sent
@@ -199,6 +206,8 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	case m.isNotification():
 		sess.handleNotification(m)
 		return nil
+	case isModern(m):
+		return sess.dispatchModern(ctx, m, reply, batch)
 	case m.Method == "initialize":
 		res, err := sess.initialize(ctx, m.Params)
 		return encodeResponse(m.ID, res, toRPCError(err))
@@ -210,13 +219,43 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	if !ok {
 		return encodeResponse(m.ID, nil, rpcErrorf(CodeMethodNotFound, "method not found: %s", m.Method))
 	}
-	p, rpcErr := h.decode(m.Params)
+	return sess.serve(ctx, m, h, nil, reply, batch, encodeResponse)
+}
+
+// dispatchModern serves a request of the 2026-07-28 era: on its own, with
+// the version, capabilities and log level of its _meta, whatever the
+// session did before.
+func (sess *Session) dispatchModern(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
+	era, rpcErr := readModern(m.Params)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
 	}
-	req, rpcErr := sess.begin(ctx, m, p.metadata(), reply)
+	return sess.serveModern(ctx, m, era, reply, batch)
+}
+
+// serveModern serves a modern request whose _meta was read into era.
+func (sess *Session) serveModern(ctx context.Context, m *message, era *modern, reply Outbound, batch *sync.WaitGroup) []byte {
+	h, rpcErr := modernMethod(m.Method)
 	if rpcErr != nil {
 		return encodeResponse(m.ID, nil, rpcErr)
+	}
+	encode := func(id json.RawMessage, res any, rpcErr *RPCError) []byte {
+		return sess.srv.modernResponse(m.Method, id, res, rpcErr)
+	}
+	return sess.serve(ctx, m, h, era, reply, batch, encode)
+}
+
+// serve starts a request with handler h; encode writes its response. It
+// returns a response to send at once when the request cannot start, else
+// nil: the request runs asynchronously.
+func (sess *Session) serve(ctx context.Context, m *message, h method, era *modern, reply Outbound, batch *sync.WaitGroup, encode func(id json.RawMessage, res any, rpcErr *RPCError) []byte) []byte {
+	p, rpcErr := h.decode(m.Params)
+	if rpcErr != nil {
+		return encode(m.ID, nil, rpcErr)
+	}
+	req, rpcErr := sess.begin(ctx, m, era, p.metadata(), reply)
+	if rpcErr != nil {
+		return encode(m.ID, nil, rpcErr)
 	}
 	if batch != nil {
 		batch.Add(1)
@@ -227,13 +266,21 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 			defer batch.Done()
 		}
 		defer sess.end(req)
+		if era != nil {
+			// No initialize waited for the plugins loading at start-up:
+			// the request waits as initialize would.
+			sess.srv.awaitStartup(req.ctx)
+		}
 		res, err := h.serve(req.ctx, req, p)
+		if missing := req.missingCapabilities(); missing != nil {
+			res, err = nil, missing
+		}
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
 		sess.release(req)
 		if cancelled {
 			return // cancelled by the client: no response
 		}
-		_ = reply.Send(encodeResponse(m.ID, res, toRPCError(err)))
+		_ = reply.Send(encode(m.ID, res, toRPCError(err)))
 	}()
 	return nil
 }

@@ -48,7 +48,7 @@ func (h *HTTPHandler) postMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, ok := h.readBody(w, r)
-	if !ok {
+	if !ok || h.modernPOST(w, r, body) {
 		return
 	}
 	if r.Header.Get(headerSessionID) == "" {
@@ -152,6 +152,9 @@ func (j *jsonReply) Send(msg []byte) error {
 }
 
 func (h *HTTPHandler) getMCP(w http.ResponseWriter, r *http.Request) {
+	if modernNotAllowed(w, r) {
+		return
+	}
 	if !accepts(r, "text/event-stream") {
 		writeRPCError(w, http.StatusNotAcceptable, rpcErrorf(CodeInvalidRequest, "not acceptable: Accept must list text/event-stream"))
 		return
@@ -172,6 +175,9 @@ func (h *HTTPHandler) getMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *HTTPHandler) deleteMCP(w http.ResponseWriter, r *http.Request) {
+	if modernNotAllowed(w, r) {
+		return
+	}
 	hs := h.session(w, r)
 	if hs == nil {
 		return

@@ -116,8 +116,11 @@ type taskParams struct {
 // call asks for, nil to run the call directly, or the error the spec names
 // for a task the tool forbids or a call without one the tool requires.
 func toolTask(req *request, e *toolEntry, task *taskParams) (*taskParams, error) {
-	if !atLeast(req.sess.Version(), Version20251125) {
-		return nil, nil // no tasks before 2025-11-25: any task params are ignored
+	if !atLeast(req.version(), Version20251125) || req.era != nil {
+		// No tasks before 2025-11-25, and none yet in 2026-07-28, where
+		// they are the io.modelcontextprotocol/tasks extension: any task
+		// params are ignored.
+		return nil, nil
 	}
 	switch ts := e.taskSupport(); {
 	case task != nil && ts == abi.TaskForbidden:
@@ -602,7 +605,7 @@ func startTask(req *request, p *taskParams, what string, run func(context.Contex
 // tasksAllowed refuses the tasks/ methods to sessions before 2025-11-25,
 // which do not have them.
 func tasksAllowed(req *request) error {
-	if !atLeast(req.sess.Version(), Version20251125) {
+	if !atLeast(req.version(), Version20251125) {
 		return rpcErrorf(CodeMethodNotFound, "method not found: %s (tasks need protocol version %s)", req.method, Version20251125)
 	}
 	return nil

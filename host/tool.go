@@ -60,7 +60,7 @@ func runToolCall(ctx context.Context, req *request, e *toolEntry, p abi.CallTool
 	if err := checkToolResult(e, res); err != nil {
 		return toolError(fmt.Sprintf("tool %s (plugin %s) returned an invalid result: %v", e.tool.Name, e.plugin.Name, err)), nil
 	}
-	return downgradeToolResult(res, req.sess.Version()), nil
+	return downgradeToolResult(res, req.version()), nil
 }
 
 // toolFailure reports a failed plugin call: protocol errors the plugin chose

@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
-# pinned below) against mcphost serving plugins/conformance over HTTP, and
-# exits with the suite's status.
+# versions pinned below) against mcphost serving plugins/conformance over
+# HTTP, and exits non-zero when any run fails. The runs:
 #
-#   scripts/conformance.sh                            # every server scenario
-#   scripts/conformance.sh --scenario tools-call-image
-#   scripts/conformance.sh --expected-failures FILE   # a baseline (YAML)
+#   legacy     0.1.16          --suite all
+#   2026       0.2.0-alpha.12  --spec-version 2026-07-28
+#   req-2026   0.2.0-alpha.12  --requirements 2026-07-28
+#              --expected-failures scripts/conformance-later-phases.yml
+#   req-2025   0.2.0-alpha.12  --requirements 2025-11-25
 #
-# Arguments are handed to `conformance server` after `--suite all`.
+#   scripts/conformance.sh                                 # every run
+#   scripts/conformance.sh --run 2026 --scenario server-stateless   # one run, arguments passed on
+#   scripts/conformance.sh --scenario tools-call-image     # the legacy run, arguments passed on
+#
+# Only req-2026 has expected failures: the scenarios of features of
+# 2026-07-28 mcphost does not serve yet (issue 14), each with its reason in
+# the file; the suite fails the run when one of them passes (stale entry).
 #
 # Needs Node.js >= 22 and npm. When `node` is older, Node 22 is installed
-# from npm into .cache/node (package node-<os>-<arch>); the suite goes into
-# .cache/conformance. Nothing is installed globally. Without Node or npm the
-# run is SKIPPED (exit 0), except in CI (CI=true), where that is an error.
+# from npm into .cache/node (package node-<os>-<arch>); each suite version
+# goes into .cache/conformance-<version>. Nothing is installed globally.
+# Without Node or npm the run is SKIPPED (exit 0), except in CI (CI=true),
+# where that is an error.
 #
 # Environment: CONFORMANCE_PORT (default: a free port),
 # CONFORMANCE_START_TIMEOUT (seconds to wait for the server, default 120).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-suite_version="0.1.16"
+legacy_suite="0.1.16"
+modern_suite="0.2.0-alpha.12"
 node_major_wanted=22
 cache=.cache
-suite_dir="$cache/conformance/node_modules/@modelcontextprotocol/conformance"
 out=build/conformance
 start_timeout=${CONFORMANCE_START_TIMEOUT:-120}
 
@@ -99,27 +108,45 @@ find_node() {
   fi
 }
 
-# install_suite installs the pinned suite into .cache/conformance.
+# suite_dir is where suite version $1 is installed.
+suite_dir() { echo "$cache/conformance-$1/node_modules/@modelcontextprotocol/conformance"; }
+
+# install_suite installs suite version $1 into .cache/conformance-$1.
 install_suite() {
-  local have
-  have=$("$node" -p "require('./$suite_dir/package.json').version" 2>/dev/null || true)
-  if [ "$have" = "$suite_version" ]; then
+  local version=$1 have
+  have=$("$node" -p "require('./$(suite_dir "$version")/package.json').version" 2>/dev/null || true)
+  if [ "$have" = "$version" ]; then
     return
   fi
   if ! command -v npm >/dev/null 2>&1; then
-    missing "npm is missing: it installs @modelcontextprotocol/conformance@$suite_version"
+    missing "npm is missing: it installs @modelcontextprotocol/conformance@$version"
   fi
-  say "installing @modelcontextprotocol/conformance@$suite_version into $cache/conformance"
+  say "installing @modelcontextprotocol/conformance@$version into $cache/conformance-$version"
   # npm runs on the Node found above (its engines want a recent one).
   PATH="$(cd "$(dirname "$node")" && pwd):$PATH" \
-    npm install --prefix "$cache/conformance" --save-exact --no-audit --no-fund --loglevel=error \
-    "@modelcontextprotocol/conformance@$suite_version" >&2
+    npm install --prefix "$cache/conformance-$version" --save-exact --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/conformance@$version" >&2
 }
 
+# The runs to make: every one, or the one --run names (plain arguments
+# select the legacy run, as before there were several).
+runs=(legacy 2026 req-2026 req-2025)
+if [ "${1:-}" = "--run" ]; then
+  [ $# -ge 2 ] || { say "ERROR: --run needs a run: ${runs[*]}"; exit 2; }
+  case " ${runs[*]} " in
+    *" $2 "*) runs=("$2") ;;
+    *) say "ERROR: unknown run '$2' (runs: ${runs[*]})"; exit 2 ;;
+  esac
+  shift 2
+elif [ $# -gt 0 ]; then
+  runs=(legacy)
+fi
+
 find_node
-install_suite
+install_suite "$legacy_suite"
+install_suite "$modern_suite"
 node=$(cd "$(dirname "$node")" && pwd)/$(basename "$node")
-say "node $("$node" --version) ($node), suite $suite_version"
+say "node $("$node" --version) ($node), suites $legacy_suite and $modern_suite"
 
 make build conformance-plugin
 
@@ -162,14 +189,20 @@ until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
 done
 say "mcphost serves $url (pid $server_pid, log $server_log)"
 
-results="$out/results"
-rm -rf "$results"
-status=0
-"$node" "$suite_dir/dist/index.js" server --url "$url" --suite all --output-dir "$results" "$@" || status=$?
-
-# The suite prints only pass/fail counts per scenario: list what failed or
-# warned, from the checks it saved.
-"$node" - "$results" <<'EOF' || true
+# run_suite NAME VERSION ARGS... runs one suite against the server, saving
+# its checks to build/conformance/results-NAME and its output to
+# build/conformance/NAME.log, and lists what failed or warned.
+run_suite() {
+  local name=$1 version=$2 status=0
+  shift 2
+  local results="$out/results-$name"
+  rm -rf "$results"
+  say "run $name: conformance@$version server $*"
+  "$node" "$(suite_dir "$version")/dist/index.js" server --url "$url" --output-dir "$results" "$@" \
+    2>&1 | tee "$out/$name.log" || status=$?
+  # The suite prints only pass/fail counts per scenario: list what failed or
+  # warned, from the checks it saved.
+  "$node" - "$results" <<'EOF' || true
 const fs = require("fs"), path = require("path");
 const dir = process.argv[2];
 let lines = [];
@@ -185,11 +218,28 @@ for (const d of fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []) {
 }
 if (lines.length) console.log("\nFailures and warnings (details in " + dir + "):\n" + lines.join("\n"));
 EOF
+  summary+=("$(printf '%-9s %-15s %s (exit %d)' "$name" "$version" "$(grep -o 'Total: .*' "$out/$name.log" | tail -1)" "$status")")
+  return "$status"
+}
 
+status=0
+summary=()
+for run in "${runs[@]}"; do
+  case $run in
+    legacy) run_suite legacy "$legacy_suite" --suite all "$@" || status=1 ;;
+    2026) run_suite 2026 "$modern_suite" --spec-version 2026-07-28 "$@" || status=1 ;;
+    req-2026) run_suite req-2026 "$modern_suite" --requirements 2026-07-28 \
+      --expected-failures scripts/conformance-later-phases.yml "$@" || status=1 ;;
+    req-2025) run_suite req-2025 "$modern_suite" --requirements 2025-11-25 "$@" || status=1 ;;
+  esac
+done
+
+say "summary:"
+printf '  %s\n' "${summary[@]}" >&2
 stop_server
 if [ "$status" -eq 0 ]; then
   say "PASSED"
 else
-  say "FAILED (suite status $status); server log: $server_log"
+  say "FAILED; server log: $server_log"
 fi
 exit "$status"

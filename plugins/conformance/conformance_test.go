@@ -78,6 +78,7 @@ var wantTools = []string{
 	"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 	"test_error_handling", "test_reconnection", "test_sampling", "test_elicitation",
 	"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool",
+	"test_missing_capability", "test_logging_tool", "test_streaming_elicitation", "test_custom_header",
 }
 
 // TestManifestAndConfig: the plugin imports exactly the host functions its
@@ -152,6 +153,21 @@ func TestToolsList(t *testing.T) {
 	}
 	if validates(t, js, `{"address":{"city":1}}`) == nil || validates(t, js, `{"other":1}`) == nil {
 		t.Error("json_schema_2020_12_tool schema accepts bad arguments ($ref or additionalProperties lost)")
+	}
+	// SEP-2106 (2026-07-28): composition, conditional and anchor keywords
+	// reach the client, and they constrain: name or address (allOf of an
+	// anyOf), and a name with an address (if/then/else).
+	if all, _ := s["allOf"].([]any); len(all) == 0 || all[0].(map[string]any)["anyOf"] == nil {
+		t.Errorf("allOf = %v, want an allOf holding an anyOf", s["allOf"])
+	}
+	if s["if"] == nil || s["then"] == nil || s["else"] == nil {
+		t.Errorf("if/then/else = %v/%v/%v", s["if"], s["then"], s["else"])
+	}
+	if address, _ := s["$defs"].(map[string]any)["address"].(map[string]any); address["$anchor"] == nil {
+		t.Errorf("$defs.address = %v, want an $anchor", address)
+	}
+	if validates(t, js, `{}`) == nil || validates(t, js, `{"address":{"city":"c"}}`) == nil || validates(t, js, `{"name":"n"}`) != nil {
+		t.Error("json_schema_2020_12_tool: allOf/anyOf or if/then/else do not constrain the arguments")
 	}
 
 	for tool, arg := range map[string]string{"test_sampling": "prompt", "test_elicitation": "message"} {
@@ -652,5 +668,46 @@ func TestCompletion(t *testing.T) {
 	}
 	if got := complete(abi.CompleteRef{Type: abi.RefResource, URI: "test://template/{id}/data"}, "id", "12"); !slices.Equal(got, []string{"123"}) {
 		t.Errorf("template id completion: %q", got)
+	}
+}
+
+// TestStatelessDiagnosticTools: the tools server-stateless (2026-07-28)
+// calls: test_missing_capability asks the client's model (the client that
+// did not declare sampling gets -32021 from the host),
+// test_logging_tool logs once (the host sends it only with a logLevel),
+// test_streaming_elicitation asks the user.
+func TestStatelessDiagnosticTools(t *testing.T) {
+	p := load(t)
+	for tool, fn := range map[string]string{
+		"test_missing_capability":    abi.HostCreateMessage,
+		"test_logging_tool":          abi.HostNotifyLoggingMessage,
+		"test_streaming_elicitation": abi.HostCreateElicitation,
+	} {
+		p.Host.Reset()
+		p.CallTool(tool, "{}", nil)
+		if calls := p.Host.Calls(fn); len(calls) != 1 {
+			t.Errorf("%s made %d %s calls, want 1", tool, len(calls), fn)
+		}
+	}
+}
+
+// TestCustomHeaderTool: http-custom-header-server-validation (2026-07-28)
+// needs a tool with a string parameter marked x-mcp-header; the tool
+// answers with the value.
+func TestCustomHeaderTool(t *testing.T) {
+	p := load(t)
+	var tools abi.ListToolsResult
+	p.OK(abi.ExportListTools, abi.ListInput{}, &tools)
+	for _, tool := range tools.Tools {
+		if tool.Name != "test_custom_header" {
+			continue
+		}
+		region, _ := asJSON(t, string(tool.InputSchema))["properties"].(map[string]any)["region"].(map[string]any)
+		if region["type"] != "string" || region["x-mcp-header"] != "Region" {
+			t.Errorf("region = %v, want a string marked x-mcp-header Region", region)
+		}
+	}
+	if got := text(t, p.CallTool("test_custom_header", `{"region":"us-west1"}`, nil)); got != "Region: us-west1" {
+		t.Errorf("test_custom_header = %q", got)
 	}
 }

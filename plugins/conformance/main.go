@@ -131,6 +131,37 @@ func init() {
 			return "JSON Schema 2020-12 tool called with: " + string(b), nil
 		},
 		pdk.WithInputSchema(jsonSchema202012))
+
+	// server-stateless (2026-07-28): a tool that needs the client's
+	// sampling, one that logs, one that elicits. The host answers a client
+	// that did not declare sampling with -32021, sends the log message only
+	// to a request that set a logLevel, and never sends the client a
+	// request on the response stream.
+	pdk.Tool("test_missing_capability", "Asks the client's model, so it needs the sampling capability",
+		func(ctx *pdk.Context, _ noArgs) (string, error) {
+			return testSampling(ctx, samplingArgs{Prompt: "Say hello"})
+		})
+	pdk.Tool("test_logging_tool", "Sends one log message",
+		func(ctx *pdk.Context, _ noArgs) (string, error) {
+			ctx.Log(pdk.LevelInfo, "test_logging_tool ran", nil)
+			return "Logged one message.", nil
+		})
+	pdk.Tool("test_streaming_elicitation", "Asks the user for input while its response streams",
+		func(ctx *pdk.Context, _ noArgs) (string, error) {
+			return elicit(ctx, "Please provide your information", userSchema)
+		})
+
+	// http-custom-header-server-validation (2026-07-28, SEP-2243): region
+	// is mirrored in the Mcp-Param-Region header, which the host checks.
+	pdk.Tool("test_custom_header", "Answers the region it is given, which clients mirror in Mcp-Param-Region",
+		func(_ *pdk.Context, a regionArgs) (string, error) {
+			return "Region: " + a.Region, nil
+		},
+		pdk.WithInputSchema(regionSchema))
+}
+
+type regionArgs struct {
+	Region string `json:"region"`
 }
 
 type samplingArgs struct {

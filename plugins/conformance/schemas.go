@@ -83,14 +83,27 @@ var sep1330Schema = json.RawMessage(`{
   "required": []
 }`)
 
+// regionSchema is the input schema of test_custom_header: region is
+// mirrored in the Mcp-Param-Region header (x-mcp-header).
+var regionSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "description": "The region", "x-mcp-header": "Region"}
+  },
+  "required": ["region"]
+}`)
+
 // jsonSchema202012 is the input schema of json_schema_2020_12_tool
 // (SEP-1613, json-schema-2020-12): $schema, $defs and additionalProperties
-// must reach the client unchanged.
+// must reach the client unchanged, and (SEP-2106, 2026-07-28) so must the
+// composition (allOf, anyOf), conditional (if/then/else) and anchor
+// keywords: a name or an address, and a name with an address.
 var jsonSchema202012 = json.RawMessage(`{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
     "address": {
+      "$anchor": "address",
       "type": "object",
       "properties": {
         "street": {"type": "string"},
@@ -102,5 +115,9 @@ var jsonSchema202012 = json.RawMessage(`{
     "name": {"type": "string"},
     "address": {"$ref": "#/$defs/address"}
   },
-  "additionalProperties": false
+  "additionalProperties": false,
+  "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+  "if": {"required": ["address"]},
+  "then": {"required": ["name"]},
+  "else": {}
 }`)

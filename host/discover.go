@@ -1,0 +1,25 @@
+package host
+
+import (
+	"context"
+	"slices"
+)
+
+// discoverResult answers server/discover (2026-07-28).
+type discoverResult struct {
+	SupportedVersions []string       `json:"supportedVersions"`
+	Capabilities      map[string]any `json:"capabilities"`
+}
+
+// handleDiscover names the protocol versions the server speaks: the modern
+// ones first, served per request, then those a legacy client negotiates
+// with initialize. Like initialize, it waits for the plugins loading at
+// start-up, as the capabilities come from the catalog.
+func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
+	srv := req.sess.srv
+	loading := srv.awaitStartup(ctx)
+	return discoverResult{
+		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
+		Capabilities:      srv.Catalog().capabilities(Version20260728, loading),
+	}, nil
+}
