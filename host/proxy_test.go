@@ -20,24 +20,9 @@ import (
 // with X-Forwarded-For values (none when empty), and returns the status.
 func initializeVia(t *testing.T, url, from string, forwardedFor ...string) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for _, v := range forwardedFor {
-		req.Header.Add("X-Forwarded-For", v)
-	}
 	client := clientFrom(from)
 	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return initializeFrom(t, client, url, forwardedFor...)
 }
 
 // TestForwardedForIsBelievedOnlyFromTrustedProxies: a client that is not a

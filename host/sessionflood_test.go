@@ -17,8 +17,9 @@ func clientFrom(ip string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 64}}
 }
 
-// initializeFrom sends an initialize from client and returns the status.
-func initializeFrom(t *testing.T, client *http.Client, url string) int {
+// initializeFrom sends an initialize from client, with X-Forwarded-For
+// values (none when empty), and returns the status.
+func initializeFrom(t *testing.T, client *http.Client, url string, forwardedFor ...string) int {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
@@ -27,6 +28,9 @@ func initializeFrom(t *testing.T, client *http.Client, url string) int {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, v := range forwardedFor {
+		req.Header.Add("X-Forwarded-For", v)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
