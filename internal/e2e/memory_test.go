@@ -275,6 +275,7 @@ allowed_hosts = ["127.0.0.1:%s"]
 				if concurrency > 1 && testing.Short() {
 					t.Skip("four at once: not with -short")
 				}
+				ctx := ctxT(t) // a minute for each attack: the whole suite may take longer
 				isolated := resetPeak(srv.pid)
 				var wg sync.WaitGroup
 				for _, cs := range sessions[:concurrency] {
