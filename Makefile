@@ -52,7 +52,7 @@ serve:
 
 ## test: install what the tests need, check the code, run every test with the race detector, then the official MCP conformance suite
 test: check
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
 	$(GO) test -count=1 -run AllocationCeiling ./host
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
