@@ -104,3 +104,24 @@ func mustJSONString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestInitializeWaitCountsFromTheStart: initialize waits startup_wait from
+// when the load started, not from when the last plugin compiled (plugins
+// loaded from the compilation cache are compiled within a few hundred
+// milliseconds), but at least half of it after the last compile, which is
+// what plugins need to start and list once compiled.
+func TestInitializeWaitCountsFromTheStart(t *testing.T) {
+	start := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	wait := 500 * time.Millisecond
+	for _, c := range []struct {
+		compiledAfter, want time.Duration
+	}{
+		{100 * time.Millisecond, 500 * time.Millisecond},        // a warm start
+		{300 * time.Millisecond, 550 * time.Millisecond},        // half the wait after the compiles
+		{3 * time.Second, 3*time.Second + 250*time.Millisecond}, // a first start compiling for seconds
+	} {
+		if got := settleTime(start, start.Add(c.compiledAfter), wait).Sub(start); got != c.want {
+			t.Errorf("compiled after %v: initialize stops waiting after %v, want %v", c.compiledAfter, got, c.want)
+		}
+	}
+}
