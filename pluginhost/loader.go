@@ -146,7 +146,8 @@ func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) 
 
 // load validates and provisions one plugin file, and returns it with the
 // drain of its call chain; it calls compiled (unless nil) once the
-// plugin's code is compiled. It returns nil, nil, nil for a plugin the
+// plugin's code is compiled, and runs none of the plugin's code before
+// compiled returns: its load budget starts then. It returns nil, nil, nil for a plugin the
 // config disables.
 func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))

@@ -144,7 +144,9 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 	}
 	names := slices.Sorted(maps.Keys(groups))
 	r.status.loading(names)
-	compiled, done := r.srv.Loading(len(names), r.cfg.Server.StartupWait)
+	serverCompiled, done := r.srv.Loading(len(names), r.cfg.Server.StartupWait)
+	gate := newCompileGate(len(names), compileFirstAtMost)
+	compiled := func() { serverCompiled(); gate.compiled() }
 	type outcome struct {
 		name string
 		sl   *slot
@@ -164,7 +166,10 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 		sl := &slot{files: versions, pc: pc}
 		go func() {
 			isCompiled := sync.OnceFunc(compiled)
-			p, d, errs := r.load(ctx, name, r.cfg, versions, data, isCompiled)
+			p, d, errs := r.load(ctx, name, r.cfg, versions, data, func() {
+				isCompiled()
+				_ = gate.wait(ctx) // a load whose ctx ended fails on it
+			})
 			isCompiled() // if it failed before compiling
 			outcomes <- outcome{name, sl, p, d, errs}
 		}()
