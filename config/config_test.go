@@ -50,7 +50,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -140,7 +140,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -955,5 +955,27 @@ func TestIsolationDefaultsToPerUserWhenClientsAuthenticate(t *testing.T) {
 	}
 	if _, err := Load(write(t, "[plugins.p]\nisolation = \"none\"\n")); err == nil || !strings.Contains(err.Error(), `plugins.p.isolation: "none" is not one of "shared", "user" and "session"`) {
 		t.Errorf("bad isolation: %v", err)
+	}
+}
+
+func TestOnLoadError(t *testing.T) {
+	if got := load(t, "[server]\non_load_error = \"skip\"\n").Server.OnLoadError; got != OnLoadErrorSkip {
+		t.Errorf("server.on_load_error: %q, want skip", got)
+	}
+	if got := load(t, "").Server.OnLoadError; got != OnLoadErrorFail {
+		t.Errorf("server.on_load_error by default: %q, want fail", got)
+	}
+	_, errs := loadErrors(t, "[server]\non_load_error = \"ignore\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `:2: server.on_load_error: "ignore" is not one of "fail" and "skip"`) {
+		t.Errorf("on_load_error ignore: %v", errs)
+	}
+}
+
+func TestNamedIsAPluginTableThatDoesNotDisable(t *testing.T) {
+	cfg := load(t, "[plugins.a]\n[plugins.b]\ndisabled = true\n")
+	for name, want := range map[string]bool{"a": true, "b": false, "c": false} {
+		if got := cfg.Named(name); got != want {
+			t.Errorf("Named(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

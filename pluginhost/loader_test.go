@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -85,5 +86,25 @@ func TestAnOversizedPluginFileIsRefusedUnread(t *testing.T) {
 	// and its snapshot's.
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 128<<20 {
 		t.Errorf("refusing the file allocated %d MiB", grown>>20)
+	}
+}
+
+func TestNamedNotLoadedGivesWhyForEachPluginTheConfigNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcphost.toml")
+	if err := os.WriteFile(path, []byte("[plugins.ok]\n[plugins.broken]\n[plugins.ghost]\n[plugins.off]\ndisabled = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := LoadResult{
+		Plugins: []*host.Plugin{host.NewPlugin("ok", "", fakeRuntime{}), host.NewPlugin("stray", "", fakeRuntime{})},
+		Failed:  map[string]error{"broken": errors.New("not a valid wasm module"), "junk": errors.New("not named")},
+	}
+	got := NamedNotLoaded(cfg, "/plugins", res)
+	if len(got) != 2 || got[0].Name != "broken" || got[0].Err.Error() != "not a valid wasm module" ||
+		got[1].Name != "ghost" || got[1].Err.Error() != "no plugin file ghost.wasm or ghost.js in /plugins" {
+		t.Errorf("NamedNotLoaded = %v, want broken (its error) and ghost (no file)", got)
 	}
 }

@@ -63,8 +63,8 @@ func (l *lockedBuffer) Len() int {
 // variables, and returns once it listens.
 func (f fixture) start(t *testing.T, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(mcphostBin, "serve", "--plugins", f.plugins, "--config", f.config,
-		"--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "debug")
+	cmd := exec.Command(mcphostBin, append([]string{"serve", "--plugins", f.plugins, "--config", f.config,
+		"--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "debug"}, f.serveArgs...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -530,6 +530,7 @@ func TestPinnedPluginThatChangedIsRefused(t *testing.T) {
 [plugins.hostile]
 sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
 `, "internal/testplugins/hostile", "plugins/examples/tools")
+	f.serveArgs = allowPartial
 	srv := f.start(t)
 	cs := srv.session(t, nil)
 	got, _, err := hostileCall(ctxT(t), cs, "ok", nil)

@@ -225,7 +225,7 @@ func TestRepoConfigServesJavaScriptExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.config = filepath.Join(root, "mcphost.toml")
+	f.config, f.serveArgs = filepath.Join(root, "mcphost.toml"), allowPartial
 	cs := f.connect(t, "2025-11-25", nil)
 	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "conversion_table", Arguments: map[string]any{"unit": "h"}})
 	if err != nil || res.IsError || !strings.Contains(text(t, res.Content), "1 h = 60 min") {
@@ -239,7 +239,7 @@ func TestRepoConfigServesJavaScriptExample(t *testing.T) {
 // clients hear tools/list_changed, and its tools answer.
 func TestJavaScriptFileDroppedIntoARunningServerBecomesCallable(t *testing.T) {
 	f := newFixture(t, grantUnits, "plugins/examples/tools")
-	s := f.serveWatched(t)
+	s := f.serveWatched(t, allowPartial...) // units is granted before its file arrives
 	c := connectWatching(t, s.url)
 	if slices.Contains(c.toolNames(t), "convert_units") {
 		t.Fatal("convert_units is served before units.js was dropped in")

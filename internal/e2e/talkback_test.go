@@ -801,6 +801,7 @@ func TestRepoConfigServesTalkBackExamples(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "build", "notes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	f.serveArgs = allowPartial
 	cs := f.connect(t, "2025-11-25", nil)
 	var names []string
 	for tool, err := range cs.Tools(ctxT(t), nil) {
