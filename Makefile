@@ -45,8 +45,9 @@ build: $(BUILD_DIR)/mcphost
 $(BUILD_DIR)/mcphost: FORCE
 	$(GO) build -o $@ ./cmd/mcphost
 
-## serve: build the examples and serve them over stdio with ./mcphost.toml (stdout carries only MCP; the build logs to stderr)
+## serve: build the examples and serve them over stdio with ./mcphost.toml (stdout carries only MCP; the set-up and the build log to stderr); the Rust example's toolchain is installed first (scripts/setup-rust.sh), since serve stops when a plugin that mcphost.toml names is missing
 serve:
+	@scripts/setup-rust.sh >&2
 	@$(MAKE) --no-print-directory build examples >&2
 	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 

@@ -57,6 +57,23 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// OnLoadError says what serve does when a plugin the config names
+	// does not load at start-up: OnLoadErrorFail or OnLoadErrorSkip.
+	OnLoadError string
+}
+
+// The values of ServerConfig.OnLoadError.
+const (
+	OnLoadErrorFail = "fail" // serve exits, naming each plugin and why
+	OnLoadErrorSkip = "skip" // serve the rest, with a warning for each
+)
+
+// Named reports whether the config names the plugin name in a
+// [plugins.NAME] table that does not disable it: a plugin the operator
+// expects to be served.
+func (c *Config) Named(name string) bool {
+	pc, ok := c.Plugins[name]
+	return ok && !pc.Disabled
 }
 
 // HTTPConfig holds the [http] table.
@@ -423,6 +440,7 @@ func Default() *Config {
 			PageSize:        100,
 			StartupWait:     500 * time.Millisecond,
 			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
+			OnLoadError:     OnLoadErrorFail,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,

@@ -37,6 +37,15 @@
 //	                       # spent"; a plugin one instance of which cannot
 //	                       # fit is not loaded; the default is two thirds
 //	                       # of a 24 GiB machine: lower it on smaller ones
+//	on_load_error = "fail" # what serve does when a plugin named by a
+//	                       # [plugins.NAME] table (not disabled) does not
+//	                       # load at start-up, its file broken, refused,
+//	                       # over its load_budget or missing from the
+//	                       # folder: "fail" exits non-zero with a line per
+//	                       # plugin saying why; "skip" (or serve
+//	                       # --allow-partial) serves the rest and warns. A
+//	                       # plugin that is only in the folder and does not
+//	                       # load is a warning either way
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096

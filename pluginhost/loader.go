@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,6 +61,37 @@ type LoadResult struct {
 	Plugins []*host.Plugin
 	// Errors has one entry per plugin file that did not load.
 	Errors []error
+	// Failed holds, by plugin name, why each plugin that did not load
+	// failed (Reloader.Load sets it; LoadDir leaves it nil).
+	Failed map[string]error
+}
+
+// NamedNotLoaded returns, in order of name, why each plugin that cfg names
+// ([plugins.NAME], not disabled) is not among the plugins res loaded from
+// dir: its load error, or that dir holds no file of its name.
+func NamedNotLoaded(cfg *config.Config, dir string, res LoadResult) []NotLoaded {
+	loaded := map[string]bool{}
+	for _, p := range res.Plugins {
+		loaded[p.Name] = true
+	}
+	var out []NotLoaded
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		if !cfg.Named(name) || loaded[name] {
+			continue
+		}
+		err := res.Failed[name]
+		if err == nil {
+			err = fmt.Errorf("no plugin file %s.wasm or %s%s in %s", name, name, js.Ext, dir)
+		}
+		out = append(out, NotLoaded{Name: name, Err: err})
+	}
+	return out
+}
+
+// NotLoaded is a plugin that did not load, and why.
+type NotLoaded struct {
+	Name string
+	Err  error
 }
 
 // LoadDir loads every .wasm and .js file in dir, in order of name. Each

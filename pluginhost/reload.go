@@ -178,17 +178,25 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 	go func() {
 		defer r.mu.Unlock()
 		defer done()
-		var res LoadResult
+		res := LoadResult{Failed: map[string]error{}}
 		log := r.srv.Logger()
 		for range names {
 			o := <-outcomes
 			res.Errors = append(res.Errors, o.errs...)
 			for _, err := range o.errs {
-				if o.p != nil { // another file of the same name, e.g. x.wasm beside x.js
+				switch {
+				case o.p != nil: // another file of the same name, e.g. x.wasm beside x.js
 					log.Warn("plugin file not used", "plugin", o.name, "err", err)
-				} else {
+				case !r.cfg.Named(o.name):
+					log.Warn("plugin not loaded", "plugin", o.name, "err", err, "named_in_config", false)
+				case r.cfg.Server.OnLoadError == config.OnLoadErrorSkip:
+					log.Warn("plugin not loaded", "plugin", o.name, "err", err, "on_load_error", config.OnLoadErrorSkip)
+				default:
 					log.Error("plugin not loaded", "plugin", o.name, "err", err)
 				}
+			}
+			if o.p == nil && len(o.errs) > 0 {
+				res.Failed[o.name] = o.errs[0]
 			}
 			if o.sl != nil {
 				r.slots[o.name] = o.sl

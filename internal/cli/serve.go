@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,9 @@ type serveFlags struct {
 	listen    string // "" unless --listen was given
 	logLevel  string
 	watch     bool
+	// allowPartial serves the plugins that load when one the config
+	// names does not: [server] on_load_error = "skip".
+	allowPartial bool
 
 	version string // mcphost's own, for the server's info
 }
@@ -66,6 +70,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&f.allowPartial, "allow-partial", false, `serve the plugins that load when one named in the config does not (as [server] on_load_error = "skip"); without it, serve exits naming each`)
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
 	return cmd
 }
@@ -81,6 +86,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	cfg, err := clienv.LoadConfig(f.config)
 	if err != nil {
 		return err
+	}
+	if f.allowPartial {
+		cfg.Server.OnLoadError = config.OnLoadErrorSkip
 	}
 	var ln net.Listener
 	if f.transport == "http" {
@@ -110,32 +118,58 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 			_ = p.Close(context.Background())
 		}
 	}()
-	stopLoading := loadInBackground(ctx, reloader, srv, cfg.Server.StartupWait, f.transport, cacheDir, logger)
+	// A plugin the config names that does not load ends the serve with
+	// a startError, unless on_load_error = "skip".
+	ctx, failStart := context.WithCancelCause(ctx)
+	defer failStart(nil)
+	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, cacheDir, logger, failStart)
 	stopReloading := startReloading(ctx, reloader, cfg.Path, f.watch, logger)
 	defer func() { // before the plugins close; a reload may wait for the load
 		stopLoading()
 		stopReloading()
 	}()
 	if f.transport == "http" {
-		return serveHTTP(ctx, srv, ln, cfg, reloader, logger)
+		err = serveHTTP(ctx, srv, ln, cfg, reloader, logger)
+	} else {
+		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	}
-	err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
+	var failed startError
+	if errors.As(context.Cause(ctx), &failed) {
+		return failed
+	}
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
 }
 
+// startError ends a serve in which plugins that the config names did not
+// load at start-up.
+type startError struct {
+	notLoaded []pluginhost.NotLoaded
+	config    string
+}
+
+func (e startError) Error() string {
+	names := make([]string, len(e.notLoaded))
+	for i, n := range e.notLoaded {
+		names[i] = n.Name
+	}
+	return fmt.Sprintf("%d plugin(s) named in %s did not load: %s (each is logged with why; set [server] on_load_error = %q or pass --allow-partial to serve the rest)",
+		len(names), e.config, strings.Join(names, ", "), config.OnLoadErrorSkip)
+}
+
 // loadInBackground loads the plugins of reloader's folder into srv while
 // the transport already serves (pluginhost.Reloader.Load publishes each as
 // it is ready, and has srv's initialize wait for them as startup_wait
-// says). It
-// logs the serving line once every plugin is loaded or failed, or when
-// startupWait has passed, naming the plugins still loading, and a last line
-// when those are done. The returned function stops the load and waits for
-// it.
-func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, startupWait time.Duration,
-	transport, cacheDir string, logger *slog.Logger) (stop func()) {
+// says). It logs the serving line once every plugin is loaded or failed,
+// or when startup_wait has passed, naming the plugins still loading, and a
+// last line when those are done. When a plugin that cfg names did not
+// load, it calls failStart with a startError, unless cfg's on_load_error
+// is "skip". The returned function stops the load and waits for it.
+func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, cfg *config.Config,
+	transport, cacheDir string, logger *slog.Logger, failStart func(error)) (stop func()) {
+	startupWait := cfg.Server.StartupWait
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	loaded := make(chan pluginhost.LoadResult, 1)
@@ -171,6 +205,21 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 		}
 		if len(res.Plugins) == 0 {
 			logger.Warn("no plugins loaded", "folder", reloader.Dir())
+		}
+		notLoaded := pluginhost.NamedNotLoaded(cfg, reloader.Dir(), res)
+		skip := cfg.Server.OnLoadError == config.OnLoadErrorSkip
+		for _, n := range notLoaded {
+			if _, failed := res.Failed[n.Name]; failed {
+				continue // the reloader logged it as it failed
+			}
+			if skip {
+				logger.Warn("plugin not loaded", "plugin", n.Name, "err", n.Err, "on_load_error", config.OnLoadErrorSkip)
+			} else {
+				logger.Error("plugin not loaded", "plugin", n.Name, "err", n.Err)
+			}
+		}
+		if len(notLoaded) > 0 && !skip {
+			failStart(startError{notLoaded: notLoaded, config: cmp.Or(cfg.Path, "the default config")})
 		}
 	}()
 	return func() {
