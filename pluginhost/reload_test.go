@@ -109,7 +109,7 @@ type records struct {
 func (r *records) Enabled(context.Context, slog.Level) bool { return true }
 func (r *records) Handle(_ context.Context, rec slog.Record) error {
 	var b strings.Builder
-	b.WriteString(rec.Message)
+	b.WriteString(rec.Level.String() + " " + rec.Message)
 	rec.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
 	r.mu.Lock()
 	r.msgs = append(r.msgs, b.String())
@@ -335,4 +335,29 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 			t.Fatalf("no removal logged:\n%s", logs.dump())
 		}
 	})
+}
+
+// TestALoadStoppedByShutdownIsNotAnError: plugins whose load the server's
+// stop cut short are not broken; that is not logged as an error.
+func TestALoadStoppedByShutdownIsNotAnError(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.wasm"), module(t, "a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close() })
+	logs := &records{}
+	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
+	ctx, stop := context.WithCancel(t.Context())
+	stop()
+	res := NewReloader(&Loader{Engine: engine, Server: srv, Logger: srv.Logger()}, dir, config.Default()).Load(ctx)
+	if len(res.Plugins) != 0 || len(res.Errors) != 1 {
+		t.Fatalf("load with a stopped context: %+v", res)
+	}
+	if logs.count("ERROR") != 0 || logs.count("WARN") != 0 || logs.count("load stopped", "plugin=a") != 1 {
+		t.Errorf("want one debug line for the stopped load, and no error or warning:\n%s", logs.dump())
+	}
 }
