@@ -187,6 +187,8 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 				switch {
 				case o.p != nil: // another file of the same name, e.g. x.wasm beside x.js
 					log.Warn("plugin file not used", "plugin", o.name, "err", err)
+				case ctx.Err() != nil: // the server is stopping
+					log.Debug("plugin load stopped", "plugin", o.name, "err", err)
 				case !r.cfg.Named(o.name):
 					log.Warn("plugin not loaded", "plugin", o.name, "err", err, "named_in_config", false)
 				case r.cfg.Server.OnLoadError == config.OnLoadErrorSkip:

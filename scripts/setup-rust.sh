@@ -14,6 +14,7 @@ packages=(
 	rustc                    # the compiler (1.63 on Debian 12)
 	cargo
 	libstd-rust-dev-wasm32   # std for wasm32-wasi (and wasm32-unknown-unknown)
+	lld                      # the linker of the wasm targets: rustc's /usr/bin/rust-lld is a link to lld-14, which rustc only suggests
 	librust-serde-dev        # the PDK's only dependencies ...
 	librust-serde-derive-dev
 	librust-serde-json-dev   # ... and what they pull in (itoa, ryu, syn, ...)
