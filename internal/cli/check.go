@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/clienv"
@@ -38,14 +39,14 @@ is missing, and exits with status 1 when there is a problem.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to check")
-	cmd.Flags().StringVar(&f.config, "config", "", "config file (default ./mcphost.toml when present)")
+	cmd.Flags().StringVar(&f.config, "config", "", configFlagHelp)
 	return cmd
 }
 
 // check writes its report to w. It returns errCheckFailed after printing
 // the problems, or the error that kept it from checking.
 func check(f checkFlags, w io.Writer) error {
-	cfg, err := clienv.LoadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config, f.plugins)
 	if err != nil {
 		var errs config.Errors
 		if !errors.As(err, &errs) {
@@ -68,7 +69,7 @@ func check(f checkFlags, w io.Writer) error {
 	if len(adds) > 0 {
 		file := cfg.Path
 		if file == "" {
-			file = clienv.DefaultConfigPath
+			file = filepath.Join(f.plugins, clienv.ConfigFile)
 		}
 		fmt.Fprintf(w, "\nAdd to %s:\n", file)
 		for _, a := range adds {

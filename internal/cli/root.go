@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcphost/mcphost/internal/clienv"
 	"github.com/mcphost/mcphost/internal/devtool"
 	"github.com/spf13/cobra"
 )
@@ -45,3 +46,7 @@ func newVersionCommand(version string) *cobra.Command {
 		},
 	}
 }
+
+// configFlagHelp is the help of the --config flag of serve and check.
+const configFlagHelp = "config file (default: $" + clienv.ConfigEnv + ", then " + clienv.ConfigFile +
+	" in the plugins folder, then in the user's config directory, else built-in defaults; never the working directory's)"

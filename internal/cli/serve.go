@@ -66,7 +66,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to load")
-	cmd.Flags().StringVar(&f.config, "config", "", "config file (default ./mcphost.toml when present)")
+	cmd.Flags().StringVar(&f.config, "config", "", configFlagHelp)
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -83,9 +83,13 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if f.transport != "stdio" && f.transport != "http" {
 		return fmt.Errorf("--transport %q: want stdio or http", f.transport)
 	}
-	cfg, err := clienv.LoadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config, f.plugins)
 	if err != nil {
 		return err
+	}
+	logger.Info("config", "file", clienv.Source(cfg))
+	if hint := clienv.UnreadWorkingDirConfig(cfg); hint != "" {
+		logger.Warn(hint)
 	}
 	if f.allowPartial {
 		cfg.Server.OnLoadError = config.OnLoadErrorSkip

@@ -8,12 +8,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/mcphost/mcphost/config"
 )
 
-// DefaultConfigPath is read when --config is not given and the file exists.
-const DefaultConfigPath = "mcphost.toml"
+// ConfigFile is the name of the config file looked up in a folder.
+const ConfigFile = "mcphost.toml"
+
+// ConfigEnv is the environment variable that names the config file when
+// --config is not given.
+const ConfigEnv = "MCPHOST_CONFIG"
 
 // NewLogger returns a text logger on w at the named level (--log-level).
 func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
@@ -24,14 +29,68 @@ func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
 }
 
-// LoadConfig reads the config named by path (--config), or the default
-// file when path is empty and it exists, or the built-in defaults.
-func LoadConfig(path string) (*config.Config, error) {
-	if path == "" {
-		if _, err := os.Stat(DefaultConfigPath); err != nil {
-			return config.Default(), nil
+// FindConfig returns the config file to read: flag (--config) when given,
+// else $MCPHOST_CONFIG when set, else mcphost.toml in pluginsDir, else
+// mcphost.toml in the user's config directory (os.UserConfigDir, under
+// mcphost/), when either exists; "" for the built-in defaults. The working
+// directory is not searched: a desktop client starts serve from anywhere.
+func FindConfig(flag, pluginsDir string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if env := os.Getenv(ConfigEnv); env != "" {
+		if _, err := os.Stat(env); err != nil {
+			return "", fmt.Errorf("%s: %w", ConfigEnv, err)
 		}
-		path = DefaultConfigPath
+		return env, nil
+	}
+	candidates := []string{}
+	if pluginsDir != "" {
+		candidates = append(candidates, filepath.Join(pluginsDir, ConfigFile))
+	}
+	if dir, err := os.UserConfigDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "mcphost", ConfigFile))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// LoadConfig reads the config that FindConfig finds, or returns the
+// built-in defaults when it finds none.
+func LoadConfig(flag, pluginsDir string) (*config.Config, error) {
+	path, err := FindConfig(flag, pluginsDir)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return config.Default(), nil
 	}
 	return config.Load(path)
+}
+
+// Source describes where cfg came from, for the log: its file, or the
+// built-in defaults.
+func Source(cfg *config.Config) string {
+	if cfg.Path == "" {
+		return "built-in defaults (no --config, " + ConfigEnv + ", " + ConfigFile + " in the plugins folder or the user's config directory)"
+	}
+	return cfg.Path
+}
+
+// UnreadWorkingDirConfig returns a warning when the working directory has
+// a mcphost.toml that is not cfg's file (earlier versions read it), and ""
+// otherwise.
+func UnreadWorkingDirConfig(cfg *config.Config) string {
+	abs, err := filepath.Abs(ConfigFile)
+	if err != nil || abs == cfg.Path {
+		return ""
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s is not read: the config is %s; pass --config %s to use it", abs, Source(cfg), ConfigFile)
 }

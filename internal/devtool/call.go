@@ -54,7 +54,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(cmd *cobra.Command, what string) {
-	cmd.Flags().StringVar(&f.config, "config", "", "config file whose [plugins.NAME] table grants the plugin what serve would (default ./mcphost.toml when present)")
+	cmd.Flags().StringVar(&f.config, "config", "", "config file whose [plugins.NAME] table grants the plugin what serve would (default: $"+clienv.ConfigEnv+", then "+clienv.ConfigFile+" beside the plugin, then in the user's config directory)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "warn", "level of mcphost's own logs on stderr: debug, info, warn or error (the plugin's log messages are always shown)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the "+what+" as JSON, as a client receives it")
 	_ = cmd.RegisterFlagCompletionFunc("config", completeFileExt("toml"))
@@ -221,7 +221,7 @@ func openDevHost(ctx context.Context, command, path string, f runFlags, stderr i
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clienv.LoadConfig(f.config)
+	cfg, err := clienv.LoadConfig(f.config, filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
