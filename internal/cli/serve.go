@@ -95,12 +95,17 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		cfg.Server.OnLoadError = config.OnLoadErrorSkip
 	}
 	var ln net.Listener
+	var authn *auth.Authenticator
 	if f.transport == "http" {
-		// Listen before loading plugins, so a taken port fails fast.
+		// Listen and read the tokens' settings before loading plugins, so
+		// a taken port or a bad token fails before anything is served.
 		if ln, err = listen(cfg, f.listen); err != nil {
 			return err
 		}
 		defer ln.Close()
+		if authn, err = auth.New(cfg.Auth, logger); err != nil {
+			return err
+		}
 	}
 	cacheDir, err := cfg.CacheDir()
 	if err != nil {
@@ -133,7 +138,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		stopReloading()
 	}()
 	if f.transport == "http" {
-		err = serveHTTP(ctx, srv, ln, cfg, reloader, logger)
+		err = serveHTTP(ctx, srv, ln, authn, cfg, reloader, logger)
 	} else {
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	}
@@ -288,13 +293,10 @@ func listen(cfg *config.Config, flagAddr string) (net.Listener, error) {
 }
 
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
-// behind the authorization [auth] configures, and the readiness of the
+// behind authn, the authorization [auth] configures, and the readiness of the
 // plugins (/readyz), which needs none.
-func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
-	authn, err := auth.New(cfg.Auth, logger)
-	if err != nil {
-		return err
-	}
+func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, cfg *config.Config,
+	reloader *pluginhost.Reloader, logger *slog.Logger) error {
 	public := map[string]http.Handler{"/readyz": readiness(reloader)}
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()

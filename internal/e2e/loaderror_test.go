@@ -28,7 +28,7 @@ func serveUntilExit(t *testing.T, f fixture, limit time.Duration, args ...string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mcphostBin, append([]string{"serve", "--plugins", f.plugins, "--config", f.config}, args...)...)
+	cmd := exec.CommandContext(ctx, mcphostBin, append(append([]string{"serve", "--plugins", f.plugins, "--config", f.config}, f.serveArgs...), args...)...)
 	stdin, err := cmd.StdinPipe() // kept open: serve must end on its own
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +141,27 @@ func addServerKey(t testing.TB, f fixture, line string) {
 	with := strings.Replace(string(cfg), "[server]\n", "[server]\n"+line+"\n", 1)
 	if err := os.WriteFile(f.config, []byte(with), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestABadTokenStopsServeBeforeAnythingIsServed: what the config alone can
+// show wrong (here a bearer token too short) ends serve before it listens,
+// loads a plugin or logs the serving line.
+func TestABadTokenStopsServeBeforeAnythingIsServed(t *testing.T) {
+	f := newFixture(t, "[auth]\nmode = \"bearer\"\ntoken_env = \"MCPHOST_E2E_TOKEN\"\n", "plugins/examples/tools")
+	t.Setenv("MCPHOST_E2E_TOKEN", "short")
+	f.serveArgs = []string{"--transport", "http", "--listen", "127.0.0.1:0", "--log-level", "debug"}
+	err, stderr := serveUntilExit(t, f, 30*time.Second)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("serve ended with %v, want a non-zero exit:\n%s", err, stderr)
+	}
+	if !strings.Contains(lastLine(stderr), "MCPHOST_E2E_TOKEN") {
+		t.Errorf("the last line does not name the token's variable:\n%s", stderr)
+	}
+	for _, early := range []string{"listening", "msg=serving", "plugin loaded"} {
+		if strings.Contains(stderr, early) {
+			t.Errorf("%q was logged before the bad token stopped serve:\n%s", early, stderr)
+		}
 	}
 }
