@@ -42,8 +42,12 @@ WASM_FLAGS := -buildmode=c-shared -trimpath -ldflags=-s
 ## build: build the mcphost binary into build/mcphost
 build: $(BUILD_DIR)/mcphost
 
+# VERSION is what `mcphost version` prints: the nearest tag, commits since
+# and the commit (git describe), or dev outside a git checkout.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 $(BUILD_DIR)/mcphost: FORCE
-	$(GO) build -o $@ ./cmd/mcphost
+	$(GO) build -buildvcs=auto -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/mcphost
 
 ## serve: build the examples and serve them over stdio with ./mcphost.toml (stdout carries only MCP; the set-up and the build log to stderr); the Rust example's toolchain is installed first (scripts/setup-rust.sh), since serve stops when a plugin that mcphost.toml names is missing
 serve:

@@ -38,7 +38,7 @@ is missing, and exits with status 1 when there is a problem.`,
 			return check(f, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to check")
+	cmd.Flags().StringVar(&f.plugins, "plugins", defaultPluginsDir, "folder of plugins to check")
 	cmd.Flags().StringVar(&f.config, "config", "", configFlagHelp)
 	return cmd
 }

@@ -65,7 +65,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 			return serve(ctx, f, os.Stdin, mcpOut, os.Stderr)
 		},
 	}
-	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of plugins to load")
+	cmd.Flags().StringVar(&f.plugins, "plugins", defaultPluginsDir, "folder of plugins to load")
 	cmd.Flags().StringVar(&f.config, "config", "", configFlagHelp)
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
