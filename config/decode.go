@@ -77,6 +77,7 @@ func parse(file, dir, src string) (*Config, Errors) {
 		return nil, Errors{e}
 	}
 	d := &decoder{file: file, dir: dir, lines: indexLines(src)}
+	d.expandEnv(root, nil)
 	cfg := Default()
 	d.table(root, nil, rootKeys)
 	if v, ok := root["server"]; ok {

@@ -8,6 +8,13 @@
 // of the repository is the threat model: what a plugin can and cannot do
 // and what every grant and limit allows.
 //
+// Any string value may hold ${NAME}, the value of the environment variable
+// NAME (an error naming the file, line, key and variable when NAME is
+// unset or empty), or ${NAME:-default}, its value or default; $${ is a
+// literal ${ and $NAME is left as it is. Values are expanded after the file
+// is parsed, and errors name variables, never their values. Secrets are
+// not expanded: write "env:NAME" in a secrets table.
+//
 // # Reference
 //
 //	[server]
