@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -514,6 +515,40 @@ func TestPublicPathsSkipTheMiddleware(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != want {
 			t.Errorf("%s: status %d, want %d", path, rec.Code, want)
+		}
+	}
+}
+
+// TestARefusedHostOrOriginNamesTheSettingThatAllowsIt: a request from a
+// name the server does not answer to is told which setting would allow
+// it, and the log says which client sent it.
+func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
+	var log syncBuffer
+	ts := httptest.NewServer(nil)
+	defer ts.Close()
+	srv := NewServer(Options{Name: "test", Version: "1", Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
+	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{})
+	defer h.Close()
+	ts.Config.Handler = h
+	hh := &httpHarness{h: h, url: ts.URL}
+	for _, c := range []struct {
+		headers []string
+		setting string
+	}{
+		{[]string{"Host", "192.168.1.5:8080"}, `forbidden: Host "192.168.1.5:8080" is not allowed: add "192.168.1.5:8080" to [http] allowed_hosts`},
+		{[]string{"Origin", "https://app.example"}, `forbidden: Origin "https://app.example" is not allowed: add "https://app.example" to [http] allowed_origins`},
+	} {
+		resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":0,"method":"ping"}`, c.headers...)
+		var m struct {
+			Error *RPCError `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || m.Error == nil || !strings.HasPrefix(m.Error.Message, c.setting) {
+			t.Errorf("%v: %d %+v, want 403 %q", c.headers, resp.StatusCode, m.Error, c.setting)
+		}
+		if !strings.Contains(log.String(), c.headers[1]) || !strings.Contains(log.String(), "client=127.0.0.1") {
+			t.Errorf("%v: the log does not name the value and the client:\n%s", c.headers, log.String())
 		}
 	}
 }
