@@ -232,14 +232,26 @@ func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandle
 // ServeHTTP checks the Host and Origin headers and serves the endpoints.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
-		writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest, "forbidden: Host %q is not allowed", r.Host))
+		h.refuse(w, r, "Host", r.Host, "allowed_hosts")
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
-		writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest, "forbidden: Origin %q is not allowed", origin))
+		h.refuse(w, r, "Origin", origin, "allowed_origins")
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// refuse answers 403 to a request whose header (Host or Origin) has a
+// value that the [http] setting does not allow, naming the setting, and
+// logs it with the client's address: DNS-rebinding protection, which a
+// server reached by another name than its default loopback ones needs
+// configured.
+func (h *HTTPHandler) refuse(w http.ResponseWriter, r *http.Request, header, value, setting string) {
+	h.log.Warn("request refused: "+header+" not allowed", "header", header, "value", value,
+		"client", h.clientAddress(r), "setting", "[http] "+setting)
+	writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest,
+		"forbidden: %s %q is not allowed: add %q to [http] %s in the server's config", header, value, value, setting))
 }
 
 // hostAllowed reports whether a Host value (host or host:port) is allowed.
