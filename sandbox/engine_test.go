@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestCompilationCache(t *testing.T) {
@@ -89,5 +93,34 @@ func TestNewEngineChangesNoGlobals(t *testing.T) {
 	// process-wide log level is debug or lower.
 	if recs := logs.records(t, "Calling function"); len(recs) != 0 {
 		t.Errorf("the Extism log level is set: %v", recs)
+	}
+}
+
+// TestALongCompileIsAnnounced: a compile that takes longer than the
+// Engine's notice is logged as it starts, with the plugin and its size,
+// and when it ends, with how long it took; one from the cache is not.
+func TestALongCompileIsAnnounced(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		notice    time.Duration
+		announced bool
+	}{{-1, true}, {time.Hour, false}} {
+		e, err := NewEngine(EngineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.compileNotice = c.notice
+		var log bytes.Buffer
+		p, err := e.Load(t.Context(), "slow", runModule(), Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = p.Close(t.Context())
+		_ = e.Close()
+		got := strings.Contains(log.String(), `msg=compiling plugin=slow bytes=`) &&
+			strings.Contains(log.String(), `msg=compiled plugin=slow took=`)
+		if got != c.announced {
+			t.Errorf("notice %v: announced %v, want %v:\n%s", c.notice, got, c.announced, log.String())
+		}
 	}
 }
