@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -34,7 +36,16 @@ type Engine struct {
 	cache    wazero.CompilationCache
 	budget   *memoryBudget
 	compiles chan struct{} // a token for each compile under way
+	// compileNotice is how long a compile runs before it is logged, so
+	// that the seconds a first compile of a large module takes are seen
+	// for what they are; zero or less logs every compile.
+	compileNotice time.Duration
 }
+
+// compileNotice is how long a compile runs before the Engine logs it:
+// loading from the compilation cache takes milliseconds, a first compile
+// of a standard Go plugin seconds.
+const compileNotice = 500 * time.Millisecond
 
 // NewEngine returns an Engine with the compilation cache and the memory
 // budget opts describes. It changes no process-wide setting: the Extism
@@ -49,7 +60,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	case budget < MinMemoryBudgetMiB || budget > MaxMemoryBudgetMiB:
 		return nil, fmt.Errorf("sandbox: memory budget %d MiB is not between %d and %d MiB", budget, MinMemoryBudgetMiB, MaxMemoryBudgetMiB)
 	}
-	e := &Engine{budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
+	e := &Engine{compileNotice: compileNotice, budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
 	if opts.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 		return e, nil
@@ -62,16 +73,32 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	return e, nil
 }
 
-// inCompileTurn runs fn, which compiles a module, when fewer than MaxCompiles
-// compiles are under way, or fails when ctx ends first.
-func (e *Engine) inCompileTurn(ctx context.Context, fn func() error) error {
+// inCompileTurn runs fn, which compiles a module of size bytes, when fewer
+// than MaxCompiles compiles are under way, or fails when ctx ends first. A
+// compile that runs longer than the Engine's notice is logged to logger
+// as it starts and when it ends.
+func (e *Engine) inCompileTurn(ctx context.Context, logger *slog.Logger, size int, fn func() error) error {
 	select {
 	case e.compiles <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for a turn to compile (%d compiles at once): %w", cap(e.compiles), context.Cause(ctx))
 	}
 	defer func() { <-e.compiles }()
-	return fn()
+	started := time.Now()
+	announce := func() {
+		logger.Info("compiling", "bytes", size, "note", "not in the compilation cache: a first compile takes seconds")
+	}
+	var notice *time.Timer
+	if e.compileNotice <= 0 {
+		announce()
+	} else {
+		notice = time.AfterFunc(e.compileNotice, announce)
+	}
+	err := fn()
+	if notice == nil || !notice.Stop() {
+		logger.Info("compiled", "took", time.Since(started).Round(time.Millisecond), "ok", err == nil)
+	}
+	return err
 }
 
 // Close releases the in-memory compilation cache. Close the Engine's plugins

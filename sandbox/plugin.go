@@ -159,7 +159,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 		EnableWasi: true,
 	}
 	var compiled *extism.CompiledPlugin
-	if err := e.inCompileTurn(ctx, func() (err error) {
+	if err := e.inCompileTurn(ctx, logger, len(wasm), func() (err error) {
 		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
 		return err
 	}); err != nil {
