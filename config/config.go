@@ -57,10 +57,17 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// CacheMaxMiB caps the compilation cache's size on disk: serve prunes
+	// the least recently used entries beyond it once plugins are loaded.
+	CacheMaxMiB int
 	// OnLoadError says what serve does when a plugin the config names
 	// does not load at start-up: OnLoadErrorFail or OnLoadErrorSkip.
 	OnLoadError string
 }
+
+// DefaultCacheMaxMiB is [server] cache_max_mib when the file does not set
+// it: a compiled standard Go plugin takes about 12 MiB.
+const DefaultCacheMaxMiB = 2048
 
 // The values of ServerConfig.OnLoadError.
 const (
@@ -441,6 +448,7 @@ func Default() *Config {
 			StartupWait:     500 * time.Millisecond,
 			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
 			OnLoadError:     OnLoadErrorFail,
+			CacheMaxMiB:     DefaultCacheMaxMiB,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,

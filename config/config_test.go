@@ -50,7 +50,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -140,7 +140,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -977,5 +977,14 @@ func TestNamedIsAPluginTableThatDoesNotDisable(t *testing.T) {
 		if got := cfg.Named(name); got != want {
 			t.Errorf("Named(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+func TestCacheMaxMiB(t *testing.T) {
+	if got := load(t, "[server]\ncache_max_mib = 64\n").Server.CacheMaxMiB; got != 64 {
+		t.Errorf("server.cache_max_mib: %d, want 64", got)
+	}
+	if _, errs := loadErrors(t, "[server]\ncache_max_mib = 0\n"); len(errs) != 1 || !strings.Contains(errs[0].Error(), "server.cache_max_mib") {
+		t.Errorf("cache_max_mib 0: %v", errs)
 	}
 }

@@ -32,7 +32,7 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
@@ -296,6 +296,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
+	}
+	if n, ok := d.integer(t, p, "cache_max_mib", 1, 1<<20); ok {
+		s.CacheMaxMiB = n
 	}
 	if mode, ok := d.str(t, p, "on_load_error"); ok {
 		switch mode {

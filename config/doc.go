@@ -25,6 +25,11 @@
 //	                       #   "off" = no persistent cache
 //	                       #   other = this directory (relative paths are
 //	                       #           resolved against the file's directory)
+//	cache_max_mib = 2048   # the compilation cache's size cap, 1..1048576:
+//	                       # once plugins are loaded, serve removes the
+//	                       # least recently used entries beyond it (also
+//	                       # `mcphost cache prune`; `mcphost cache ls`
+//	                       # lists them)
 //	page_size = 100        # items per page in list results, 1..1000
 //	startup_wait = "500ms" # how long a client's initialize waits, after
 //	                       # the server starts, for plugins still loading,
