@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,5 +164,43 @@ func TestABadTokenStopsServeBeforeAnythingIsServed(t *testing.T) {
 		if strings.Contains(stderr, early) {
 			t.Errorf("%q was logged before the bad token stopped serve:\n%s", early, stderr)
 		}
+	}
+}
+
+// TestServeKeepsTheCompilationCacheWithinItsCap: once plugins are loaded,
+// serve removes the least recently used entries beyond cache_max_mib.
+func TestServeKeepsTheCompilationCacheWithinItsCap(t *testing.T) {
+	f := newFixture(t, "", "plugins/examples/tools")
+	cache := filepath.Join(t.TempDir(), "cache")
+	stale := filepath.Join(cache, "wazero-v0.0.1-amd64-linux", "stale")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, make([]byte, 16<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-72 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), "cache_dir = ", "cache_max_mib = 24\ncache_dir_was = ", 1))
+	cfg = []byte(strings.Replace(string(cfg), "cache_dir_was = ", fmt.Sprintf("cache_dir = %q\n# was ", cache), 1))
+	if err := os.WriteFile(f.config, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := f.start(t)
+	eventually(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	eventually(t, 10*time.Second, "the cache to be pruned", func() bool {
+		return logHas(srv.log.String(), "compilation cache pruned", "removed=1")
+	})
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale entry is still there: %v", err)
+	}
+	if got, isErr, err := hostileCall(ctxT(t), srv.session(t, nil), "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Errorf("the plugin after pruning: %v %v %q", err, isErr, got)
 	}
 }
