@@ -85,9 +85,4 @@ func check(f checkFlags, w io.Writer) error {
 }
 
 // plural formats n things.
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
+func plural(n int, thing string) string { return count(n, thing, thing+"s") }

@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/clienv"
+	"github.com/mcphost/mcphost/internal/diskcache"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -229,13 +230,31 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 		}
 		if len(notLoaded) > 0 && !skip {
 			failStart(startError{notLoaded: notLoaded, config: cmp.Or(cfg.Path, "the default config")})
+			return
 		}
+		pruneCache(cacheDir, cfg.Server.CacheMaxMiB, logger)
 	}()
 	return func() {
 		cancel()
 		<-reported
 		for range loaded {
 		}
+	}
+}
+
+// pruneCache keeps the compilation cache in dir ("" for none) within
+// maxMiB, removing the least recently used entries, which serve has
+// just not used.
+func pruneCache(dir string, maxMiB int, logger *slog.Logger) {
+	if dir == "" {
+		return
+	}
+	removed, err := diskcache.Prune(dir, int64(maxMiB)<<20)
+	if err != nil {
+		logger.Warn("pruning the compilation cache", "dir", dir, "err", err)
+	}
+	if len(removed) > 0 {
+		logger.Info("compilation cache pruned", "dir", dir, "removed", len(removed), "bytes", diskcache.Total(removed), "cache_max_mib", maxMiB)
 	}
 }
 

@@ -187,8 +187,8 @@ func TestServeKeepsTheCompilationCacheWithinItsCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = []byte(strings.Replace(string(cfg), "cache_dir = ", "cache_max_mib = 24\ncache_dir_was = ", 1))
-	cfg = []byte(strings.Replace(string(cfg), "cache_dir_was = ", fmt.Sprintf("cache_dir = %q\n# was ", cache), 1))
+	shared := fmt.Sprintf("cache_dir = %q", filepath.Join(os.TempDir(), "mcphost-e2e-cache"))
+	cfg = []byte(strings.Replace(string(cfg), shared, fmt.Sprintf("cache_dir = %q\ncache_max_mib = 24", cache), 1))
 	if err := os.WriteFile(f.config, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
