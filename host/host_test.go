@@ -291,7 +291,7 @@ func TestSameToolNameInTwoPluginsIsNeverShadowed(t *testing.T) {
 	h := newHarness(t, b, prefixed, a) // order given does not matter
 	h.init(t, Version20251125)
 	id := 0 // a new id per request: the previous one may not be released yet
-	for name, want := range map[string]string{"search": "alpha:search", "beta.search": "beta:search", "g_search": "gamma:search"} {
+	for name, want := range map[string]string{"search": "alpha:search", "beta_search": "beta:search", "g_search": "gamma:search"} {
 		id++
 		res := result(t, h.call(t, id, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"n": 1}}))
 		if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.HasPrefix(text, want) {
