@@ -57,6 +57,9 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// ToolNames is the rule exposed tool names follow: ToolNamesPortable
+	// or ToolNamesMCP.
+	ToolNames string
 	// CacheMaxMiB caps the compilation cache's size on disk: serve prunes
 	// the least recently used entries beyond it once plugins are loaded.
 	CacheMaxMiB int
@@ -68,6 +71,12 @@ type ServerConfig struct {
 // DefaultCacheMaxMiB is [server] cache_max_mib when the file does not set
 // it: a compiled standard Go plugin takes about 12 MiB.
 const DefaultCacheMaxMiB = 2048
+
+// The values of ServerConfig.ToolNames.
+const (
+	ToolNamesPortable = "portable" // 1-64 of A-Z a-z 0-9 _ -, as LLM APIs take them
+	ToolNamesMCP      = "mcp"      // MCP's rule: 1-128 of A-Z a-z 0-9 _ - .
+)
 
 // The values of ServerConfig.OnLoadError.
 const (
@@ -267,6 +276,15 @@ type PluginConfig struct {
 	// (the plugin's own, without prefix), resource URIs and resource
 	// template URI templates. Nil exposes everything; empty, nothing.
 	Tools, Prompts, Resources []string
+	// SkipTools, SkipPrompts and SkipResources are deny-lists of the same
+	// form, applied after the allow-lists: what matches is not exposed.
+	SkipTools, SkipPrompts, SkipResources []string
+	// Rename maps tool and prompt names, the plugin's own, to the names
+	// they are exposed under, instead of prefix plus name.
+	Rename map[string]string
+	// Rank is the line of the plugin's table in the file: a plugin named
+	// earlier keeps a tool or prompt name that a later one also exposes.
+	Rank int
 	// Config holds the values the plugin may read with config_get.
 	Config map[string]string
 	// Mounts are the host directories visible to the plugin.
@@ -449,6 +467,7 @@ func Default() *Config {
 			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
 			OnLoadError:     OnLoadErrorFail,
 			CacheMaxMiB:     DefaultCacheMaxMiB,
+			ToolNames:       ToolNamesPortable,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,
@@ -596,6 +615,10 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.TaskSupport = maps.Clone(p.TaskSupport)
 	p.Secrets = maps.Clone(p.Secrets)
 	p.Tools = slices.Clone(p.Tools)
+	p.SkipTools = slices.Clone(p.SkipTools)
+	p.SkipPrompts = slices.Clone(p.SkipPrompts)
+	p.SkipResources = slices.Clone(p.SkipResources)
+	p.Rename = maps.Clone(p.Rename)
 	p.Prompts = slices.Clone(p.Prompts)
 	p.Resources = slices.Clone(p.Resources)
 	return p

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -140,7 +141,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -159,6 +160,7 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 		AllowedHosts:  []string{"api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"},
 		Config:        map[string]string{"root": "/data", "depth": "3", "ratio": "0.5", "verbose": "true"},
 		set:           setMemoryMiB | setTimeout,
+		Rank:          16, // the line of [plugins.files]
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Plugin(files) =\n%+v\nwant\n%+v", got, want)
@@ -986,5 +988,35 @@ func TestCacheMaxMiB(t *testing.T) {
 	}
 	if _, errs := loadErrors(t, "[server]\ncache_max_mib = 0\n"); len(errs) != 1 || !strings.Contains(errs[0].Error(), "server.cache_max_mib") {
 		t.Errorf("cache_max_mib 0: %v", errs)
+	}
+}
+
+func TestNamingKeys(t *testing.T) {
+	cfg := load(t, `[plugins.b]
+rename = { "fs.read" = "read_file" }
+skip_tools = ["debug_*"]
+skip_prompts = ["draft*"]
+skip_resources = ["file:///secret/*"]
+
+[plugins.a]
+prefix = "a_"
+`)
+	b, a := cfg.Plugin("b"), cfg.Plugin("a")
+	if b.Rename["fs.read"] != "read_file" || !slices.Equal(b.SkipTools, []string{"debug_*"}) ||
+		!slices.Equal(b.SkipPrompts, []string{"draft*"}) || !slices.Equal(b.SkipResources, []string{"file:///secret/*"}) {
+		t.Errorf("plugins.b = %+v", b)
+	}
+	if !(b.Rank < a.Rank) || a.Rank == 0 {
+		t.Errorf("ranks b %d, a %d: want the order of their tables", b.Rank, a.Rank)
+	}
+	if cfg.Server.ToolNames != ToolNamesPortable {
+		t.Errorf("tool_names by default: %q", cfg.Server.ToolNames)
+	}
+	_, errs := loadErrors(t, "[plugins.b]\nrename = { x = \"x.y\" }\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `:2: plugins.b.rename.x: "x.y" is not a name clients can use`) {
+		t.Errorf("a rename to a name that is not portable: %v", errs)
+	}
+	if got := load(t, "[server]\ntool_names = \"mcp\"\n[plugins.b]\nrename = { x = \"x.y\" }\n").Plugin("b").Rename["x"]; got != "x.y" {
+		t.Errorf("with tool_names = mcp, rename x = %q", got)
 	}
 }

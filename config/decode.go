@@ -32,11 +32,12 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
-		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
+		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
+		"skip_tools", "skip_prompts", "skip_resources", "rename"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
@@ -297,6 +298,14 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
 	}
+	if rule, ok := d.str(t, p, "tool_names"); ok {
+		switch rule {
+		case ToolNamesPortable, ToolNamesMCP:
+			s.ToolNames = rule
+		default:
+			d.errorf(p.add("tool_names"), "%q is not one of %q and %q", rule, ToolNamesPortable, ToolNamesMCP)
+		}
+	}
 	if n, ok := d.integer(t, p, "cache_max_mib", 1, 1<<20); ok {
 		s.CacheMaxMiB = n
 	}
@@ -455,8 +464,9 @@ func (d *decoder) plugins(v any, p keyPath, cfg *Config) {
 		if name == "" || !only(name, isBare) {
 			d.errorf(pp, "invalid plugin name %q: use only letters, digits, '-' and '_'", name)
 		}
-		pc := d.plugin(t[name], pp, cfg.Defaults)
+		pc := d.plugin(t[name], pp, cfg.Defaults, cfg.Server.ToolNames)
 		pc.Name = name
+		pc.Rank = d.lines.line(pp)
 		cfg.Plugins[name] = pc
 	}
 }
@@ -471,7 +481,7 @@ func only(s string, ok func(byte) bool) bool {
 	return true
 }
 
-func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
+func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) PluginConfig {
 	var pc PluginConfig
 	t, ok := d.table(v, p, pluginKeys)
 	if !ok {
@@ -513,6 +523,10 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
 	pc.Tools = d.strs(t, p, "tools", checkGlob)
 	pc.Prompts = d.strs(t, p, "prompts", checkGlob)
 	pc.Resources = d.strs(t, p, "resources", checkGlob)
+	pc.SkipTools = d.strs(t, p, "skip_tools", checkGlob)
+	pc.SkipPrompts = d.strs(t, p, "skip_prompts", checkGlob)
+	pc.SkipResources = d.strs(t, p, "skip_resources", checkGlob)
+	pc.Rename = d.rename(t, p, toolNames)
 	pc.Mounts = d.mounts(t, p)
 	pc.TaskSupport = d.taskSupport(t, p)
 	return pc
@@ -707,6 +721,44 @@ func checkHost(pattern string) error {
 }
 
 // pluginConfig returns the config table: scalar values, as strings.
+// rename returns the rename table of t: exposed names, by the plugin's
+// own tool or prompt name, that follow the toolNames rule.
+func (d *decoder) rename(t map[string]any, p keyPath, toolNames string) map[string]string {
+	v, ok := t["rename"]
+	if !ok {
+		return nil
+	}
+	p = p.add("rename")
+	rt, ok := v.(map[string]any)
+	if !ok {
+		d.typeError(p, "table", v)
+		return nil
+	}
+	valid, rule := portableName, "1-64 of A-Z a-z 0-9 _ - ([server] tool_names = \"portable\")"
+	if toolNames == ToolNamesMCP {
+		valid, rule = mcpName, "1-128 of A-Z a-z 0-9 _ - ."
+	}
+	out := make(map[string]string, len(rt))
+	for _, k := range slices.Sorted(maps.Keys(rt)) {
+		name, ok := rt[k].(string)
+		switch {
+		case !ok:
+			d.typeError(p.add(k), "string", rt[k])
+		case !valid.MatchString(name):
+			d.errorf(p.add(k), "%q is not a name clients can use: write %s", name, rule)
+		default:
+			out[k] = name
+		}
+	}
+	return out
+}
+
+// portableName and mcpName are the rules of config.ToolNames.
+var (
+	portableName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	mcpName      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+)
+
 func (d *decoder) pluginConfig(t map[string]any, p keyPath) map[string]string {
 	v, ok := t["config"]
 	if !ok {

@@ -25,6 +25,15 @@
 //	                       #   "off" = no persistent cache
 //	                       #   other = this directory (relative paths are
 //	                       #           resolved against the file's directory)
+//	tool_names = "portable"  # exposed tool names: "portable", 1-64 of
+//	                       # A-Z a-z 0-9 _ - as the major LLM APIs take
+//	                       # them, or "mcp", MCP's 1-128 of A-Z a-z 0-9 _
+//	                       # - .; a tool whose name breaks the rule is left
+//	                       # out with a warning. When plugins expose the
+//	                       # same name, the one whose [plugins.NAME] table
+//	                       # comes first keeps it (then plugins without a
+//	                       # table, by name); the others' become
+//	                       # <plugin>_<name>
 //	cache_max_mib = 2048   # the compilation cache's size cap, 1..1048576:
 //	                       # once plugins are loaded, serve removes the
 //	                       # least recently used entries beyond it (also
@@ -138,6 +147,11 @@
 //	                       # pins the plugin file (sha256sum PLUGIN.wasm,
 //	                       # or the .js file); a file that differs is not
 //	                       # loaded; the error gives both digests
+//	rename = { "fs.read" = "read_file" }
+//	                       # exposed names of tools and prompts, by the
+//	                       # plugin's own name, instead of prefix + name;
+//	                       # 1-64 of A-Z a-z 0-9 _ - (1-128, '.' too, with
+//	                       # tool_names = "mcp")
 //	tools = ["search", "fetch_*"]
 //	                       # allow-list of the tools the plugin exposes:
 //	                       # glob patterns of their names (the plugin's
@@ -147,6 +161,9 @@
 //	                       # the same for resources (their URIs) and
 //	                       # resource templates (their URI templates); a
 //	                       # read of a URI outside the list is refused
+//	skip_tools = ["debug_*"]  # deny-lists of the same form as tools,
+//	skip_prompts = ["draft*"] # prompts and resources, applied after them:
+//	skip_resources = ["file:///private/*"]  # what matches is not exposed
 //	task_support = { "report" = "optional", "*" = "forbidden" }
 //	                       # whether clients may run a tool as an MCP task
 //	                       # (2025-11-25 execution.taskSupport): "forbidden",

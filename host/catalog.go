@@ -19,13 +19,16 @@ import (
 // templates. A Catalog is immutable once built, so a server can replace its
 // catalog atomically.
 //
-// Naming rule: plugins are taken in order of name. A tool or prompt is
-// exposed as its plugin's prefix plus its own name. When that name is taken
-// already by an earlier plugin, it is exposed as "<plugin>.<name>" instead,
-// and a warning names both plugins; if that is taken too, it is not exposed.
-// A resource URI offered twice belongs to the earlier plugin. A URI that is
-// no listed resource goes to the first template, in plugin order, that
-// matches it.
+// Naming rule: plugins are taken in order of rank (WithRank: the order of
+// their tables in the config), then of name. A tool or prompt is exposed
+// under the name Exposure.Rename gives it, else as its plugin's prefix
+// plus its own name. When that name is taken already by an earlier
+// plugin, it is exposed as "<plugin>_<name>" instead, and a warning names
+// both plugins; if that is taken too, it is not exposed. A tool's exposed
+// name must follow its plugin's ToolNames rule, portable by default, or
+// it is left out with a warning that says how to rename it. A resource
+// URI offered twice belongs to the earlier plugin. A URI that is no listed
+// resource goes to the first template, in plugin order, that matches it.
 type Catalog struct {
 	plugins   []*Plugin
 	tools     []*toolEntry
@@ -74,6 +77,10 @@ type templateEntry struct {
 // letters, digits, '_', '-' and '.'.
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
+// portableToolName is the function name rule of the major LLM APIs, which
+// clients pass MCP tools to: 1 to 64 of letters, digits, '_' and '-'.
+var portableToolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
 // BuildCatalog lists what every plugin offers and checks it. Items that break
 // the rules are left out with a warning; a plugin whose list export fails
 // contributes nothing of that kind.
@@ -89,7 +96,7 @@ func buildCatalog(ctx context.Context, plugins []*Plugin, logger *slog.Logger, p
 		logger = slog.New(slog.DiscardHandler)
 	}
 	sorted := append([]*Plugin(nil), plugins...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].before(sorted[j]) })
 	c := &Catalog{
 		plugins:       sorted,
 		toolIndex:     map[string]*toolEntry{},
@@ -204,21 +211,50 @@ func listed[T, E any](l *pluginLists, log *slog.Logger, kind string, old *[]E, i
 // Plugins returns the catalog's plugins in order of name.
 func (c *Catalog) Plugins() []*Plugin { return c.plugins }
 
-// exposedName picks the name a tool or prompt is exposed under, following
-// the naming rule. It returns "" when no name is free.
-func exposedName(p *Plugin, name string, taken func(string) (string, bool), kind string, log *slog.Logger) string {
-	exposed := p.Prefix + name
-	owner, clash := taken(exposed)
-	if !clash {
-		return exposed
+// before reports whether p comes before q in the naming rule's order.
+func (p *Plugin) before(q *Plugin) bool {
+	if (p.rank == 0) != (q.rank == 0) {
+		return p.rank != 0
 	}
-	qualified := p.Name + "." + name
-	if _, again := taken(qualified); again {
-		log.Warn(kind+" left out: its name is taken", "name", exposed, "alsoTried", qualified, "ownedBy", owner)
+	if p.rank != q.rank {
+		return p.rank < q.rank
+	}
+	return p.Name < q.Name
+}
+
+// exposedName picks the name a tool or prompt is exposed under, following
+// the naming rule; valid reports whether a name may be exposed. It returns
+// "" when no name is free.
+func exposedName(p *Plugin, name string, taken func(string) (string, bool), valid func(string) bool, kind string, log *slog.Logger) string {
+	exposed, renamed := p.exposure.Rename[name]
+	if !renamed {
+		exposed = p.Prefix + name
+	}
+	owner, clash := taken(exposed)
+	if clash {
+		qualified := p.Name + "_" + name
+		if _, again := taken(qualified); again {
+			log.Warn(kind+" left out: its name is taken", "name", exposed, "alsoTried", qualified, "ownedBy", owner)
+			return ""
+		}
+		log.Warn(kind+" renamed to avoid a clash", "name", exposed, "exposedAs", qualified, "ownedBy", owner,
+			"fix", fmt.Sprintf("set prefix or rename = { %q = \"...\" } in [plugins.%s], or move its table before [plugins.%s]", name, p.Name, owner))
+		exposed = qualified
+	}
+	if !valid(exposed) {
+		log.Warn(kind+" left out: its name is not portable: LLM APIs take function names of 1-64 of A-Z a-z 0-9 _ -", "name", exposed,
+			"fix", fmt.Sprintf(`rename = { %q = "..." } in [plugins.%s], or [server] tool_names = "mcp"`, name, p.Name))
 		return ""
 	}
-	log.Warn(kind+" renamed to avoid a clash", "name", exposed, "exposedAs", qualified, "ownedBy", owner)
-	return qualified
+	return exposed
+}
+
+// exposable reports whether a tool may be exposed as name under p's rule.
+func (p *Plugin) exposable(name string) bool {
+	if p.toolNames == ToolNamesMCP {
+		return toolNamePattern.MatchString(name)
+	}
+	return portableToolName.MatchString(name)
 }
 
 // checkTools returns the tools that obey the rules, with their schemas
@@ -263,7 +299,7 @@ func (c *Catalog) addTools(p *Plugin, tools *[]*toolEntry, log *slog.Logger) {
 		return e.plugin.Name, true
 	}
 	for _, t := range deref(tools) {
-		name := exposedName(p, t.original, taken, "tool", log)
+		name := exposedName(p, t.original, taken, p.exposable, "tool", log)
 		if name == "" {
 			continue
 		}
@@ -279,13 +315,19 @@ func (c *Catalog) addTools(p *Plugin, tools *[]*toolEntry, log *slog.Logger) {
 func (p *Plugin) checkPrompts(prompts []abi.Prompt, log *slog.Logger) []*promptEntry {
 	var entries []*promptEntry
 	for _, pr := range prompts {
-		if pr.Name == "" || len(pr.Name) > 128 || strings.ContainsFunc(pr.Name, isControl) {
+		if !validPromptName(pr.Name) {
 			log.Warn("prompt left out: name must be 1-128 printable characters", "name", pr.Name)
 			continue
 		}
 		entries = append(entries, &promptEntry{plugin: p, prompt: pr, original: pr.Name})
 	}
 	return entries
+}
+
+// validPromptName reports whether name may be a prompt's: 1 to 128
+// printable characters.
+func validPromptName(name string) bool {
+	return name != "" && len(name) <= 128 && !strings.ContainsFunc(name, isControl)
 }
 
 // addPrompts adds a plugin's checked prompts under the names the naming
@@ -299,7 +341,7 @@ func (c *Catalog) addPrompts(p *Plugin, prompts *[]*promptEntry, log *slog.Logge
 		return e.plugin.Name, true
 	}
 	for _, pr := range deref(prompts) {
-		name := exposedName(p, pr.original, taken, "prompt", log)
+		name := exposedName(p, pr.original, taken, validPromptName, "prompt", log)
 		if name == "" {
 			continue
 		}

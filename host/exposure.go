@@ -16,6 +16,10 @@ type Exposure struct {
 	// MaxListItems caps the items of each kind the plugin may list; 0
 	// sets no cap.
 	MaxListItems int
+	// Rename gives tools and prompts, by the plugin's own name, the name
+	// they are exposed under, instead of the plugin's prefix plus their
+	// own name.
+	Rename map[string]string
 }
 
 func allows(f func(string) bool, name string) bool { return f == nil || f(name) }

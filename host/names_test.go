@@ -41,7 +41,7 @@ func TestAClashGoesToTheFirstPluginOfTheConfigAndTheOthersGetPortableNames(t *te
 }
 
 func TestToolNamesArePortableByDefault(t *testing.T) {
-	long := strings.Repeat("x", 60)
+	long := strings.Repeat("x", 61) // 65 with the prefix
 	tools := []abi.Tool{{Name: "fs.read", InputSchema: objectSchema}, {Name: long, InputSchema: objectSchema}, {Name: "ok-name_1", InputSchema: objectSchema}}
 	portable := NewPlugin("fs", "pre_", toolsPlugin("fs", tools...).rt)
 	got, _, log := catalogNames(portable)

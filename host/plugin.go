@@ -66,6 +66,37 @@ type Plugin struct {
 	// taskSupport overrides the tools' execution.taskSupport, by tool name
 	// or "*" (config task_support). See task.go.
 	taskSupport map[string]string
+	// rank orders the plugin for name clashes (WithRank); 0 is unranked.
+	rank int
+	// toolNames is the rule its exposed tool names follow.
+	toolNames ToolNames
+}
+
+// ToolNames is a rule for exposed tool names.
+type ToolNames int
+
+// The rules for exposed tool names.
+const (
+	// ToolNamesPortable: 1 to 64 of A-Z a-z 0-9 _ -, the pattern of the
+	// major LLM APIs' function names, which clients pass tools to.
+	ToolNamesPortable ToolNames = iota
+	// ToolNamesMCP: MCP's own rule, 1 to 128 of A-Z a-z 0-9 _ - .
+	ToolNamesMCP
+)
+
+// WithRank orders the plugin before those of a greater rank, and before
+// every unranked plugin (rank 0), when they expose the same name: the
+// first keeps it (catalog.go). pluginhost ranks plugins by the order of
+// their [plugins.NAME] tables in the config.
+func WithRank(rank int) PluginOption {
+	return func(p *Plugin) { p.rank = rank }
+}
+
+// WithToolNames sets the rule the plugin's exposed tool names must follow
+// (ToolNamesPortable by default); a tool whose name breaks it is left out
+// with a warning.
+func WithToolNames(rule ToolNames) PluginOption {
+	return func(p *Plugin) { p.toolNames = rule }
 }
 
 // A PluginOption sets one of the operator's settings of a Plugin.

@@ -9,15 +9,31 @@ import (
 
 // exposure turns a plugin's allow-lists (config tools, prompts and
 // resources: glob patterns of the tool and prompt names, the plugin's own,
-// and of resource URIs and URI templates) and max_list_items into what
-// the engine enforces. A list left out of the config allows everything.
+// and of resource URIs and URI templates), its deny-lists (skip_tools,
+// skip_prompts, skip_resources, of the same form), its renames and
+// max_list_items into what the engine enforces. An allow-list left out of
+// the config allows everything.
 func exposure(pc config.PluginConfig) host.Exposure {
 	return host.Exposure{
-		Tool:         globs(pc.Tools),
-		Prompt:       globs(pc.Prompts),
-		Resource:     globs(pc.Resources),
+		Tool:         allowedNotSkipped(pc.Tools, pc.SkipTools),
+		Prompt:       allowedNotSkipped(pc.Prompts, pc.SkipPrompts),
+		Resource:     allowedNotSkipped(pc.Resources, pc.SkipResources),
 		MaxListItems: pc.Limits.MaxListItems,
+		Rename:       pc.Rename,
 	}
+}
+
+// allowedNotSkipped returns whether a name matches allow (nil: any name)
+// and none of skip; nil when neither list is configured.
+func allowedNotSkipped(allow, skip []string) func(string) bool {
+	allowed, skipped := globs(allow), globs(skip)
+	switch {
+	case skipped == nil:
+		return allowed
+	case allowed == nil:
+		return func(name string) bool { return !skipped(name) }
+	}
+	return func(name string) bool { return allowed(name) && !skipped(name) }
 }
 
 // globs returns whether a name matches one of patterns; nil patterns (not

@@ -262,6 +262,8 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
 		host.WithExposure(exposure(pc)),
+		host.WithRank(pc.Rank),
+		host.WithToolNames(toolNames(cfg)),
 		host.WithListBudget(budget))
 	if err := p.ListAhead(ctx, l.Logger); err != nil {
 		_ = p.Close(context.Background()) // ctx has ended
@@ -271,6 +273,14 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
 		"took", time.Since(started).Round(time.Millisecond))
 	return p, d, nil
+}
+
+// toolNames is the host's rule for exposed tool names that cfg sets.
+func toolNames(cfg *config.Config) host.ToolNames {
+	if cfg.Server.ToolNames == config.ToolNamesMCP {
+		return host.ToolNamesMCP
+	}
+	return host.ToolNamesPortable
 }
 
 func configName(cfg *config.Config) string {
