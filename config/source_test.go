@@ -90,7 +90,7 @@ func TestPluginSourceErrors(t *testing.T) {
 		{"keyless without issuer", "[plugins.p]\nsource = \"oci://ghcr.io/o/x:1\"\nverify = { trusted_root = \"r\", identity = \"a\" }\n", 3,
 			`plugins.p.verify: trusted_root needs issuer or issuer_regexp`},
 		{"identity with key", "[plugins.p]\nsource = \"oci://ghcr.io/o/x:1\"\nverify = { key = \"k\", identity = \"a\" }\n", 3,
-			`plugins.p.verify: identity applies to keyless verification (trusted_root) only`},
+			`plugins.p.verify: identity, identity_regexp, issuer and issuer_regexp apply to keyless verification (trusted_root) only`},
 		{"bad regexp", "[plugins.p]\nsource = \"oci://ghcr.io/o/x:1\"\nverify = { trusted_root = \"r\", identity_regexp = \"(\", issuer = \"b\" }\n", 3,
 			`plugins.p.verify.identity_regexp: "(" is not a regular expression`},
 		{"unknown verify key", "[plugins.p]\nsource = \"oci://ghcr.io/o/x:1\"\nverify = { kee = \"k\" }\n", 3, `unknown key "plugins.p.verify.kee" (did you mean "key"?)`},
