@@ -30,7 +30,7 @@ func newRootCommand(version string) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCommand(version), newCheckCommand(), newVersionCommand(version), newManifestCommand())
+	root.AddCommand(newServeCommand(version), newCheckCommand(), newVersionCommand(version), newManifestCommand(), newPluginCommand())
 	root.AddCommand(devtool.Commands(version)...) // plugin developer commands
 	return root
 }
