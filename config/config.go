@@ -66,6 +66,13 @@ type ServerConfig struct {
 	// OnLoadError says what serve does when a plugin the config names
 	// does not load at start-up: OnLoadErrorFail or OnLoadErrorSkip.
 	OnLoadError string
+	// PluginCacheDir is the plugin cache directory as configured: "" for
+	// the default location, otherwise an absolute path. Use
+	// Config.PluginCacheDir to resolve it.
+	PluginCacheDir string
+	// PullTimeout bounds the fetch of one plugin from its source (resolving,
+	// downloading, checking its signature).
+	PullTimeout time.Duration
 }
 
 // DefaultCacheMaxMiB is [server] cache_max_mib when the file does not set
@@ -294,6 +301,14 @@ type PluginConfig struct {
 	// abi.TaskRequired by tool name (the plugin's own, without prefix), "*"
 	// for the tools not named. It overrides what the plugin declares.
 	TaskSupport map[string]string
+	// Source is where the plugin comes from instead of the plugins folder:
+	// "oci://REGISTRY/REPOSITORY:TAG", "oci://REGISTRY/REPOSITORY@sha256:…",
+	// or an https URL (SHA256 required). "" for the folder.
+	Source string
+	// Verify is how an OCI source must be signed.
+	Verify Verify
+	// AllowUnsigned lets an OCI source run without a verified signature.
+	AllowUnsigned bool
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.
@@ -468,6 +483,7 @@ func Default() *Config {
 			OnLoadError:     OnLoadErrorFail,
 			CacheMaxMiB:     DefaultCacheMaxMiB,
 			ToolNames:       ToolNamesPortable,
+			PullTimeout:     2 * time.Minute,
 		},
 		Defaults: Limits{
 			MemoryMiB:      128,

@@ -51,7 +51,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -141,7 +141,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults

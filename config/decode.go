@@ -31,13 +31,14 @@ import (
 
 // Key names of the schema.
 var (
-	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names"}
+	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth"}
+	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
+		"plugin_cache_dir", "pull_timeout"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
-		"skip_tools", "skip_prompts", "skip_resources", "rename"}, defaultsKeys...)
+		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
@@ -317,6 +318,12 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 			d.errorf(p.add("on_load_error"), "%q is not one of %q and %q", mode, OnLoadErrorFail, OnLoadErrorSkip)
 		}
 	}
+	if dir, ok := d.str(t, p, "plugin_cache_dir"); ok && dir != "" {
+		s.PluginCacheDir = d.abs(dir)
+	}
+	if dur, ok := d.duration(t, p, "pull_timeout", maxWindow); ok {
+		s.PullTimeout = dur
+	}
 }
 
 // abs resolves a host path against the configuration file's directory.
@@ -520,6 +527,7 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	if sum, ok := d.checked(t, p, "sha256", checkSHA256); ok {
 		pc.SHA256 = strings.ToLower(sum)
 	}
+	d.source(t, p, &pc)
 	pc.Tools = d.strs(t, p, "tools", checkGlob)
 	pc.Prompts = d.strs(t, p, "prompts", checkGlob)
 	pc.Resources = d.strs(t, p, "resources", checkGlob)

@@ -346,6 +346,17 @@
 // cancelled), and when its session ends. A session holds at most 100 tasks
 // at once; each task's run is still bounded by the plugin's timeout.
 //
+// A plugin with a source is fetched at start and when its settings change
+// into the plugin cache, where manifests and blobs are kept by digest, then
+// loaded exactly as NAME.wasm from the folder would be (sha256 pin,
+// manifest, grants); a file of its name in the folder is ignored. A tag is
+// resolved to a digest once and pinned in mcphost.lock, beside this file;
+// while the pin stands, a tag that moved is logged and the pinned digest is
+// served; mcphost plugin update NAME moves the pin. Registry credentials
+// come from the Docker configuration (~/.docker/config.json, $DOCKER_CONFIG)
+// and its credential helpers, never from this file. A registry on a
+// loopback address is reached over plain HTTP, every other over HTTPS.
+//
 // Mount host directories are not checked for existence here; the sandbox
 // reports missing ones when it loads the plugin, and mcphost check reports
 // them too. Two mounts of a plugin may not share a guest path. A plugin

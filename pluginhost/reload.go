@@ -157,14 +157,28 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 	outcomes := make(chan outcome)
 	for _, name := range names {
 		pc := r.cfg.Plugin(name)
-		versions, data, _, err := r.read(groups[name], maxFileBytes(pc), time.Time{})
+		var (
+			versions []fileVersion
+			data     map[string][]byte
+			err      error
+		)
+		if pc.Source == "" {
+			versions, data, _, err = r.read(groups[name], maxFileBytes(pc), time.Time{})
+		}
 		if err != nil {
 			compiled()
 			go func() { outcomes <- outcome{name: name, errs: []error{err}} }()
 			continue
 		}
-		sl := &slot{files: versions, pc: pc}
 		go func() {
+			if pc.Source != "" { // fetched here, so that no plugin waits for another's registry
+				if versions, data, err = fetchSource(ctx, r.cfg, pc, r.srv.Logger()); err != nil {
+					compiled()
+					outcomes <- outcome{name: name, errs: []error{err}}
+					return
+				}
+			}
+			sl := &slot{files: versions, pc: pc}
 			isCompiled := sync.OnceFunc(compiled)
 			p, d, errs := r.load(ctx, name, r.cfg, versions, data, func() {
 				isCompiled()
@@ -326,11 +340,37 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 			continue
 		}
 		pc := r.cfg.Plugin(name)
-		if sl != nil && samePluginConfig(sl.pc, pc) && r.unchanged(sl.files, files) {
+		if sl != nil && samePluginConfig(sl.pc, pc) && (pc.Source != "" || r.unchanged(sl.files, files)) {
 			continue
 		}
-		versions, data, wait, err := r.read(files, maxFileBytes(pc), now)
+		var (
+			versions []fileVersion
+			data     map[string][]byte
+			wait     time.Duration
+		)
+		if pc.Source != "" {
+			versions, data, err = fetchSource(ctx, r.cfg, pc, log)
+		} else {
+			versions, data, wait, err = r.read(files, maxFileBytes(pc), now)
+		}
 		switch {
+		case err != nil && pc.Source != "":
+			if sl == nil {
+				sl = &slot{}
+				r.slots[name] = sl
+			}
+			log.Error("plugin not fetched from its source", "plugin", name, "source", pc.Source, "err", err)
+			if sl.plugin != nil && !samePluginConfig(sl.loadedPC, pc) {
+				// It would otherwise keep settings the operator changed.
+				swaps = append(swaps, swap{name: name, change: "removed", file: sl.file, oldSHA: sl.sha256, old: sl.plugin, started: now,
+					reason: "it does not load with its new settings"})
+				sl.plugin, sl.file, sl.sha256, sl.loadedFiles = nil, "", "", nil
+			}
+			sl.pc = pc // fetched again when its settings change
+			if sl.plugin == nil {
+				r.status.set(name, failedOrDisabled([]error{err}))
+			}
+			continue
 		case err != nil:
 			log.Warn("plugin file not read; trying again later", "plugin", name, "err", err)
 			retry = minPositive(retry, r.Settle)
@@ -444,6 +484,11 @@ func (r *Reloader) list() (map[string][]string, error) {
 		}
 		name := strings.TrimSuffix(e.Name(), filepath.Ext(e.Name()))
 		groups[name] = append(groups[name], e.Name())
+	}
+	for name, pc := range r.cfg.Plugins {
+		if pc.Source != "" && !pc.Disabled {
+			groups[name] = []string{name + ".wasm"} // fetched: a file of the name in the folder is ignored
+		}
 	}
 	for _, files := range groups {
 		slices.Sort(files)

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// Plugins from OCI registries, end to end: `mcphost plugin push` publishes
+// an example to a real registry, serve pulls it from its [plugins.NAME]
+// source, and an unreachable registry stops serve (on_load_error = "fail")
+// or is a warning naming the plugin while the rest serve ("skip").
+
+// ociFixture is a fixture serving the tools example from the folder and
+// another copy of it, "remote", from source, with cache and lock in the
+// fixture's folder.
+func ociFixture(t *testing.T, source string) fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := newFixture(t, `
+[plugins.remote]
+source = "`+source+`"
+allow_unsigned = true
+prefix = "remote_"
+host_functions = ["notify_progress", "notify_logging_message"]
+`, "plugins/examples/tools")
+	addServerKey(t, f, `plugin_cache_dir = "`+filepath.Join(dir, "cache")+`"`+"\npull_timeout = \"20s\"")
+	return f
+}
+
+func TestServePullsAPluginPushedByPluginPush(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/examples/tools:1"
+	out, err := exec.Command(mcphostBin, "plugin", "push", plugintest.Build(t, "plugins/examples/tools"), ref).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "digest: sha256:") {
+		t.Fatalf("plugin push: %v\n%s", err, out)
+	}
+	f := ociFixture(t, ref)
+	srv := f.start(t)
+	cs := srv.session(t, nil)
+	eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	if got, isErr, err := hostileCall(ctxT(t), cs, "remote_hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Fatalf("the pulled plugin: %v %v %q\n%s", err, isErr, got, srv.log.String())
+	}
+	log := srv.log.String()
+	if !logHas(log, "level=WARN", "plugin=remote", "allow_unsigned") || !logHas(log, "plugin fetched", "plugin=remote", "digest=sha256:") {
+		t.Errorf("want the fetch and the unsigned warning logged:\n%s", log)
+	}
+	lock, err := os.ReadFile(filepath.Join(filepath.Dir(f.config), "mcphost.lock"))
+	if err != nil || !strings.Contains(string(lock), ref+" sha256:") {
+		t.Errorf("mcphost.lock: %v\n%s", err, lock)
+	}
+	ls, err := exec.Command(mcphostBin, "plugin", "ls", "--config", f.config, "--plugins", f.plugins).CombinedOutput()
+	if err != nil || !strings.Contains(string(ls), "remote") || !strings.Contains(string(ls), "UNSIGNED allowed") {
+		t.Errorf("plugin ls: %v\n%s", err, ls)
+	}
+}
+
+func TestUnreachableRegistryAtStart(t *testing.T) {
+	const source = "oci://127.0.0.1:1/examples/tools:1"
+	t.Run("fail", func(t *testing.T) {
+		err, stderr := serveUntilExit(t, ociFixture(t, source), 60*time.Second)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Fatalf("serve ended with %v, want a non-zero exit:\n%s", err, stderr)
+		}
+		if !logHas(stderr, "level=ERROR", "plugin=remote", source, "connection refused") {
+			t.Errorf("no error naming the plugin, its source and why:\n%s", stderr)
+		}
+	})
+	t.Run("skip", func(t *testing.T) {
+		f := ociFixture(t, source)
+		addServerKey(t, f, `on_load_error = "skip"`)
+		srv := f.start(t)
+		cs := srv.session(t, nil)
+		if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+			t.Fatalf("the plugin from the folder: %v %v %q", err, isErr, got)
+		}
+		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		if !logHas(srv.log.String(), "level=WARN", "plugin=remote", source, "connection refused") {
+			t.Errorf("no warning naming the plugin, its source and why:\n%s", srv.log.String())
+		}
+	})
+}

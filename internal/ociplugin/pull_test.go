@@ -1,0 +1,493 @@
+package ociplugin
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	"github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// module is what the tests push as a plugin: the wasm magic and version,
+// then filler; the puller does not run it.
+func module(fill string) []byte {
+	return append([]byte("\x00asm\x01\x00\x00\x00"), fill...)
+}
+
+// newPuller returns a puller with a fresh cache and lock file.
+func newPuller(t *testing.T) *Puller {
+	t.Helper()
+	dir := t.TempDir()
+	return &Puller{CacheDir: filepath.Join(dir, "cache"), Lock: OpenLock(filepath.Join(dir, "mcphost.lock")), MaxBytes: 20 << 20, Timeout: 30 * time.Second,
+		Credentials: func(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }}
+}
+
+// repoOf returns the remote repository of an oci:// reference.
+func repoOf(t *testing.T, ref string) *remote.Repository {
+	t.Helper()
+	r, err := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &remote.Repository{Reference: r, PlainHTTP: true}
+}
+
+// keySigner signs as `cosign sign --key` does: an ECDSA P-256 key, a
+// simple-signing payload naming the manifest digest, its signature in the
+// layer's annotation, pushed as the sha256-HEX.sig tag.
+type keySigner struct {
+	sv  *signature.ECDSASignerVerifier
+	pub string // the public key's PEM file
+}
+
+func newKeySigner(t *testing.T) *keySigner {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "cosign.pub")
+	if err := os.WriteFile(pub, pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &keySigner{sv: sv, pub: pub}
+}
+
+// simpleSigning returns the cosign payload of the manifest dgst of ref.
+func simpleSigning(t *testing.T, ref, dgst string) []byte {
+	t.Helper()
+	r, _ := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
+	b, err := json.Marshal(payload.SimpleContainerImage{Critical: payload.Critical{
+		Identity: payload.Identity{DockerReference: r.Registry + "/" + r.Repository},
+		Image:    payload.Image{DockerManifestDigest: dgst},
+		Type:     payload.CosignSignatureType,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sign signs the manifest dgst of ref with the key.
+func (s *keySigner) sign(t *testing.T, ref, dgst string) {
+	t.Helper()
+	body := simpleSigning(t, ref, dgst)
+	sig, err := s.sv.SignMessage(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushSignature(t, ref, dgst, body, map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
+}
+
+// pushSignature pushes a signature layer of body with annotations as the
+// classic cosign signature of the manifest dgst of ref.
+func pushSignature(t *testing.T, ref, dgst string, body []byte, annotations map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	repo := repoOf(t, ref)
+	layer := pushBlob(t, repo, SimpleSigningMediaType, body)
+	layer.Annotations = annotations
+	cfg := pushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte("{}"))
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, desc, SignatureTag(dgst)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pushBlob(t *testing.T, repo *remote.Repository, mediaType string, b []byte) ocispec.Descriptor {
+	t.Helper()
+	d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
+	if err := repo.Push(context.Background(), d, bytes.NewReader(b)); err != nil && !strings.Contains(err.Error(), "exists") {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// pushManifest pushes an image manifest of layers under tag, and returns
+// its digest.
+func pushManifest(t *testing.T, ref string, layers ...ocispec.Descriptor) string {
+	t.Helper()
+	repo := repoOf(t, ref)
+	cfg := pushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte(`{"architecture":"amd64","os":"linux"}`))
+	m, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: layers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(m), Size: int64(len(m))}
+	r, _ := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
+	if err := repo.PushReference(context.Background(), d, bytes.NewReader(m), r.Reference); err != nil {
+		t.Fatal(err)
+	}
+	return d.Digest.String()
+}
+
+// pushImage pushes wasm in hyper-mcp's layout: an image whose one layer is
+// a gzipped tar holding /plugin.wasm.
+func pushImage(t *testing.T, ref string, wasm []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, b := range map[string][]byte{"README": []byte("a plugin"), ImageWasmPath: wasm} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(b)
+	}
+	tw.Close()
+	zw.Close()
+	layer := pushBlob(t, repoOf(t, ref), ocispec.MediaTypeImageLayerGzip, buf.Bytes())
+	return pushManifest(t, ref, layer)
+}
+
+func TestPullWasmArtifactByTagAndDigestWithKey(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	p, key := newPuller(t), newKeySigner(t)
+	ref := "oci://" + reg.Addr + "/plugins/echo:1.0"
+	wasm := module("echo")
+	dgst, err := p.Push(context.Background(), ref, wasm, map[string]string{AnnotationManifest: `{"abi":1}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.sign(t, ref, dgst)
+	pol := Policy{Key: key.pub}
+	got, err := p.Pull(context.Background(), ref, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || got.Layout != LayoutWasm || !strings.Contains(got.Signer, "key "+key.pub) ||
+		got.Annotations[AnnotationManifest] != `{"abi":1}` {
+		t.Errorf("pulled %+v", got)
+	}
+	if pin, _ := p.Lock.Get(ref); pin != dgst {
+		t.Errorf("lock pins %q, want %q", pin, dgst)
+	}
+	for _, d := range []string{dgst, digest.FromBytes(wasm).String()} {
+		if _, err := os.Stat(filepath.Join(p.CacheDir, "plugins", "sha256", strings.TrimPrefix(d, "sha256:"))); err != nil {
+			t.Errorf("not in the cache: %v", err)
+		}
+	}
+	byDigest := "oci://" + reg.Addr + "/plugins/echo@" + dgst
+	got, err = newPuller(t).Pull(context.Background(), byDigest, pol)
+	if err != nil || !bytes.Equal(got.Wasm, wasm) {
+		t.Fatalf("by digest: %v", err)
+	}
+}
+
+func TestPullImageLayout(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ref := "oci://" + reg.Addr + "/hyper/time-plugin:v2"
+	wasm := module("time")
+	dgst := pushImage(t, ref, wasm)
+	got, err := newPuller(t).Pull(context.Background(), ref, Policy{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || got.Layout != LayoutImage || !strings.Contains(got.Signer, "allow_unsigned") {
+		t.Errorf("pulled %+v", got)
+	}
+}
+
+func TestMovedTagKeepsThePinUntilUpdate(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	var logs bytes.Buffer
+	p := newPuller(t)
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	ref := "oci://" + reg.Addr + "/plugins/moving:latest"
+	ctx, pol := context.Background(), Policy{AllowUnsigned: true}
+	first, _ := p.Push(ctx, ref, module("one"), nil)
+	if _, err := p.Pull(ctx, ref, pol); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := p.Push(ctx, ref, module("two"), nil)
+	got, err := p.Pull(ctx, ref, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest != first || !bytes.Equal(got.Wasm, module("one")) {
+		t.Errorf("after the tag moved: pulled %s, want the pinned %s", got.Digest, first)
+	}
+	if !strings.Contains(logs.String(), "tag moved") || !strings.Contains(logs.String(), second) {
+		t.Errorf("the move is not logged:\n%s", logs.String())
+	}
+	if got, err = p.Update(ctx, ref, pol); err != nil || got.Digest != second {
+		t.Fatalf("update: %v, %v", got, err)
+	}
+	if pin, _ := p.Lock.Get(ref); pin != second {
+		t.Errorf("lock pins %s after update, want %s", pin, second)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ctx := context.Background()
+	key, other := newKeySigner(t), newKeySigner(t)
+	push := func(name string) (string, string) {
+		ref := "oci://" + reg.Addr + "/bad/" + name + ":1"
+		dgst, err := newPuller(t).Push(ctx, ref, module(name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref, dgst
+	}
+	cases := map[string]func() (string, Policy, string){
+		"missing signature": func() (string, Policy, string) {
+			ref, dgst := push("unsigned")
+			return ref, Policy{Key: key.pub}, "no cosign signature (no tag " + SignatureTag(dgst) + ")"
+		},
+		"other key": func() (string, Policy, string) {
+			ref, dgst := push("otherkey")
+			other.sign(t, ref, dgst)
+			return ref, Policy{Key: key.pub}, "the signature does not verify with the key " + key.pub
+		},
+		"tampered payload": func() (string, Policy, string) {
+			ref, dgst := push("tampered")
+			body := simpleSigning(t, ref, dgst)
+			sig, _ := key.sv.SignMessage(bytes.NewReader(body))
+			pushSignature(t, ref, dgst, append(body, ' '), map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
+			return ref, Policy{Key: key.pub}, "the signature does not verify with the key"
+		},
+		"signature of another manifest": func() (string, Policy, string) {
+			ref, dgst := push("copied")
+			body := simpleSigning(t, ref, digest.FromString("another").String())
+			sig, _ := key.sv.SignMessage(bytes.NewReader(body))
+			pushSignature(t, ref, dgst, body, map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
+			return ref, Policy{Key: key.pub}, "signs another manifest"
+		},
+		"tampered blob": func() (string, Policy, string) {
+			ref, _ := push("blob")
+			wasm := module("blob")
+			file := reg.BlobPath(digest.FromBytes(wasm).String())
+			if err := os.WriteFile(file, module("BLOB"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return ref, Policy{AllowUnsigned: true}, "does not match its digest (tampered or corrupted); refused"
+		},
+		"descriptor of 2 GiB": func() (string, Policy, string) {
+			ref := "oci://" + reg.Addr + "/bad/huge:1"
+			l := pushBlob(t, repoOf(t, ref), WasmLayerMediaType, module("huge"))
+			l.Size = 2 << 30
+			pushManifest(t, ref, l)
+			return ref, Policy{AllowUnsigned: true}, "claims 2147483648 bytes, more than the 20 MiB max_module_mib allows; refused before download"
+		},
+		"blob longer than its descriptor": func() (string, Policy, string) {
+			ref := "oci://" + reg.Addr + "/bad/long:1"
+			l := pushBlob(t, repoOf(t, ref), WasmLayerMediaType, module("long and longer"))
+			l.Size -= 6
+			pushManifest(t, ref, l)
+			return ref, Policy{AllowUnsigned: true}, "is not the 17 bytes its descriptor says (refused)"
+		},
+		"no module": func() (string, Policy, string) {
+			ref := "oci://" + reg.Addr + "/bad/empty:1"
+			l := pushBlob(t, repoOf(t, ref), "application/json", []byte("{}"))
+			pushManifest(t, ref, l)
+			return ref, Policy{AllowUnsigned: true}, "no wasm module"
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			ref, pol, want := c()
+			got, err := newPuller(t).Pull(ctx, ref, pol)
+			if err == nil {
+				t.Fatalf("pulled %+v", got)
+			}
+			if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ref) {
+				t.Errorf("error %q\nwant it to name %s and say %q", err, ref, want)
+			}
+		})
+	}
+}
+
+// keylessSigner signs as `cosign sign` does without a key, against
+// sigstore-go's virtual Fulcio and Rekor: a certificate for identity and
+// issuer, and the Rekor entry with its signed entry timestamp in the
+// cosign bundle annotation.
+type keylessSigner struct {
+	vs   *ca.VirtualSigstore
+	root string // the trusted root file
+}
+
+func newKeylessSigner(t *testing.T) *keylessSigner {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The virtual logs' IDs are their hex key IDs as text; a trusted root
+	// file holds the raw key IDs.
+	rekor := vs.RekorLogs()
+	for id, l := range rekor {
+		if l.ID, err = hex.DecodeString(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, vs.TimestampingAuthorities(), rekor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &keylessSigner{vs: vs, root: file}
+}
+
+// annotations signs body as identity of issuer and returns the cosign
+// annotations of the signature layer.
+func (s *keylessSigner) annotations(t *testing.T, identity, issuer string, body []byte) map[string]string {
+	t.Helper()
+	e, err := s.vs.Sign(identity, issuer, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := e.VerificationContent()
+	certPEM, _ := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	sc, _ := e.SignatureContent()
+	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	logID := hex.EncodeToString(tle.GetLogId().GetKeyId())
+	set, err := s.vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.GetCanonicalizedBody()),
+		IntegratedTime: tle.GetIntegratedTime(), LogIndex: tle.GetLogIndex(), LogID: logID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundle cosignBundle
+	bundle.SignedEntryTimestamp = set
+	bundle.Payload.Body, bundle.Payload.IntegratedTime, bundle.Payload.LogIndex, bundle.Payload.LogID =
+		tle.GetCanonicalizedBody(), tle.GetIntegratedTime(), tle.GetLogIndex(), logID
+	bb, _ := json.Marshal(bundle)
+	return map[string]string{
+		AnnotationSignature:   base64.StdEncoding.EncodeToString(sc.Signature()),
+		AnnotationCertificate: string(certPEM),
+		AnnotationBundle:      string(bb),
+	}
+}
+
+func TestKeyless(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ctx := context.Background()
+	signer := newKeylessSigner(t)
+	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
+	pol := Policy{TrustedRoot: signer.root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	n := 0
+	signed := func(id, iss string, tamper bool) string {
+		n++
+		ref := "oci://" + reg.Addr + "/keyless/p" + string(rune('a'+n)) + ":1"
+		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := simpleSigning(t, ref, dgst)
+		ann := signer.annotations(t, id, iss, body)
+		if tamper {
+			body = bytes.Replace(body, []byte("cosign container image signature"), []byte("cosign container image signaturE"), 1)
+		}
+		pushSignature(t, ref, dgst, body, ann)
+		return ref
+	}
+	t.Run("good", func(t *testing.T) {
+		got, err := newPuller(t).Pull(ctx, signed(identity, issuer, false), pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
+			t.Errorf("signer %q, want %q", got.Signer, want)
+		}
+	})
+	for name, c := range map[string]struct {
+		ref, want string
+		pol       Policy
+	}{
+		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
+		"other issuer":     {signed(identity, "https://accounts.example.com", false), "expected issuer value", pol},
+		"tampered payload": {signed(identity, issuer, true), "does not match artifact", pol},
+		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: newKeylessSigner(t).root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "expected a keyless cosign signature") {
+				t.Errorf("error %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSlowRegistryIsBoundedByTheTimeout(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	target, _ := url.Parse("http://" + reg.Addr)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Minute):
+		case <-r.Context().Done():
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(slow)
+	t.Cleanup(srv.Close)
+	p := newPuller(t)
+	p.Timeout = 500 * time.Millisecond
+	start := time.Now()
+	_, err := p.Pull(context.Background(), "oci://"+strings.TrimPrefix(srv.URL, "http://")+"/plugins/slow:1", Policy{AllowUnsigned: true})
+	if err == nil || !strings.Contains(err.Error(), "took longer than pull_timeout (500ms)") {
+		t.Errorf("error %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestUnreachableRegistry(t *testing.T) {
+	_, err := newPuller(t).Pull(context.Background(), "oci://127.0.0.1:1/plugins/none:1", Policy{AllowUnsigned: true})
+	if err == nil || !strings.Contains(err.Error(), "oci://127.0.0.1:1/plugins/none:1: resolving the tag") || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("error %v", err)
+	}
+}

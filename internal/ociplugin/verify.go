@@ -1,0 +1,278 @@
+package ociplugin
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// The classic cosign signature layout: the signatures of the manifest
+// sha256:HEX are the layers of the manifest tagged sha256-HEX.sig in the
+// same repository, each a simple-signing payload whose annotations hold
+// the signature and, for keyless signatures, the certificate and the
+// transparency log's promise of inclusion.
+const (
+	// SimpleSigningMediaType is the media type of a cosign signature layer.
+	SimpleSigningMediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	// AnnotationSignature holds the base64 signature of the payload.
+	AnnotationSignature = "dev.cosignproject.cosign/signature"
+	// AnnotationCertificate holds the PEM signing certificate (keyless).
+	AnnotationCertificate = "dev.sigstore.cosign/certificate"
+	// AnnotationChain holds the PEM certificates between it and the root.
+	AnnotationChain = "dev.sigstore.cosign/chain"
+	// AnnotationBundle holds the Rekor entry and its signed entry timestamp.
+	AnnotationBundle = "dev.sigstore.cosign/bundle"
+
+	// maxSignatureBytes caps a signature manifest and each payload.
+	maxSignatureBytes = 64 << 10
+	// maxSignatures caps the signature layers tried.
+	maxSignatures = 16
+)
+
+// Policy is what a pulled plugin's signature must be: by the cosign public
+// key in the file Key, or keyless, by a certificate of the sigstore trusted
+// root in the file TrustedRoot whose subject (Identity, or IdentityRegexp)
+// and OIDC issuer (Issuer, or IssuerRegexp) match; or AllowUnsigned.
+type Policy struct {
+	Key                      string
+	TrustedRoot              string
+	Identity, IdentityRegexp string
+	Issuer, IssuerRegexp     string
+	AllowUnsigned            bool
+}
+
+// expected says what the policy accepts, for error messages.
+func (p Policy) expected() string {
+	if p.Key != "" {
+		return "a cosign signature by the key " + p.Key
+	}
+	return fmt.Sprintf("a keyless cosign signature by identity %s issued by %s, under the trusted root %s",
+		orRegexp(p.Identity, p.IdentityRegexp), orRegexp(p.Issuer, p.IssuerRegexp), p.TrustedRoot)
+}
+
+func orRegexp(exact, re string) string {
+	if exact != "" {
+		return fmt.Sprintf("%q", exact)
+	}
+	return fmt.Sprintf("matching /%s/", re)
+}
+
+// SignatureTag is the tag of the classic cosign signatures of digest.
+func SignatureTag(digest string) string { return strings.Replace(digest, ":", "-", 1) + ".sig" }
+
+// ErrUnsigned is the error of a plugin that has no signature at all.
+var ErrUnsigned = errors.New("no cosign signature")
+
+// verifySignature checks that the manifest digest of source, in repo, has
+// a signature pol accepts, and returns who signed it.
+func verifySignature(ctx context.Context, repo *remote.Repository, source, digest string, pol Policy) (string, error) {
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("%s (%s) refused: %s; expected %s", source, digest, fmt.Sprintf(format, args...), pol.expected())
+	}
+	check, err := pol.checker()
+	if err != nil {
+		return "", refuse("%v", err)
+	}
+	tag := SignatureTag(digest)
+	desc, err := repo.Resolve(ctx, tag)
+	if errors.Is(err, errdef.ErrNotFound) {
+		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("no cosign signature (no tag %s)", tag))
+	}
+	if err != nil {
+		return "", refuse("looking for its signature %s: %v", tag, err)
+	}
+	if desc.Size > maxSignatureBytes {
+		return "", refuse("its signature manifest claims %d bytes, more than %d", desc.Size, maxSignatureBytes)
+	}
+	var m ocispec.Manifest
+	if err := fetchJSON(ctx, repo, desc, &m); err != nil {
+		return "", refuse("its signature manifest %s: %v", tag, err)
+	}
+	var reasons []string
+	for i, layer := range m.Layers {
+		if i == maxSignatures {
+			break
+		}
+		if layer.MediaType != SimpleSigningMediaType || layer.Size > maxSignatureBytes {
+			continue
+		}
+		rc, err := repo.Blobs().Fetch(ctx, layer)
+		if err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		body, err := content.ReadAll(rc, layer)
+		rc.Close()
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("signature payload %s: %v", layer.Digest, err))
+			continue
+		}
+		signer, err := check(body, layer.Annotations)
+		if err == nil {
+			err = checkPayload(body, digest)
+		}
+		if err != nil {
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		return signer, nil
+	}
+	if len(reasons) == 0 {
+		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("%s holds no cosign signature layer", tag))
+	}
+	return "", refuse("%s", strings.Join(reasons, "; "))
+}
+
+// checkPayload checks that a simple-signing payload signs digest.
+func checkPayload(body []byte, digest string) error {
+	var p payload.SimpleContainerImage
+	if err := json.Unmarshal(body, &p); err != nil {
+		return fmt.Errorf("the signed payload is not simple signing JSON: %v", err)
+	}
+	if got := p.Critical.Image.DockerManifestDigest; got != digest {
+		return fmt.Errorf("the signature is valid but signs another manifest: critical.image.docker-manifest-digest is %q", got)
+	}
+	if p.Critical.Type != payload.CosignSignatureType {
+		return fmt.Errorf("the signed payload's critical.type is %q, not %q", p.Critical.Type, payload.CosignSignatureType)
+	}
+	return nil
+}
+
+// checker returns the function that checks one signature layer (its
+// payload and annotations) under the policy, and returns who signed.
+func (p Policy) checker() (func([]byte, map[string]string) (string, error), error) {
+	if p.Key != "" {
+		pem, err := os.ReadFile(p.Key)
+		if err != nil {
+			return nil, fmt.Errorf("reading the public key: %w", err)
+		}
+		pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
+		if err != nil {
+			return nil, fmt.Errorf("the public key %s: %w", p.Key, err)
+		}
+		v, err := signature.LoadVerifier(pub, crypto.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("the public key %s: %w", p.Key, err)
+		}
+		der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+		if err != nil {
+			return nil, err
+		}
+		fp := sha256.Sum256(der)
+		signer := fmt.Sprintf("key %s (sha256:%s)", p.Key, hex.EncodeToString(fp[:]))
+		return func(body []byte, ann map[string]string) (string, error) {
+			sig, err := base64.StdEncoding.DecodeString(ann[AnnotationSignature])
+			if err != nil || len(sig) == 0 {
+				return "", fmt.Errorf("a signature layer has no %s annotation", AnnotationSignature)
+			}
+			if err := v.VerifySignature(bytes.NewReader(sig), bytes.NewReader(body)); err != nil {
+				return "", fmt.Errorf("the signature does not verify with the key %s: %v", p.Key, err)
+			}
+			return signer, nil
+		}, nil
+	}
+	tr, err := root.NewTrustedRootFromPath(p.TrustedRoot)
+	if err != nil {
+		return nil, fmt.Errorf("the trusted root %s: %w", p.TrustedRoot, err)
+	}
+	v, err := verify.NewVerifier(tr, verify.WithTransparencyLog(1), verify.WithIntegratedTimestamps(1))
+	if err != nil {
+		return nil, err
+	}
+	id, err := verify.NewShortCertificateIdentity(p.Issuer, p.IssuerRegexp, p.Identity, p.IdentityRegexp)
+	if err != nil {
+		return nil, err
+	}
+	return func(body []byte, ann map[string]string) (string, error) {
+		entity, err := keylessEntity(body, ann)
+		if err != nil {
+			return "", err
+		}
+		res, err := v.Verify(entity, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(body)), verify.WithCertificateIdentity(id)))
+		if err != nil {
+			return "", fmt.Errorf("the keyless signature does not verify: %v", err)
+		}
+		c := res.Signature.Certificate
+		return fmt.Sprintf("%s (issuer %s)", c.SubjectAlternativeName, c.Issuer), nil
+	}, nil
+}
+
+// cosignBundle is the annotation AnnotationBundle: a Rekor entry and the
+// log's signed promise to include it.
+type cosignBundle struct {
+	SignedEntryTimestamp []byte
+	Payload              struct {
+		Body           []byte `json:"body"`
+		IntegratedTime int64  `json:"integratedTime"`
+		LogIndex       int64  `json:"logIndex"`
+		LogID          string `json:"logID"`
+	}
+}
+
+// keylessEntity makes of a keyless classic cosign signature layer the
+// signed entity sigstore-go verifies: certificate, message signature and
+// transparency log entry.
+func keylessEntity(body []byte, ann map[string]string) (verify.SignedEntity, error) {
+	sig, err := base64.StdEncoding.DecodeString(ann[AnnotationSignature])
+	if err != nil || len(sig) == 0 {
+		return nil, fmt.Errorf("a signature layer has no %s annotation", AnnotationSignature)
+	}
+	certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(ann[AnnotationCertificate]))
+	if err != nil || len(certs) == 0 {
+		return nil, fmt.Errorf("a signature layer has no certificate (%s): keyless verification needs one", AnnotationCertificate)
+	}
+	var b cosignBundle
+	if err := json.Unmarshal([]byte(ann[AnnotationBundle]), &b); err != nil {
+		return nil, fmt.Errorf("a keyless signature layer has no transparency log entry (%s): %v", AnnotationBundle, err)
+	}
+	logID, err := hex.DecodeString(b.Payload.LogID)
+	if err != nil {
+		return nil, fmt.Errorf("the transparency log entry's logID: %v", err)
+	}
+	entry, err := tlog.NewEntry(b.Payload.Body, b.Payload.IntegratedTime, b.Payload.LogIndex, logID, b.SignedEntryTimestamp, nil) //nolint:staticcheck // the classic layout carries a Rekor v1 entry
+	if err != nil {
+		return nil, fmt.Errorf("the transparency log entry: %v", err)
+	}
+	sum := sha256.Sum256(body)
+	return &classicEntity{cert: certs[0], sig: bundle.NewMessageSignature(sum[:], "SHA2_256", sig), entry: entry}, nil
+}
+
+// classicEntity is a keyless classic cosign signature as sigstore-go sees it.
+type classicEntity struct {
+	cert  *x509.Certificate
+	sig   *bundle.MessageSignature
+	entry *tlog.Entry
+}
+
+func (e *classicEntity) HasInclusionPromise() bool { return e.entry.HasInclusionPromise() }
+func (e *classicEntity) HasInclusionProof() bool   { return e.entry.HasInclusionProof() }
+func (e *classicEntity) SignatureContent() (verify.SignatureContent, error) {
+	return e.sig, nil
+}
+func (e *classicEntity) Timestamps() ([][]byte, error)       { return nil, nil }
+func (e *classicEntity) TlogEntries() ([]*tlog.Entry, error) { return []*tlog.Entry{e.entry}, nil }
+func (e *classicEntity) Version() (string, error)            { return "v0.1", nil }
+func (e *classicEntity) VerificationContent() (verify.VerificationContent, error) {
+	return bundle.NewCertificate(e.cert), nil
+}
