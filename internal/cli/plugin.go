@@ -240,7 +240,6 @@ func grants(pc config.PluginConfig) string {
 	return orDash(strings.Join(g, " "), "none")
 }
 
-
 // pluginPush publishes the module of target (a file, or a folder holding
 // one .wasm file) at ref.
 func pluginPush(cmd *cobra.Command, target, ref string) error {
