@@ -322,3 +322,35 @@ func TestEitherNameOfElicitationCompleteGrantsBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineErrorsNameTheSettingToChange: an error that a limit caused
+// names the key of the plugin's table that would raise it.
+func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
+	fail := func(kind sandbox.ErrorKind, msg string) func(context.Context, []byte) ([]byte, error) {
+		return func(context.Context, []byte) ([]byte, error) { return nil, &sandbox.CallError{Kind: kind, Message: msg} }
+	}
+	rt := fakeRuntime{
+		"oom":     fail(sandbox.KindOutOfMemory, "all 16 MiB of its memory were in use"),
+		"slow":    fail(sandbox.KindTimeout, "exceeded the 2s timeout"),
+		"big":     fail(sandbox.KindOutputTooLarge, "output of 9 bytes exceeds the limit of 8"),
+		"input":   fail(sandbox.KindInputTooLarge, "input of 9 bytes exceeds the limit of 8"),
+		"queue":   fail(sandbox.KindBusy, "4 calls running and 64 waiting"),
+		"budget":  fail(sandbox.KindBusy, "memory_budget_mib = 64 is spent: ..."),
+		"crashed": fail(sandbox.KindTrap, "wasm error: unreachable"),
+	}
+	c, _ := chain("notes", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
+	for export, want := range map[string]string{
+		"oom":     "plugin ran out of memory: all 16 MiB of its memory were in use; raise memory_mib in [plugins.notes] (or [defaults]) of the server's config",
+		"slow":    "plugin call timed out: exceeded the 2s timeout; raise timeout in [plugins.notes] (or [defaults]) of the server's config",
+		"big":     "plugin output too large: output of 9 bytes exceeds the limit of 8; raise max_output_bytes in [plugins.notes] (or [defaults]) of the server's config",
+		"input":   "plugin input too large: input of 9 bytes exceeds the limit of 8; the input may take half of memory_mib: raise memory_mib in [plugins.notes] (or [defaults]) of the server's config",
+		"queue":   "plugin busy: 4 calls running and 64 waiting; raise max_instances or max_queue in [plugins.notes] (or [defaults]) of the server's config",
+		"budget":  "plugin busy: memory_budget_mib = 64 is spent: ...",
+		"crashed": "plugin trapped: wasm error: unreachable",
+	} {
+		_, err := c.Call(t.Context(), export, nil)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", export, err, want)
+		}
+	}
+}

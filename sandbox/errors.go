@@ -31,6 +31,9 @@ const (
 	KindNoExport
 	// KindMalformedOutput: the output failed Options.CheckOutput.
 	KindMalformedOutput
+	// KindOutOfMemory: the plugin crashed for want of memory, having used
+	// up its Limits.MemoryMiB.
+	KindOutOfMemory
 )
 
 // Sentinels matching CallErrors of each kind with errors.Is.
@@ -44,6 +47,7 @@ var (
 	ErrBusy            = errors.New("plugin busy")
 	ErrNoExport        = errors.New("no such plugin export")
 	ErrMalformedOutput = errors.New("plugin output malformed")
+	ErrOutOfMemory     = errors.New("plugin ran out of memory")
 )
 
 // ErrClosed is returned by calls on a closed Plugin.
@@ -59,6 +63,7 @@ var kindErrors = [...]error{
 	KindBusy:            ErrBusy,
 	KindNoExport:        ErrNoExport,
 	KindMalformedOutput: ErrMalformedOutput,
+	KindOutOfMemory:     ErrOutOfMemory,
 }
 
 // sentinel returns the sentinel error of k, nil for an unknown kind.

@@ -16,8 +16,8 @@ func TestTrapsSayWhatHappenedInThePluginsOwnWords(t *testing.T) {
 		kind          ErrorKind
 		want          string
 	}{
-		{"grow", "64", KindOutOfMemory, "ran out of its 32 MiB of memory: the plugin said: runtime: out of memory: cannot allocate"},
-		{"trap", "", KindTrap, "crashed (wasm error: unreachable): the plugin said: panic: boom"},
+		{"grow", "64", KindOutOfMemory, "all 32 MiB of its memory were in use; the plugin said: runtime: out of memory: cannot allocate"},
+		{"trap", "", KindTrap, "wasm error: unreachable; the plugin said: panic: boom"},
 		{"exit", "3", KindTrap, "exited with status 3"},
 	} {
 		_, err := p.Call(t.Context(), c.export, []byte(c.input))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 
 	extism "github.com/extism/go-sdk"
 )
@@ -25,6 +27,43 @@ type guestLog struct {
 	budget int
 	stdout lineWriter
 	stderr lineWriter
+	// said is the plugin's own account of a crash in this call: the
+	// first line of its stderr that reads like a panic or fatal error
+	// (and the next, where the message follows on it), "" when none.
+	said string
+	// saidMore is set while said awaits the line that follows it.
+	saidMore bool
+}
+
+// maxSaid bounds what a crash message quotes of the plugin's stderr.
+const maxSaid = 300
+
+// crashHeadlines start the lines in which language runtimes announce a
+// crash on stderr: Go, TinyGo and Rust panics, Go's fatal errors (out of
+// memory, stack overflow), Rust's allocation failures.
+var crashHeadlines = []string{"panic: ", "fatal error: ", "runtime: ", "thread '", "memory allocation of "}
+
+// note records line, a line of stderr, as what the plugin said of a crash
+// when it reads like one and nothing was recorded yet in this call.
+func (g *guestLog) note(line string) {
+	switch {
+	case g.saidMore:
+		g.said, g.saidMore = clip(g.said+" "+strings.TrimSpace(line), maxSaid), false
+	case g.said != "":
+	case slices.ContainsFunc(crashHeadlines, func(h string) bool { return strings.HasPrefix(line, h) }):
+		g.said = clip(strings.TrimSpace(line), maxSaid)
+		// Rust 1.73 and later: "thread 'x' panicked at src/lib.rs:3:5:",
+		// the message on the next line.
+		g.saidMore = strings.HasPrefix(line, "thread '") && strings.HasSuffix(line, ":")
+	}
+}
+
+// clip cuts s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func newGuestLog(logger *slog.Logger) *guestLog {
@@ -39,6 +78,7 @@ func newGuestLog(logger *slog.Logger) *guestLog {
 func (g *guestLog) reset(ctx context.Context) {
 	g.ctx = ctx
 	g.budget = maxLogPerCall
+	g.said, g.saidMore = "", false
 }
 
 // flush logs the unterminated last lines of stdout and stderr.
@@ -99,6 +139,9 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 func (w *lineWriter) flush() {
+	if w.stream == "stderr" {
+		w.log.note(string(w.line))
+	}
 	if len(w.line) > 0 {
 		w.log.emit(slog.LevelInfo, string(w.line), slog.String("stream", w.stream))
 		w.line = w.line[:0]

@@ -406,7 +406,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	// plugin set: any error it reports comes from wazero, the instance
 	// crashed.
 	case err != nil:
-		return nil, p.callError(export, KindTrap, p.trapMessage(export, err))
+		kind, msg := p.explainTrap(export, err, inst.log.said)
+		return nil, p.callError(export, kind, msg)
 	// As with Extism, an error fails the call whatever the export returned.
 	case state.err != "":
 		return nil, p.callError(export, KindPlugin, state.err)
@@ -440,6 +441,30 @@ func (p *Plugin) trapMessage(export string, err error) string {
 		p.logger.Debug("plugin trapped", "export", export, "err", msg, "wasm_stack_trace", strings.TrimSpace(trace))
 	}
 	return msg
+}
+
+// explainTrap says what a trap err of export was, with what the plugin
+// said on stderr: running out of memory (KindOutOfMemory), exiting with a
+// status, crashing, or a host function refusing it (a denied HTTP request,
+// a block over its cap), whose message says it all.
+func (p *Plugin) explainTrap(export string, err error, said string) (ErrorKind, string) {
+	msg := p.trapMessage(export, err)
+	if said != "" {
+		said = "; the plugin said: " + said
+	}
+	var status int
+	if _, scanErr := fmt.Sscanf(msg, "module closed with exit_code(%d)", &status); scanErr != nil {
+		status = -1
+	}
+	switch {
+	case strings.Contains(said, "out of memory") || strings.Contains(said, "memory allocation of"):
+		return KindOutOfMemory, fmt.Sprintf("all %d MiB of its memory were in use%s", p.limits.MemoryMiB, said)
+	case status >= 0:
+		return KindTrap, fmt.Sprintf("exited with status %d%s", status, said)
+	case strings.HasPrefix(msg, "wasm error: "):
+		return KindTrap, msg + said
+	}
+	return KindTrap, msg
 }
 
 // callError returns a CallError of the plugin.

@@ -92,7 +92,7 @@ func TestTrap(t *testing.T) {
 	call(t, p, "echo", "fresh instance")
 
 	_, err = p.Call(t.Context(), "exit", []byte("3"))
-	if ce := wantKind(t, err, KindTrap); !strings.Contains(ce.Message, "exit_code(3)") {
+	if ce := wantKind(t, err, KindTrap); ce.Message != "exited with status 3" {
 		t.Errorf("got %q", ce.Message)
 	}
 	call(t, p, "echo", "fresh instance")
@@ -136,7 +136,7 @@ func TestMemoryLimit(t *testing.T) {
 	p := load(t, "guest", Options{Limits: Limits{MemoryMiB: 32, MaxInstances: 1}})
 	call(t, p, "grow", "8")
 	_, err := p.Call(t.Context(), "grow", []byte("64"))
-	wantKind(t, err, KindTrap)
+	wantKind(t, err, KindOutOfMemory)
 	call(t, p, "echo", "still serving")
 	// The kernel memory, which holds the input, has the same limit, and
 	// Extism would run the plugin with an empty input if it did not fit.
