@@ -182,7 +182,7 @@ func classify(err error) (outcome, string) {
 		return success, ""
 	}
 	switch sandbox.KindOf(err) {
-	case sandbox.KindTrap, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
+	case sandbox.KindTrap, sandbox.KindOutOfMemory, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
 		return failure, err.Error()
 	case sandbox.KindPlugin:
 		return success, ""

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ type Middleware func(next host.Runtime) host.Runtime
 func chain(name string, pc config.PluginConfig, rt host.Runtime, logger *slog.Logger) (host.Runtime, *drain) {
 	logger = logger.With("plugin", name)
 	d := &drain{name: name}
-	mws := []Middleware{EngineErrors, d.wrap}
+	mws := []Middleware{EngineErrors(name), d.wrap}
 	if pc.Limits.CallsPerSecond > 0 {
 		mws = append(mws, rateLimit(name, newTokenBucket(pc.Limits.CallsPerSecond, time.Now)))
 	}
@@ -66,19 +67,52 @@ func (r runtimeFunc) Call(ctx context.Context, export string, input []byte) ([]b
 	return r.call(ctx, export, input)
 }
 
-// EngineErrors is the Middleware that turns the sandbox's *sandbox.CallError
-// into the engine's *host.CallError. Every plugin's chain starts with it;
-// tools that hand a bare sandbox.Plugin to the engine wrap it with it.
-func EngineErrors(next host.Runtime) host.Runtime {
-	return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
-		out, err := next.Call(ctx, export, input)
-		var ce *sandbox.CallError
-		if errors.As(err, &ce) {
-			return nil, &host.CallError{Reason: ce.Kind.String(), Message: ce.Message,
-				Own: ce.Kind == sandbox.KindPlugin, Canceled: ce.Kind == sandbox.KindCanceled}
+// EngineErrors returns the Middleware that turns the sandbox's
+// *sandbox.CallError into the engine's *host.CallError, naming the setting
+// of the plugin's table that would raise the limit a call ran into. Every
+// plugin's chain starts with it; tools that hand a bare sandbox.Plugin to
+// the engine wrap it with it.
+func EngineErrors(plugin string) Middleware {
+	return func(next host.Runtime) host.Runtime {
+		return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
+			out, err := next.Call(ctx, export, input)
+			var ce *sandbox.CallError
+			if errors.As(err, &ce) {
+				return nil, &host.CallError{Reason: ce.Kind.String(), Message: ce.Message + raise(ce, plugin),
+					Own: ce.Kind == sandbox.KindPlugin, Canceled: ce.Kind == sandbox.KindCanceled}
+			}
+			return out, err
+		}}
+	}
+}
+
+// raise says which setting of plugin's table would raise the limit that
+// ce ran into, "" when none would.
+func raise(ce *sandbox.CallError, plugin string) string {
+	var keys string
+	switch ce.Kind {
+	case sandbox.KindOutOfMemory:
+		keys = "memory_mib"
+	case sandbox.KindTimeout:
+		keys = "timeout"
+	case sandbox.KindOutputTooLarge:
+		keys = "max_output_bytes"
+	case sandbox.KindInputTooLarge:
+		return "; the input may take half of memory_mib: raise memory_mib" + inTable(plugin)
+	case sandbox.KindBusy:
+		if strings.Contains(ce.Message, "memory_budget_mib") { // the server's budget, named already
+			return ""
 		}
-		return out, err
-	}}
+		keys = "max_instances or max_queue"
+	default:
+		return ""
+	}
+	return "; raise " + keys + inTable(plugin)
+}
+
+// inTable names where a plugin's settings go.
+func inTable(plugin string) string {
+	return " in [plugins." + plugin + "] (or [defaults]) of the server's config"
 }
 
 // Reasons of the calls the policy refuses without running them.

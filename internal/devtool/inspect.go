@@ -229,7 +229,7 @@ func openUngrantedHost(ctx context.Context, path string, data []byte, version st
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	h.plugin = host.NewPlugin(name, "", pluginhost.EngineErrors(rt))
+	h.plugin = host.NewPlugin(name, "", pluginhost.EngineErrors(name)(rt))
 	h.srv.SetCatalog(host.BuildCatalog(ctx, []*host.Plugin{h.plugin}, logger))
 	if err := h.start(ctx, "mcphost inspect", version, io.Discard); err != nil {
 		h.Close()
