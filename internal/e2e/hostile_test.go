@@ -217,14 +217,6 @@ func TestHostilePluginsAreContained(t *testing.T) {
 	const secret = "sk-hostile-0123456789abcdef"
 	const marker = "MCPHOST_HOSTILE_MARKER=visible-to-the-host-only"
 	f := newFixture(t, fmt.Sprintf(`
-[plugins.hostile]
-# Room for the memory bomb and the deep recursion to trap (1.4-2.1 s on a
-# 2-core machine), so that only the infinite loop times out.
-timeout = "5s"
-memory_mib = 64
-max_output_bytes = 1048576
-breaker_failures = 0
-
 [plugins.attacker]
 timeout = "2s"
 # Low enough that the floods trip it even where each notification takes
@@ -240,6 +232,15 @@ secrets = { api_key = "env:MCPHOST_HOSTILE_SECRET" }
 host = %q
 guest = "/data"
 mode = "ro"
+
+# After attacker's table: attacker keeps the tool name ok they share.
+[plugins.hostile]
+# Room for the memory bomb and the deep recursion to trap (1.4-2.1 s on a
+# 2-core machine), so that only the infinite loop times out.
+timeout = "5s"
+memory_mib = 64
+max_output_bytes = 1048576
+breaker_failures = 0
 
 [plugins.liar]
 breaker_failures = 0
@@ -267,9 +268,11 @@ breaker_failures = 0
 	redirect := func(to string) string { return redirector.URL + "/?to=" + to }
 	attacks := []attack{
 		// CPU, memory, stack, output.
-		{"infinite loop", "spin", nil, "plugin hostile: plugin call timed out: exceeded the 5s timeout"},
-		{"deep recursion", "recurse", nil, "plugin hostile: plugin trapped:"},
-		{"memory bomb", "hog", nil, "plugin hostile: plugin trapped:"},
+		{"infinite loop", "spin", nil, "plugin hostile: plugin call timed out: exceeded the 5s timeout; raise timeout in [plugins.hostile]"},
+		// Growing the stack needs memory too: 64 MiB runs out before Go's
+		// stack limit.
+		{"deep recursion", "recurse", nil, "plugin hostile: plugin ran out of memory: all 64 MiB of its memory were in use; the plugin said: runtime: out of memory"},
+		{"memory bomb", "hog", nil, "plugin hostile: plugin ran out of memory: all 64 MiB of its memory were in use; the plugin said: runtime: out of memory"},
 		{"huge output", "flood", map[string]any{"bytes": 4 << 20}, "plugin output too large: output of"},
 		// Floods through host functions.
 		{"progress flood", "progress_flood", map[string]any{"n": 1000000},
@@ -468,15 +471,15 @@ calls_per_second = 2
 	ctx := ctxT(t)
 
 	for range 3 {
-		if got, isErr, err := hostileCall(ctx, cs, "crash", nil); err != nil || !isErr || !strings.Contains(got, "exit_code(3)") {
+		if got, isErr, err := hostileCall(ctx, cs, "crash", nil); err != nil || !isErr || !strings.Contains(got, "plugin hostile: plugin trapped: exited with status 3") {
 			t.Fatalf("crash: %v %v %q", err, isErr, got)
 		}
 	}
-	// (Both hostile and attacker have a tool "ok": hostile's is exposed as
-	// "hostile.ok".)
+	// (Both hostile and attacker have a tool "ok": hostile's table comes
+	// first, attacker's is exposed as "attacker_ok".)
 	// Open: the plugin's tools answer at once, without running.
 	start := time.Now()
-	got, isErr, err := hostileCall(ctx, cs, "hostile.ok", nil)
+	got, isErr, err := hostileCall(ctx, cs, "ok", nil)
 	if err != nil || !isErr || !strings.Contains(got, "plugin hostile: plugin unavailable: circuit breaker open after repeated failures (last: sandbox: plugin hostile: call_tool: plugin trapped:") ||
 		!strings.Contains(got, "calls fail at once until a probe succeeds: next probe in") {
 		t.Fatalf("while open: %v %v %q\n%s", err, isErr, got, srv.log)
@@ -491,7 +494,7 @@ calls_per_second = 2
 	// After the back-off a probe runs; it succeeds and closes the breaker.
 	time.Sleep(1100 * time.Millisecond)
 	for range 2 {
-		if got, _, err := hostileCall(ctx, cs, "hostile.ok", nil); err != nil || got != "ok" {
+		if got, _, err := hostileCall(ctx, cs, "ok", nil); err != nil || got != "ok" {
 			t.Fatalf("after the back-off: %v %q", err, got)
 		}
 	}
@@ -509,7 +512,7 @@ calls_per_second = 2
 	// calls_per_second = 2: a burst of calls beyond it fails at once.
 	var limited int
 	for range 6 {
-		got, isErr, err := hostileCall(ctx, cs, "ok", nil)
+		got, isErr, err := hostileCall(ctx, cs, "attacker_ok", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
