@@ -57,6 +57,8 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// TLS is the [server.tls] table: the HTTP transport's certificate.
+	TLS TLSConfig
 	// ToolNames is the rule exposed tool names follow: ToolNamesPortable
 	// or ToolNamesMCP.
 	ToolNames string
@@ -73,6 +75,25 @@ type ServerConfig struct {
 	// PullTimeout bounds the fetch of one plugin from its source (resolving,
 	// downloading, checking its signature).
 	PullTimeout time.Duration
+}
+
+// TLSConfig is the [server.tls] table: the files of the certificate the
+// HTTP transport serves over TLS (https), read again when they change.
+// Both are empty for plain HTTP.
+type TLSConfig struct {
+	// Cert is the PEM file of the certificate chain, leaf first.
+	Cert string
+	// Key is the PEM file of its private key.
+	Key string
+}
+
+// Scheme is the URL scheme of the HTTP transport: "https" with TLS,
+// "http" without.
+func (c *Config) Scheme() string {
+	if c.Server.TLS.Cert != "" {
+		return "https"
+	}
+	return "http"
 }
 
 // DefaultCacheMaxMiB is [server] cache_max_mib when the file does not set
@@ -532,7 +553,7 @@ func (c *Config) derive() {
 		}
 	}
 	if c.set&setResource == 0 {
-		c.Auth.Resource = "http://" + reachableAddr(c.HTTP.Listen) + "/mcp"
+		c.Auth.Resource = c.Scheme() + "://" + reachableAddr(c.HTTP.Listen) + "/mcp"
 	}
 	if c.set&setAudience == 0 {
 		c.Auth.Audience = c.Auth.Resource

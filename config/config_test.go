@@ -1020,3 +1020,35 @@ prefix = "a_"
 		t.Errorf("with tool_names = mcp, rename x = %q", got)
 	}
 }
+
+func TestServerTLS(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"cert.pem", "key.pem"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "mcphost.toml")
+	if err := os.WriteFile(path, []byte("[server.tls]\ncert = \"cert.pem\"\nkey = \"key.pem\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.TLS.Cert != filepath.Join(dir, "cert.pem") || cfg.Server.TLS.Key != filepath.Join(dir, "key.pem") {
+		t.Errorf("server.tls = %+v, want both files resolved against the config's folder", cfg.Server.TLS)
+	}
+	if cfg.Auth.Resource != "https://127.0.0.1:8080/mcp" {
+		t.Errorf("the resource of a TLS server: %q, want https", cfg.Auth.Resource)
+	}
+	for src, want := range map[string]string{
+		fmt.Sprintf("[server.tls]\ncert = %q\n", filepath.Join(dir, "cert.pem")):                                          `:1: server.tls: cert and key go together: key is missing`,
+		fmt.Sprintf("[server.tls]\ncert = %q\nkey = %q\n", filepath.Join(dir, "nope.pem"), filepath.Join(dir, "key.pem")): `:2: server.tls.cert: open `,
+	} {
+		_, errs := loadErrors(t, src)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("%q: %v, want %q", src, errs, want)
+		}
+	}
+}

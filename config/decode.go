@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,7 +34,7 @@ import (
 var (
 	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
-		"plugin_cache_dir", "pull_timeout"}
+		"plugin_cache_dir", "pull_timeout", "tls"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
@@ -299,6 +300,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
 	}
+	if v, ok := t["tls"]; ok {
+		s.TLS = d.tls(v, p.add("tls"))
+	}
 	if rule, ok := d.str(t, p, "tool_names"); ok {
 		switch rule {
 		case ToolNamesPortable, ToolNamesMCP:
@@ -324,6 +328,38 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if dur, ok := d.duration(t, p, "pull_timeout", maxWindow); ok {
 		s.PullTimeout = dur
 	}
+}
+
+// tls returns the [server.tls] table v: its files resolved against the
+// config's folder and readable.
+func (d *decoder) tls(v any, p keyPath) TLSConfig {
+	var c TLSConfig
+	t, ok := d.table(v, p, []string{"cert", "key"})
+	if !ok {
+		return c
+	}
+	for key, dst := range map[string]*string{"cert": &c.Cert, "key": &c.Key} {
+		file, ok := d.str(t, p, key)
+		if !ok {
+			continue
+		}
+		file = d.abs(file)
+		if f, err := os.Open(file); err != nil {
+			d.errorf(p.add(key), "%v", err)
+		} else {
+			f.Close()
+		}
+		*dst = file
+	}
+	if (c.Cert == "") != (c.Key == "") {
+		missing := "key"
+		if c.Cert == "" {
+			missing = "cert"
+		}
+		d.errorf(p, "cert and key go together: %s is missing", missing)
+		return TLSConfig{}
+	}
+	return c
 }
 
 // abs resolves a host path against the configuration file's directory.
