@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ import (
 
 // HTTPOptions configure the HTTP transports. Zero values take the defaults.
 type HTTPOptions struct {
+	// TLS, when not nil, serves HTTPS with it. Connections are counted and
+	// refused (MaxConnections) before their handshake.
+	TLS *tls.Config
 	// AllowedHosts are the Host header values accepted, as host or
 	// host:port; a host without a port accepts any port. Empty: localhost,
 	// 127.0.0.1 and [::1] with the listen port.
@@ -480,7 +484,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(newConnLimiter(ln, h.opts, s.logger)) }()
+	var limited net.Listener = newConnLimiter(ln, h.opts, s.logger)
+	if opts.TLS != nil {
+		limited = tls.NewListener(limited, opts.TLS)
+	}
+	go func() { served <- hs.Serve(limited) }()
 	select {
 	case err := <-served:
 		h.Close()

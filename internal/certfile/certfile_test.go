@@ -1,45 +1,15 @@
 package certfile
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// writePair writes a self-signed certificate for localhost with serial
-// and its key to cert and key.
-func writePair(t *testing.T, cert, key string, serial int64) {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
 
 func serial(t *testing.T, r *Files) int64 {
 	t.Helper()
@@ -57,7 +27,7 @@ func serial(t *testing.T, r *Files) int64 {
 func TestACertificateIsReadAgainWhenItsFilesChange(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writePair(t, cert, key, 1)
+	plugintest.WriteCert(t, cert, key, 1)
 	r, err := Load(cert, key, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +36,7 @@ func TestACertificateIsReadAgainWhenItsFilesChange(t *testing.T) {
 	if got := serial(t, r); got != 1 {
 		t.Fatalf("serial %d, want 1", got)
 	}
-	writePair(t, cert, key, 2)
+	plugintest.WriteCert(t, cert, key, 2)
 	future := time.Now().Add(time.Minute) // a new modification time, whatever the clock's resolution
 	_ = os.Chtimes(cert, future, future)
 	if got := serial(t, r); got != 2 {
@@ -86,7 +56,7 @@ func TestACertificateIsReadAgainWhenItsFilesChange(t *testing.T) {
 func TestABadPairIsRefusedAtLoad(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	writePair(t, cert, key, 1)
+	plugintest.WriteCert(t, cert, key, 1)
 	if err := os.WriteFile(key, []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}

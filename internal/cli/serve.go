@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/certfile"
 	"github.com/mcphost/mcphost/internal/clienv"
 	"github.com/mcphost/mcphost/internal/diskcache"
 	"github.com/mcphost/mcphost/pluginhost"
@@ -97,14 +99,19 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	}
 	var ln net.Listener
 	var authn *auth.Authenticator
+	var tlsConfig *tls.Config
 	if f.transport == "http" {
-		// Listen and read the tokens' settings before loading plugins, so
-		// a taken port or a bad token fails before anything is served.
+		// Listen and read the tokens' settings and the certificate before
+		// loading plugins, so that a taken port, a bad token or a bad
+		// certificate fails before anything is served.
 		if ln, err = listen(cfg, f.listen); err != nil {
 			return err
 		}
 		defer ln.Close()
 		if authn, err = auth.New(cfg.Auth, logger); err != nil {
+			return err
+		}
+		if tlsConfig, err = serverTLS(cfg, logger); err != nil {
 			return err
 		}
 	}
@@ -139,7 +146,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		stopReloading()
 	}()
 	if f.transport == "http" {
-		err = serveHTTP(ctx, srv, ln, authn, cfg, reloader, logger)
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, logger)
 	} else {
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	}
@@ -311,17 +318,32 @@ func listen(cfg *config.Config, flagAddr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// serverTLS returns the TLS configuration [server.tls] sets, nil for
+// plain HTTP.
+func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
+	if cfg.Server.TLS.Cert == "" {
+		return nil, nil
+	}
+	files, err := certfile.Load(cfg.Server.TLS.Cert, cfg.Server.TLS.Key, logger)
+	if err != nil {
+		return nil, err
+	}
+	return files.TLSConfig(), nil
+}
+
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
-// behind authn, the authorization [auth] configures, and the readiness of the
-// plugins (/readyz), which needs none.
-func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, cfg *config.Config,
-	reloader *pluginhost.Reloader, logger *slog.Logger) error {
+// over TLS with tlsConfig unless it is nil, behind authn, the authorization
+// [auth] configures, and the readiness of the plugins (/readyz), which
+// needs none.
+func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
+	cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
 	public := map[string]http.Handler{"/readyz": readiness(reloader)}
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
 	}
-	logger.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp", "auth", cfg.Auth.Mode)
+	logger.Info("listening", "url", cfg.Scheme()+"://"+ln.Addr().String()+"/mcp", "auth", cfg.Auth.Mode)
 	return srv.ServeHTTP(ctx, ln, host.HTTPOptions{
+		TLS:                tlsConfig,
 		AllowedHosts:       cfg.HTTP.AllowedHosts,
 		AllowedOrigins:     cfg.HTTP.AllowedOrigins,
 		SessionIdleTimeout: cfg.HTTP.SessionIdleTimeout,

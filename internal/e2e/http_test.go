@@ -3,7 +3,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,7 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var listeningURL = regexp.MustCompile(`msg=listening url=(http://\S+/mcp)`)
+var listeningURL = regexp.MustCompile(`msg=listening url=(https?://\S+/mcp)`)
 
 // serveHTTP starts `mcphost serve --transport http` on a free loopback port
 // and returns the URL of its /mcp endpoint. The server stops with the test.
@@ -243,4 +246,62 @@ func TestBearerAuthGuardsTheHTTPTransport(t *testing.T) {
 	if _, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: wrong}, nil); err == nil {
 		t.Fatal("a wrong token was accepted")
 	}
+}
+
+// TestServeOverTLSFollowsARenewedCertificate: with [server.tls], serve
+// answers HTTPS, and a certificate renewed on disk is served to the next
+// connection without a restart.
+func TestServeOverTLSFollowsARenewedCertificate(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	first := plugintest.WriteCert(t, cert, key, 1)
+	f := newFixture(t, "", "plugins/examples/tools")
+	cfg, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, fmt.Sprintf("\n[server.tls]\ncert = %q\nkey = %q\n", cert, key)...)
+	if err := os.WriteFile(f.config, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := f.start(t)
+	if !strings.HasPrefix(srv.url, "https://") {
+		t.Fatalf("serve listens at %s, want https", srv.url)
+	}
+	// servedSerial connects afresh and returns the serial of the
+	// certificate served, trusting only trusted.
+	servedSerial := func(trusted *x509.Certificate) (int64, error) {
+		pool := x509.NewCertPool()
+		pool.AddCert(trusted)
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(strings.TrimSuffix(srv.url, "/mcp") + "/readyz")
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.TLS.PeerCertificates[0].SerialNumber.Int64(), nil
+	}
+	if got, err := servedSerial(first); err != nil || got != 1 {
+		t.Fatalf("first certificate: %d, %v", got, err)
+	}
+	mcpClient := mcp.NewClient(&mcp.Implementation{Name: "tls", Version: "1"}, nil)
+	pool := x509.NewCertPool()
+	pool.AddCert(first)
+	cs, err := mcpClient.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: srv.url,
+		HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Fatalf("a tool over TLS: %v %v %q", err, isErr, got)
+	}
+	renewed := plugintest.WriteCert(t, cert, key, 2)
+	later := time.Now().Add(time.Minute)
+	_ = os.Chtimes(cert, later, later)
+	eventually(t, 10*time.Second, "the renewed certificate to be served", func() bool {
+		got, err := servedSerial(renewed)
+		return err == nil && got == 2
+	})
 }
