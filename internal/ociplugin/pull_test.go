@@ -491,3 +491,125 @@ func TestUnreachableRegistry(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// proxy returns a registry address that forwards to reg until the returned
+// function closes it: then the registry is unreachable at that address.
+func proxy(t *testing.T, reg *plugintest.Registry) (string, func()) {
+	t.Helper()
+	target, _ := url.Parse("http://" + reg.Addr)
+	srv := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
+}
+
+// TestVerifiedDigestStartsOfflineFromTheCache: once a digest is verified,
+// the cache records it with the policy it was verified under, and a pull
+// with the registry unreachable serves it from the cache under that same
+// policy; under a changed policy (another key, the same key file with
+// other content, another keyless identity) it must be verified again, so
+// it is refused offline, saying so.
+func TestVerifiedDigestStartsOfflineFromTheCache(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	addr, cut := proxy(t, reg)
+	ctx := context.Background()
+	p, key := newPuller(t), newKeySigner(t)
+	var logs bytes.Buffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	ref := "oci://" + addr + "/plugins/offline:1"
+	wasm := module("offline")
+	dgst, err := p.Push(ctx, ref, wasm, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.sign(t, ref, dgst)
+	pol := Policy{Key: key.pub}
+	if _, err := p.Pull(ctx, ref, pol); err != nil {
+		t.Fatal(err)
+	}
+	byDigest := "oci://" + addr + "/plugins/offline@" + dgst
+	if _, err := p.Pull(ctx, byDigest, pol); err != nil {
+		t.Fatal(err)
+	}
+	cut()
+
+	for _, src := range []string{ref, byDigest} {
+		got, err := p.Pull(ctx, src, pol)
+		if err != nil {
+			t.Fatalf("%s offline, verified before under the same policy: %v", src, err)
+		}
+		if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || !strings.Contains(got.Signer, "key "+key.pub) || !strings.Contains(got.Signer, "verified") {
+			t.Errorf("%s offline: pulled %+v", src, got)
+		}
+	}
+	if !logHas(logs.String(), "level=WARN", "registry unreachable", dgst) {
+		t.Errorf("the offline start is not logged:\n%s", logs.String())
+	}
+
+	sameFileOtherKey := newKeySigner(t)
+	pem, _ := os.ReadFile(sameFileOtherKey.pub)
+	changedFile := filepath.Join(t.TempDir(), "cosign.pub")
+	old, _ := os.ReadFile(key.pub)
+	os.WriteFile(changedFile, old, 0o644)
+	if _, err := p.Pull(ctx, ref, Policy{Key: changedFile}); err == nil {
+		t.Error("offline under another key file (same key): want a refusal: the policy names another file")
+	}
+	os.WriteFile(changedFile, pem, 0o644)
+	for name, pol := range map[string]Policy{
+		"other key":                  {Key: newKeySigner(t).pub},
+		"key file's content changed": {Key: changedFile},
+		"keyless":                    {TrustedRoot: newKeylessSigner(t).root, Identity: "me", Issuer: "https://issuer"},
+	} {
+		_, err := p.Pull(ctx, ref, pol)
+		if err == nil || !strings.Contains(err.Error(), ref) || !strings.Contains(err.Error(), dgst) ||
+			!strings.Contains(err.Error(), "registry unreachable") || !strings.Contains(err.Error(), "verified under another policy; it must be verified again") {
+			t.Errorf("%s, offline: error %v", name, err)
+		}
+	}
+	if _, err := p.Pull(ctx, "oci://"+addr+"/plugins/never@"+digest.FromString("x").String(), pol); err == nil ||
+		!strings.Contains(err.Error(), "never verified") {
+		t.Errorf("a digest never verified, offline: %v", err)
+	}
+}
+
+// TestReachableRegistryIsBelievedOverTheRecord: a recorded verification
+// stands in only for a registry that cannot be asked: one that answers
+// that the signature is gone is believed.
+func TestReachableRegistryIsBelievedOverTheRecord(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ctx := context.Background()
+	p, key := newPuller(t), newKeySigner(t)
+	ref := "oci://" + reg.Addr + "/plugins/revoked:1"
+	dgst, err := p.Push(ctx, ref, module("revoked"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.sign(t, ref, dgst)
+	if _, err := p.Pull(ctx, ref, Policy{Key: key.pub}); err != nil {
+		t.Fatal(err)
+	}
+	repo := repoOf(t, ref)
+	sig, err := repo.Resolve(ctx, SignatureTag(dgst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Delete(ctx, sig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pull(ctx, ref, Policy{Key: key.pub}); err == nil || !strings.Contains(err.Error(), "no cosign signature") {
+		t.Errorf("the signature deleted: %v", err)
+	}
+}
+
+// logHas reports whether a line of log holds every part.
+func logHas(log string, parts ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
