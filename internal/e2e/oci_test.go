@@ -88,3 +88,81 @@ func TestUnreachableRegistryAtStart(t *testing.T) {
 		}
 	})
 }
+
+// pushSigned publishes the tools example at ref with mcphost plugin push,
+// signs it with key, and returns its digest.
+func pushSigned(t *testing.T, ref string, key *plugintest.KeySigner) string {
+	t.Helper()
+	out, err := exec.Command(mcphostBin, "plugin", "push", plugintest.Build(t, "plugins/examples/tools"), ref).CombinedOutput()
+	_, dgst, ok := strings.Cut(string(out), "digest: ")
+	if err != nil || !ok {
+		t.Fatalf("plugin push: %v\n%s", err, out)
+	}
+	dgst, _, _ = strings.Cut(dgst, "\n")
+	if key != nil {
+		key.Sign(t, ref, dgst)
+	}
+	return dgst
+}
+
+// TestInspectCheckAndDevCommandsFetchSources: inspect oci://REF pulls and
+// verifies as plugin pull does (--key, keyless flags or --allow-unsigned),
+// then inspects; check and the developer commands fetch a [plugins.NAME]
+// source as serve does, verified as its table says.
+func TestInspectCheckAndDevCommandsFetchSources(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	key, other := plugintest.NewKeySigner(t), plugintest.NewKeySigner(t)
+	ref := "oci://" + reg.Addr + "/examples/tools:signed"
+	dgst := pushSigned(t, ref, key)
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(mcphostBin, args...).CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := run("inspect", "--key", key.Pub, ref)
+	if err != nil || !strings.Contains(out, "hash") || !strings.Contains(out, dgst) || !strings.Contains(out, "signer:    key "+key.Pub) {
+		t.Errorf("inspect --key: %v\n%s", err, out)
+	}
+	if out, err := run("inspect", ref); err == nil || !strings.Contains(out, "--key") || !strings.Contains(out, "--allow-unsigned") {
+		t.Errorf("inspect with no verify flag: %v\n%s", err, out)
+	}
+	if out, err := run("inspect", "--key", other.Pub, ref); err == nil || !strings.Contains(out, "does not verify with the key "+other.Pub) {
+		t.Errorf("inspect with another key: %v\n%s", err, out)
+	}
+	if out, err := run("inspect", "--allow-unsigned", "--json", ref); err != nil || !strings.Contains(out, `"digest":"`+dgst+`"`) {
+		t.Errorf("inspect --allow-unsigned --json: %v\n%s", err, out)
+	}
+
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	os.MkdirAll(plugins, 0o755)
+	config := func(pub string) string {
+		cfg := filepath.Join(dir, "mcphost.toml")
+		os.WriteFile(cfg, []byte(`[server]
+plugin_cache_dir = "`+filepath.Join(dir, "cache")+`"
+
+[plugins.remote]
+source = "`+ref+`"
+verify = { key = "`+pub+`" }
+host_functions = ["notify_progress", "notify_logging_message"]
+`), 0o644)
+		return cfg
+	}
+	cfg := config(key.Pub)
+	if out, err := run("check", "--plugins", plugins, "--config", cfg); err != nil || !strings.Contains(out, "ok: 1 plugin checked") {
+		t.Errorf("check: %v\n%s", err, out)
+	}
+	if out, err := run("call", "--config", cfg, "remote", "hash", "--arg", "text=abc"); err != nil || !strings.Contains(out, sha256abc) {
+		t.Errorf("call remote: %v\n%s", err, out)
+	}
+	if out, err := run("call", "--config", cfg, filepath.Join(plugins, "remote.wasm"), "hash", "--arg", "text=abc"); err != nil || !strings.Contains(out, sha256abc) {
+		t.Errorf("call plugins/remote.wasm (no such file; its table has a source): %v\n%s", err, out)
+	}
+	cfg = config(other.Pub)
+	if out, err := run("check", "--plugins", plugins, "--config", cfg); err == nil || !strings.Contains(out, "remote") || !strings.Contains(out, "does not verify with the key "+other.Pub) {
+		t.Errorf("check with another key: %v\n%s", err, out)
+	}
+	if out, err := run("call", "--config", cfg, "remote", "hash", "--arg", "text=abc"); err == nil || !strings.Contains(out, "does not verify with the key "+other.Pub) {
+		t.Errorf("call with another key: %v\n%s", err, out)
+	}
+}
