@@ -129,7 +129,7 @@ func TestInspectCheckAndDevCommandsFetchSources(t *testing.T) {
 	if out, err := run("inspect", "--key", other.Pub, ref); err == nil || !strings.Contains(out, "does not verify with the key "+other.Pub) {
 		t.Errorf("inspect with another key: %v\n%s", err, out)
 	}
-	if out, err := run("inspect", "--allow-unsigned", "--json", ref); err != nil || !strings.Contains(out, `"digest":"`+dgst+`"`) {
+	if out, err := run("inspect", "--allow-unsigned", "--json", ref); err != nil || !strings.Contains(out, `"digest": "`+dgst+`"`) {
 		t.Errorf("inspect --allow-unsigned --json: %v\n%s", err, out)
 	}
 
