@@ -166,3 +166,75 @@ host_functions = ["notify_progress", "notify_logging_message"]
 		t.Errorf("call with another key: %v\n%s", err, out)
 	}
 }
+
+// TestServeVerifiesSignedPlugins: serve pulls a key-signed and a
+// keyless-signed plugin (sigstore-go's virtual Fulcio/Rekor) from a real
+// registry, verifies and serves both; with the key-signed one's table
+// naming another key it is refused with its specific message, while the
+// rest serve (on_load_error = "skip"), or serve exits naming it (fail).
+func TestServeVerifiesSignedPlugins(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	key, other, keyless := plugintest.NewKeySigner(t), plugintest.NewKeySigner(t), plugintest.NewKeylessSigner(t)
+	const identity, issuer = "https://github.com/owner/tools/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
+	byKey, byIdentity := "oci://"+reg.Addr+"/signed/key-tools:1", "oci://"+reg.Addr+"/signed/keyless-tools:1"
+	pushSigned(t, byKey, key)
+	keyless.Sign(t, byIdentity, pushSigned(t, byIdentity, nil), identity, issuer)
+	fixtureWith := func(pub string) fixture {
+		dir := t.TempDir()
+		f := newFixture(t, `
+[plugins.bykey]
+source = "`+byKey+`"
+verify = { key = "`+pub+`" }
+prefix = "key_"
+host_functions = ["notify_progress", "notify_logging_message"]
+
+[plugins.keyless]
+source = "`+byIdentity+`"
+verify = { trusted_root = "`+keyless.Root+`", identity_regexp = "^https://github.com/owner/tools/", issuer = "`+issuer+`" }
+prefix = "keyless_"
+host_functions = ["notify_progress", "notify_logging_message"]
+`, "plugins/examples/tools")
+		addServerKey(t, f, `plugin_cache_dir = "`+filepath.Join(dir, "cache")+`"`+"\npull_timeout = \"20s\"")
+		return f
+	}
+	call := func(t *testing.T, srv *server, tool string) {
+		t.Helper()
+		if got, isErr, err := hostileCall(ctxT(t), srv.session(t, nil), tool, map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+			t.Errorf("%s: %v %v %q\n%s", tool, err, isErr, got, srv.log.String())
+		}
+	}
+
+	t.Run("good", func(t *testing.T) {
+		srv := fixtureWith(key.Pub).start(t)
+		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		call(t, srv, "key_hash")
+		call(t, srv, "keyless_hash")
+		log := srv.log.String()
+		if !logHas(log, "plugin fetched", "plugin=bykey", "signer=\"key "+key.Pub) ||
+			!logHas(log, "plugin fetched", "plugin=keyless", "signer=\""+identity+" (issuer "+issuer+")\"") {
+			t.Errorf("want each fetch logged with its signer:\n%s", log)
+		}
+	})
+	refusal := "does not verify with the key " + other.Pub
+	t.Run("wrong key, skip", func(t *testing.T) {
+		f := fixtureWith(other.Pub)
+		addServerKey(t, f, `on_load_error = "skip"`)
+		srv := f.start(t)
+		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		call(t, srv, "hash")
+		call(t, srv, "keyless_hash")
+		if !logHas(srv.log.String(), "level=WARN", "plugin=bykey", byKey, refusal) {
+			t.Errorf("no warning naming the plugin, its source and the refusal:\n%s", srv.log.String())
+		}
+	})
+	t.Run("wrong key, fail", func(t *testing.T) {
+		err, stderr := serveUntilExit(t, fixtureWith(other.Pub), 60*time.Second)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+			t.Fatalf("serve ended with %v, want a non-zero exit:\n%s", err, stderr)
+		}
+		if !logHas(stderr, "level=ERROR", "plugin=bykey", byKey, refusal) {
+			t.Errorf("no error naming the plugin and the refusal:\n%s", stderr)
+		}
+	})
+}
