@@ -356,6 +356,13 @@
 // come from the Docker configuration (~/.docker/config.json, $DOCKER_CONFIG)
 // and its credential helpers, never from this file. A registry on a
 // loopback address is reached over plain HTTP, every other over HTTPS.
+// Each signature verification that passes is recorded in the plugin cache
+// with the exact verify policy (its settings and the sha256 of the key or
+// trusted root file); when the registry cannot be asked at start, a digest
+// recorded under the same policy is served from the cache, with a warning,
+// and one verified under another policy (verify changed) is refused until
+// the registry answers again. mcphost check and the developer commands
+// (call, get-prompt, read, complete) fetch a source as serve does.
 //
 // Mount host directories are not checked for existence here; the sandbox
 // reports missing ones when it loads the plugin, and mcphost check reports

@@ -1,7 +1,9 @@
 package pluginhost
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -42,9 +44,11 @@ type CheckReport struct {
 // pins, secrets (their sources are read, their values never shown),
 // embedded manifests and ABI versions, the grants each manifest asks for
 // and the host functions each module imports against those granted, and
-// the mounts' host directories. It also reports [plugins.NAME] tables that
-// name no plugin file.
-func CheckDir(dir string, cfg *config.Config) CheckReport {
+// the mounts' host directories. A plugin whose table has a source is
+// fetched from it as serve fetches it (verified, its tag pinned; a file of
+// its name in dir is not used, as by serve) and then checked. It also
+// reports [plugins.NAME] tables that name no plugin file.
+func CheckDir(ctx context.Context, dir string, cfg *config.Config, log *slog.Logger) CheckReport {
 	var rep CheckReport
 	files, err := listPluginFiles(dir)
 	if err != nil {
@@ -52,8 +56,18 @@ func CheckDir(dir string, cfg *config.Config) CheckReport {
 		return rep
 	}
 	seen := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		if pc := cfg.Plugin(name); pc.Source != "" && !pc.Disabled {
+			seen[name] = true
+			rep.Plugins = append(rep.Plugins, name)
+			rep.Problems = append(rep.Problems, checkSource(ctx, pc, cfg, log)...)
+		}
+	}
 	for _, f := range files {
 		path := filepath.Join(dir, f.File)
+		if seen[f.Name] {
+			continue // fetched from its source instead
+		}
 		if f.TakenBy != "" {
 			rep.Problems = append(rep.Problems, Problem{File: path, Msg: fmt.Sprintf("plugin name %q is taken by %s", f.Name, f.TakenBy)})
 			continue
@@ -69,6 +83,26 @@ func CheckDir(dir string, cfg *config.Config) CheckReport {
 		}
 	}
 	return rep
+}
+
+// checkSource fetches the plugin of pc from its source into a temporary
+// folder and checks it; its problems name the plugin and its source.
+func checkSource(ctx context.Context, pc config.PluginConfig, cfg *config.Config, log *slog.Logger) []Problem {
+	where := fmt.Sprintf("%s (%s)", pc.Name, pc.Source)
+	tmp, err := os.MkdirTemp("", "mcphost-check-")
+	if err != nil {
+		return []Problem{{File: where, Msg: err.Error()}}
+	}
+	defer os.RemoveAll(tmp)
+	path, _, err := FetchToDir(ctx, cfg, pc, tmp, log)
+	if err != nil {
+		return []Problem{{File: where, Msg: err.Error()}}
+	}
+	problems := checkFile(path, pc.Name, cfg)
+	for i := range problems {
+		problems[i].File = where
+	}
+	return problems
 }
 
 // checkFile checks one plugin file.

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcphost/mcphost/config"
@@ -43,21 +45,48 @@ func Fetch(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log 
 	return p.FetchURL(ctx, pc.Source, pc.SHA256)
 }
 
-// fetchSource fetches the plugin of pc from its source and returns it as
-// the one file NAME.wasm of a snapshot, which the loader then checks like
-// any file of the folder (pin, manifest, grants).
-func fetchSource(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) ([]fileVersion, map[string][]byte, error) {
+// fetchLogged is Fetch that logs what it fetched, and warns of a plugin
+// that runs unsigned.
+func fetchLogged(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) (*ociplugin.Pulled, error) {
 	log = log.With("plugin", pc.Name)
 	pulled, err := Fetch(ctx, cfg, pc, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if pc.AllowUnsigned {
 		log.Warn("plugin runs unsigned: allow_unsigned = true", "source", pc.Source, "digest", pulled.Digest)
 	}
 	log.Info("plugin fetched", "source", pc.Source, "digest", pulled.Digest, "layout", pulled.Layout, "signer", pulled.Signer, "bytes", len(pulled.Wasm))
+	return pulled, nil
+}
+
+// fetchSource fetches the plugin of pc from its source and returns it as
+// the one file NAME.wasm of a snapshot, which the loader then checks like
+// any file of the folder (pin, manifest, grants).
+func fetchSource(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) ([]fileVersion, map[string][]byte, error) {
+	pulled, err := fetchLogged(ctx, cfg, pc, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	sum := sha256.Sum256(pulled.Wasm)
 	file := pc.Name + ".wasm"
 	return []fileVersion{{name: file, size: int64(len(pulled.Wasm)), sha256: hex.EncodeToString(sum[:])}},
 		map[string][]byte{file: pulled.Wasm}, nil
+}
+
+// FetchToDir fetches the plugin of pc from its source as serve does
+// (verified, its tag pinned, logged) and writes it to dir as NAME.wasm, so
+// that the commands that read plugin files (check, the developer commands)
+// check and load it as serve would. It returns the file's path and what
+// was pulled.
+func FetchToDir(ctx context.Context, cfg *config.Config, pc config.PluginConfig, dir string, log *slog.Logger) (string, *ociplugin.Pulled, error) {
+	pulled, err := fetchLogged(ctx, cfg, pc, log)
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(dir, pc.Name+".wasm")
+	if err := os.WriteFile(path, pulled.Wasm, 0o600); err != nil {
+		return "", nil, err
+	}
+	return path, pulled, nil
 }

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/mcphost/mcphost/config"
@@ -26,7 +28,9 @@ func newCheckCommand() *cobra.Command {
 		Use:   "check",
 		Short: "Check the config and every plugin in the folder without serving",
 		Long: `Check validates the config file and inspects every plugin in the plugins
-folder as serve would load it, without compiling or running any plugin code:
+folder, and every plugin a [plugins.NAME] source names (fetched and its
+signature verified as serve does), as serve would load it, without
+compiling or running any plugin code:
 its sha256 pin, its secrets' sources, its embedded manifest and ABI version,
 the grants its manifest asks for against those in the config, the host
 functions it imports, and the mounts' host directories.
@@ -35,7 +39,9 @@ It prints one line per problem, then the config lines that would grant what
 is missing, and exits with status 1 when there is a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return check(f, cmd.OutOrStdout())
+			ctx, stop := pluginContext(cmd)
+			defer stop()
+			return check(ctx, f, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&f.plugins, "plugins", defaultPluginsDir, "folder of plugins to check")
@@ -45,7 +51,7 @@ is missing, and exits with status 1 when there is a problem.`,
 
 // check writes its report to w. It returns errCheckFailed after printing
 // the problems, or the error that kept it from checking.
-func check(f checkFlags, w io.Writer) error {
+func check(ctx context.Context, f checkFlags, w io.Writer) error {
 	cfg, err := clienv.LoadConfig(f.config, f.plugins)
 	if err != nil {
 		var errs config.Errors
@@ -58,7 +64,11 @@ func check(f checkFlags, w io.Writer) error {
 		fmt.Fprintf(w, "%s in the config\n", plural(len(errs), "problem"))
 		return errCheckFailed
 	}
-	rep := pluginhost.CheckDir(f.plugins, cfg)
+	log, err := clienv.NewLogger(os.Stderr, "warn")
+	if err != nil {
+		return err
+	}
+	rep := pluginhost.CheckDir(ctx, f.plugins, cfg, log)
 	var adds []string
 	for _, p := range rep.Problems {
 		fmt.Fprintln(w, p.String())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -36,7 +37,7 @@ func checkFixture(t *testing.T, body string) (plugins, cfg string) {
 func runCheck(t *testing.T, plugins, cfg string) (string, error) {
 	t.Helper()
 	var out strings.Builder
-	err := check(checkFlags{plugins: plugins, config: cfg}, &out)
+	err := check(context.Background(), checkFlags{plugins: plugins, config: cfg}, &out)
 	return out.String(), err
 }
 

@@ -24,8 +24,8 @@ import (
 
 // pluginFlags are the flags of the plugin subcommands.
 type pluginFlags struct {
-	config, plugins, key string
-	allowUnsigned        bool
+	config, plugins string
+	verify          clienv.VerifyFlags
 }
 
 func newPluginCommand() *cobra.Command {
@@ -47,15 +47,15 @@ helpers (docker login, oras login).`,
 		Short: "Pull a plugin into the cache, check its signature, print its digest, size and signer",
 		Long: `Pull fetches the plugin a [plugins.NAME] table's source names, checked as
 serve checks it (verify or allow_unsigned), and pins its tag in mcphost.lock
-if it is not pinned yet; or an oci:// reference, checked with --key or
-accepted unsigned with --allow-unsigned.`,
+if it is not pinned yet; or an oci:// reference, checked with --key, or
+keyless with --trusted-root and the --certificate-* flags (as cosign
+verify takes them), or accepted unsigned with --allow-unsigned.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return pluginPull(cmd, f, args[0], false)
 		},
 	}
-	pull.Flags().StringVar(&f.key, "key", "", "cosign public key the signature of an oci:// reference must verify with")
-	pull.Flags().BoolVar(&f.allowUnsigned, "allow-unsigned", false, "pull an oci:// reference without checking its signature")
+	f.verify.Register(pull.Flags())
 	update := &cobra.Command{
 		Use:   "update NAME",
 		Short: "Resolve the tag of a plugin's source anew, verify it, and move its pin in mcphost.lock",
@@ -103,19 +103,16 @@ func pluginPull(cmd *cobra.Command, f pluginFlags, arg string, update bool) erro
 	}
 	ctx, stop := pluginContext(cmd)
 	defer stop()
-	pc, source := config.PluginConfig{Name: arg}, arg
+	var pc config.PluginConfig
+	source := arg
 	if !strings.Contains(arg, "://") {
 		if _, ok := cfg.Plugins[arg]; !ok || cfg.Plugin(arg).Source == "" {
 			return fmt.Errorf("no [plugins.%s] table with a source in %s", arg, clienv.Source(cfg))
 		}
 		pc = cfg.Plugin(arg)
 		source = pc.Source
-	} else {
-		pc.Verify.Key, pc.AllowUnsigned = f.key, f.allowUnsigned
-		if f.key == "" && !f.allowUnsigned {
-			return fmt.Errorf("%s: give --key (a cosign public key) or --allow-unsigned", arg)
-		}
-		pc.Limits.MaxModuleMiB = cfg.Defaults.MaxModuleMiB
+	} else if pc, err = f.verify.PluginConfig(cfg, arg, arg); err != nil {
+		return err
 	}
 	p, err := pluginhost.NewPuller(cfg, pc, nil)
 	if err != nil {

@@ -202,7 +202,7 @@ func pluginName(path string) (string, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return "", fmt.Errorf("%s is a folder: give a plugin file (.wasm or .js); build a plugin's source with mcphost build %s", path, path)
 		}
-		return "", fmt.Errorf("%s: a plugin file is a .wasm module or a .js source", path)
+		return "", fmt.Errorf("%s: a plugin file is a .wasm module or a .js source (or the NAME of a [plugins.NAME] table with a source in the config)", path)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", err
@@ -212,17 +212,30 @@ func pluginName(path string) (string, error) {
 
 // openDevHost loads the plugin file as serve would, with the grants and
 // limits of its table in the config, and initializes a session.
+//
+// When that table has a source, the plugin is fetched from it as serve
+// fetches it (verified, its tag pinned), and path names the plugin only:
+// DIR/NAME.wasm, or NAME; a file there is not used, as by serve.
 func openDevHost(ctx context.Context, command, path string, f runFlags, stderr io.Writer) (*pluginServer, error) {
-	name, err := pluginName(path)
-	if err != nil {
-		return nil, err
-	}
 	logger, err := clienv.NewLogger(stderr, f.logLevel)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := clienv.LoadConfig(f.config, filepath.Dir(path))
 	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if pc := cfg.Plugin(name); pc.Source != "" && !pc.Disabled {
+		tmp, err := os.MkdirTemp("", "mcphost-"+name+"-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp) // the module is in memory once loaded
+		if path, _, err = pluginhost.FetchToDir(ctx, cfg, pc, tmp, logger); err != nil {
+			return nil, err
+		}
+	} else if name, err = pluginName(path); err != nil {
 		return nil, err
 	}
 	cacheDir, err := cfg.CacheDir()

@@ -10,17 +10,21 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/clienv"
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2/registry"
 )
 
 // Plugin flavours, as inspect reports them.
@@ -59,10 +63,16 @@ type inspectReport struct {
 	// Warnings are what mcphost logged while listing: list exports that
 	// failed, items left out of the catalog.
 	Warnings []string `json:"warnings,omitempty"`
+	// Source, Digest and Signer are, for an oci:// reference, the reference,
+	// the manifest digest pulled and who signed it (or why nobody had to).
+	Source string `json:"source,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Signer string `json:"signer,omitempty"`
 }
 
 type inspectFlags struct {
-	json bool
+	json   bool
+	verify clienv.VerifyFlags
 }
 
 func newInspectCommand(version string) *cobra.Command {
@@ -86,14 +96,26 @@ list_prompts, list_resources, list_resource_templates, or describe) in the
 sandbox WITH NO GRANTS: no host functions, network, files or config, and
 the default limits; the mcphost.toml is not read. A plugin that needs a grant
 to list something shows less here than when served; what failed is shown
-as a warning. --json prints the report as JSON.`,
-		Example:           "  mcphost inspect build/plugins/tools.wasm\n  mcphost inspect --json plugins/units.js",
+as a warning. --json prints the report as JSON.
+
+PLUGIN may be an oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)
+reference: it is pulled into the plugin cache and its cosign signature
+checked first, as plugin pull checks it: --key, or keyless with
+--trusted-root and the --certificate-* flags, or --allow-unsigned. Nothing
+is pinned in mcphost.lock.`,
+		Example:           "  mcphost inspect build/plugins/tools.wasm\n  mcphost inspect --json plugins/units.js\n  mcphost inspect --key cosign.pub oci://ghcr.io/owner/tools:1",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completePluginThen(version, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := commandContext(cmd)
 			defer stop()
-			rep, err := inspectPlugin(ctx, args[0], version)
+			inspect := inspectPlugin
+			if strings.HasPrefix(args[0], config.SchemeOCI) {
+				inspect = func(ctx context.Context, ref, version string) (*inspectReport, error) {
+					return inspectReference(ctx, ref, f.verify, version)
+				}
+			}
+			rep, err := inspect(ctx, args[0], version)
 			if err != nil {
 				return err
 			}
@@ -110,8 +132,52 @@ as a warning. --json prints the report as JSON.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
+	f.verify.Register(cmd.Flags())
 	return cmd
 }
+
+// inspectReference pulls the plugin at an oci:// reference into the
+// plugin cache, verified as vf says, and inspects it as a file. It pins
+// nothing: inspecting is looking.
+func inspectReference(ctx context.Context, ref string, vf clienv.VerifyFlags, version string) (*inspectReport, error) {
+	r, err := registry.ParseReference(strings.TrimPrefix(ref, config.SchemeOCI))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	name := invalidNameChars.ReplaceAllString(path.Base(r.Repository), "_")
+	cfg := config.Default()
+	pc, err := vf.PluginConfig(cfg, name, ref)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pluginhost.NewPuller(cfg, pc, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.Lock = nil
+	pulled, err := p.Pull(ctx, ref, pluginhost.PolicyOf(pc))
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "mcphost-inspect-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, name+".wasm")
+	if err := os.WriteFile(file, pulled.Wasm, 0o600); err != nil {
+		return nil, err
+	}
+	rep, err := inspectPlugin(ctx, file, version)
+	if err != nil {
+		return nil, err
+	}
+	rep.File, rep.Source, rep.Digest, rep.Signer = ref, ref, pulled.Digest, pulled.Signer
+	return rep, nil
+}
+
+// invalidNameChars are the characters a plugin name may not hold.
+var invalidNameChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
 // inspectPlugin reads a plugin file's structure and manifest, then loads it
 // with no grants and lists what it offers through a session.
@@ -277,6 +343,9 @@ func inspectFlavour(isJS bool, info *sandbox.Info, m *abi.Manifest) (id, text st
 // printInspectReport prints the report for a person.
 func printInspectReport(w io.Writer, rep *inspectReport) {
 	fmt.Fprintf(w, "plugin:    %s (%s, %d bytes, sha256 %s)\n", rep.Name, rep.File, rep.Bytes, rep.SHA256[:16])
+	if rep.Source != "" {
+		fmt.Fprintf(w, "digest:    %s\nsigner:    %s\n", rep.Digest, rep.Signer)
+	}
 	fmt.Fprintf(w, "flavour:   %s\n", rep.FlavourDescription)
 	if rep.ABI != 0 {
 		fmt.Fprintf(w, "abi:       %d\n", rep.ABI)

@@ -111,8 +111,11 @@ func (p *Puller) logger() *slog.Logger {
 // Pull fetches the plugin at source, checks its signature under pol and
 // returns it. A tag is resolved to a digest and pinned in the lock file
 // the first time; later, the pinned digest is pulled, and a tag that has
-// moved is logged. Content already in the cache is not downloaded again;
-// signatures are always checked against the registry.
+// moved is logged. Content already in the cache is not downloaded again.
+// Signatures are checked against the registry, and each verification is
+// recorded in the cache with the exact policy; when the registry cannot be
+// asked (no connection, no answer in time), a digest recorded as verified
+// under the same policy is served from the cache, and any other refused.
 func (p *Puller) Pull(ctx context.Context, source string, pol Policy) (*Pulled, error) {
 	return p.pull(ctx, source, pol, false)
 }
@@ -158,8 +161,18 @@ func (p *Puller) pullOnce(ctx context.Context, source string, pol Policy, update
 	out := &Pulled{Source: source, Digest: dgst}
 	if pol.AllowUnsigned {
 		out.Signer = "unsigned (allow_unsigned = true)"
-	} else if out.Signer, err = verifySignature(ctx, repo, source, dgst, pol); err != nil {
-		return nil, err
+	} else {
+		out.Signer, err = verifySignature(ctx, repo, source, dgst, pol)
+		switch {
+		case err == nil:
+			p.record(source, dgst, pol, out.Signer)
+		case isUnreachable(err):
+			if out.Signer, err = p.verifiedBefore(source, dgst, pol, err); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
 	}
 	out.Wasm, out.Layout, out.Annotations, err = p.fetchModule(ctx, repo, source, dgst)
 	if err != nil {

@@ -5,12 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -26,15 +20,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore-go/pkg/tlog"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
-	"github.com/sigstore/sigstore/pkg/signature/payload"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/registry"
-	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
@@ -54,104 +40,12 @@ func newPuller(t *testing.T) *Puller {
 		Credentials: func(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }}
 }
 
-// repoOf returns the remote repository of an oci:// reference.
-func repoOf(t *testing.T, ref string) *remote.Repository {
-	t.Helper()
-	r, err := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &remote.Repository{Reference: r, PlainHTTP: true}
-}
-
-// keySigner signs as `cosign sign --key` does: an ECDSA P-256 key, a
-// simple-signing payload naming the manifest digest, its signature in the
-// layer's annotation, pushed as the sha256-HEX.sig tag.
-type keySigner struct {
-	sv  *signature.ECDSASignerVerifier
-	pub string // the public key's PEM file
-}
-
-func newKeySigner(t *testing.T) *keySigner {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pem, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := filepath.Join(t.TempDir(), "cosign.pub")
-	if err := os.WriteFile(pub, pem, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &keySigner{sv: sv, pub: pub}
-}
-
-// simpleSigning returns the cosign payload of the manifest dgst of ref.
-func simpleSigning(t *testing.T, ref, dgst string) []byte {
-	t.Helper()
-	r, _ := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
-	b, err := json.Marshal(payload.SimpleContainerImage{Critical: payload.Critical{
-		Identity: payload.Identity{DockerReference: r.Registry + "/" + r.Repository},
-		Image:    payload.Image{DockerManifestDigest: dgst},
-		Type:     payload.CosignSignatureType,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// sign signs the manifest dgst of ref with the key.
-func (s *keySigner) sign(t *testing.T, ref, dgst string) {
-	t.Helper()
-	body := simpleSigning(t, ref, dgst)
-	sig, err := s.sv.SignMessage(bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pushSignature(t, ref, dgst, body, map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
-}
-
-// pushSignature pushes a signature layer of body with annotations as the
-// classic cosign signature of the manifest dgst of ref.
-func pushSignature(t *testing.T, ref, dgst string, body []byte, annotations map[string]string) {
-	t.Helper()
-	ctx := context.Background()
-	repo := repoOf(t, ref)
-	layer := pushBlob(t, repo, SimpleSigningMediaType, body)
-	layer.Annotations = annotations
-	cfg := pushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte("{}"))
-	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.Tag(ctx, desc, SignatureTag(dgst)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func pushBlob(t *testing.T, repo *remote.Repository, mediaType string, b []byte) ocispec.Descriptor {
-	t.Helper()
-	d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
-	if err := repo.Push(context.Background(), d, bytes.NewReader(b)); err != nil && !strings.Contains(err.Error(), "exists") {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // pushManifest pushes an image manifest of layers under tag, and returns
 // its digest.
 func pushManifest(t *testing.T, ref string, layers ...ocispec.Descriptor) string {
 	t.Helper()
-	repo := repoOf(t, ref)
-	cfg := pushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte(`{"architecture":"amd64","os":"linux"}`))
+	repo := plugintest.RepoOf(t, ref)
+	cfg := plugintest.PushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte(`{"architecture":"amd64","os":"linux"}`))
 	m, err := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ocispec.MediaTypeImageManifest, Config: cfg, Layers: layers})
 	if err != nil {
 		t.Fatal(err)
@@ -179,26 +73,26 @@ func pushImage(t *testing.T, ref string, wasm []byte) string {
 	}
 	tw.Close()
 	zw.Close()
-	layer := pushBlob(t, repoOf(t, ref), ocispec.MediaTypeImageLayerGzip, buf.Bytes())
+	layer := plugintest.PushBlob(t, plugintest.RepoOf(t, ref), ocispec.MediaTypeImageLayerGzip, buf.Bytes())
 	return pushManifest(t, ref, layer)
 }
 
 func TestPullWasmArtifactByTagAndDigestWithKey(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
-	p, key := newPuller(t), newKeySigner(t)
+	p, key := newPuller(t), plugintest.NewKeySigner(t)
 	ref := "oci://" + reg.Addr + "/plugins/echo:1.0"
 	wasm := module("echo")
 	dgst, err := p.Push(context.Background(), ref, wasm, map[string]string{AnnotationManifest: `{"abi":1}`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key.sign(t, ref, dgst)
-	pol := Policy{Key: key.pub}
+	key.Sign(t, ref, dgst)
+	pol := Policy{Key: key.Pub}
 	got, err := p.Pull(context.Background(), ref, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || got.Layout != LayoutWasm || !strings.Contains(got.Signer, "key "+key.pub) ||
+	if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || got.Layout != LayoutWasm || !strings.Contains(got.Signer, "key "+key.Pub) ||
 		got.Annotations[AnnotationManifest] != `{"abi":1}` {
 		t.Errorf("pulled %+v", got)
 	}
@@ -264,7 +158,7 @@ func TestMovedTagKeepsThePinUntilUpdate(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
 	ctx := context.Background()
-	key, other := newKeySigner(t), newKeySigner(t)
+	key, other := plugintest.NewKeySigner(t), plugintest.NewKeySigner(t)
 	push := func(name string) (string, string) {
 		ref := "oci://" + reg.Addr + "/bad/" + name + ":1"
 		dgst, err := newPuller(t).Push(ctx, ref, module(name), nil)
@@ -276,26 +170,24 @@ func TestRefusals(t *testing.T) {
 	cases := map[string]func() (string, Policy, string){
 		"missing signature": func() (string, Policy, string) {
 			ref, dgst := push("unsigned")
-			return ref, Policy{Key: key.pub}, "no cosign signature (no tag " + SignatureTag(dgst) + ")"
+			return ref, Policy{Key: key.Pub}, "no cosign signature (no tag " + SignatureTag(dgst) + ")"
 		},
 		"other key": func() (string, Policy, string) {
 			ref, dgst := push("otherkey")
-			other.sign(t, ref, dgst)
-			return ref, Policy{Key: key.pub}, "the signature does not verify with the key " + key.pub
+			other.Sign(t, ref, dgst)
+			return ref, Policy{Key: key.Pub}, "the signature does not verify with the key " + key.Pub
 		},
 		"tampered payload": func() (string, Policy, string) {
 			ref, dgst := push("tampered")
-			body := simpleSigning(t, ref, dgst)
-			sig, _ := key.sv.SignMessage(bytes.NewReader(body))
-			pushSignature(t, ref, dgst, append(body, ' '), map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
-			return ref, Policy{Key: key.pub}, "the signature does not verify with the key"
+			body := plugintest.SimpleSigning(t, ref, dgst)
+			plugintest.PushSignature(t, ref, dgst, append(body, ' '), map[string]string{AnnotationSignature: key.SignatureOf(t, body)})
+			return ref, Policy{Key: key.Pub}, "the signature does not verify with the key"
 		},
 		"signature of another manifest": func() (string, Policy, string) {
 			ref, dgst := push("copied")
-			body := simpleSigning(t, ref, digest.FromString("another").String())
-			sig, _ := key.sv.SignMessage(bytes.NewReader(body))
-			pushSignature(t, ref, dgst, body, map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig)})
-			return ref, Policy{Key: key.pub}, "signs another manifest"
+			body := plugintest.SimpleSigning(t, ref, digest.FromString("another").String())
+			plugintest.PushSignature(t, ref, dgst, body, map[string]string{AnnotationSignature: key.SignatureOf(t, body)})
+			return ref, Policy{Key: key.Pub}, "signs another manifest"
 		},
 		"tampered blob": func() (string, Policy, string) {
 			ref, _ := push("blob")
@@ -308,21 +200,21 @@ func TestRefusals(t *testing.T) {
 		},
 		"descriptor of 2 GiB": func() (string, Policy, string) {
 			ref := "oci://" + reg.Addr + "/bad/huge:1"
-			l := pushBlob(t, repoOf(t, ref), WasmLayerMediaType, module("huge"))
+			l := plugintest.PushBlob(t, plugintest.RepoOf(t, ref), WasmLayerMediaType, module("huge"))
 			l.Size = 2 << 30
 			pushManifest(t, ref, l)
 			return ref, Policy{AllowUnsigned: true}, "claims 2147483648 bytes, more than the 20 MiB max_module_mib allows; refused before download"
 		},
 		"blob longer than its descriptor": func() (string, Policy, string) {
 			ref := "oci://" + reg.Addr + "/bad/long:1"
-			l := pushBlob(t, repoOf(t, ref), WasmLayerMediaType, module("long and longer"))
+			l := plugintest.PushBlob(t, plugintest.RepoOf(t, ref), WasmLayerMediaType, module("long and longer"))
 			l.Size -= 6
 			pushManifest(t, ref, l)
 			return ref, Policy{AllowUnsigned: true}, "is not the 17 bytes its descriptor says (refused)"
 		},
 		"no module": func() (string, Policy, string) {
 			ref := "oci://" + reg.Addr + "/bad/empty:1"
-			l := pushBlob(t, repoOf(t, ref), "application/json", []byte("{}"))
+			l := plugintest.PushBlob(t, plugintest.RepoOf(t, ref), "application/json", []byte("{}"))
 			pushManifest(t, ref, l)
 			return ref, Policy{AllowUnsigned: true}, "no wasm module"
 		},
@@ -341,81 +233,12 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// keylessSigner signs as `cosign sign` does without a key, against
-// sigstore-go's virtual Fulcio and Rekor: a certificate for identity and
-// issuer, and the Rekor entry with its signed entry timestamp in the
-// cosign bundle annotation.
-type keylessSigner struct {
-	vs   *ca.VirtualSigstore
-	root string // the trusted root file
-}
-
-func newKeylessSigner(t *testing.T) *keylessSigner {
-	t.Helper()
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The virtual logs' IDs are their hex key IDs as text; a trusted root
-	// file holds the raw key IDs.
-	rekor := vs.RekorLogs()
-	for id, l := range rekor {
-		if l.ID, err = hex.DecodeString(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, vs.TimestampingAuthorities(), rekor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "trusted_root.json")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &keylessSigner{vs: vs, root: file}
-}
-
-// annotations signs body as identity of issuer and returns the cosign
-// annotations of the signature layer.
-func (s *keylessSigner) annotations(t *testing.T, identity, issuer string, body []byte) map[string]string {
-	t.Helper()
-	e, err := s.vs.Sign(identity, issuer, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := e.VerificationContent()
-	certPEM, _ := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
-	sc, _ := e.SignatureContent()
-	entries, _ := e.TlogEntries()
-	tle := entries[0].TransparencyLogEntry()
-	logID := hex.EncodeToString(tle.GetLogId().GetKeyId())
-	set, err := s.vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.GetCanonicalizedBody()),
-		IntegratedTime: tle.GetIntegratedTime(), LogIndex: tle.GetLogIndex(), LogID: logID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bundle cosignBundle
-	bundle.SignedEntryTimestamp = set
-	bundle.Payload.Body, bundle.Payload.IntegratedTime, bundle.Payload.LogIndex, bundle.Payload.LogID =
-		tle.GetCanonicalizedBody(), tle.GetIntegratedTime(), tle.GetLogIndex(), logID
-	bb, _ := json.Marshal(bundle)
-	return map[string]string{
-		AnnotationSignature:   base64.StdEncoding.EncodeToString(sc.Signature()),
-		AnnotationCertificate: string(certPEM),
-		AnnotationBundle:      string(bb),
-	}
-}
-
 func TestKeyless(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
 	ctx := context.Background()
-	signer := newKeylessSigner(t)
+	signer := plugintest.NewKeylessSigner(t)
 	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
-	pol := Policy{TrustedRoot: signer.root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
 	n := 0
 	signed := func(id, iss string, tamper bool) string {
 		n++
@@ -424,12 +247,12 @@ func TestKeyless(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := simpleSigning(t, ref, dgst)
-		ann := signer.annotations(t, id, iss, body)
+		body := plugintest.SimpleSigning(t, ref, dgst)
+		ann := signer.Annotations(t, id, iss, body)
 		if tamper {
 			body = bytes.Replace(body, []byte("cosign container image signature"), []byte("cosign container image signaturE"), 1)
 		}
-		pushSignature(t, ref, dgst, body, ann)
+		plugintest.PushSignature(t, ref, dgst, body, ann)
 		return ref
 	}
 	t.Run("good", func(t *testing.T) {
@@ -448,7 +271,7 @@ func TestKeyless(t *testing.T) {
 		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":     {signed(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"tampered payload": {signed(identity, issuer, true), "does not match artifact", pol},
-		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: newKeylessSigner(t).root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
+		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
@@ -490,4 +313,126 @@ func TestUnreachableRegistry(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "oci://127.0.0.1:1/plugins/none:1: resolving the tag") || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("error %v", err)
 	}
+}
+
+// proxy returns a registry address that forwards to reg until the returned
+// function closes it: then the registry is unreachable at that address.
+func proxy(t *testing.T, reg *plugintest.Registry) (string, func()) {
+	t.Helper()
+	target, _ := url.Parse("http://" + reg.Addr)
+	srv := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
+}
+
+// TestVerifiedDigestStartsOfflineFromTheCache: once a digest is verified,
+// the cache records it with the policy it was verified under, and a pull
+// with the registry unreachable serves it from the cache under that same
+// policy; under a changed policy (another key, the same key file with
+// other content, another keyless identity) it must be verified again, so
+// it is refused offline, saying so.
+func TestVerifiedDigestStartsOfflineFromTheCache(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	addr, cut := proxy(t, reg)
+	ctx := context.Background()
+	p, key := newPuller(t), plugintest.NewKeySigner(t)
+	var logs bytes.Buffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	ref := "oci://" + addr + "/plugins/offline:1"
+	wasm := module("offline")
+	dgst, err := p.Push(ctx, ref, wasm, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.Sign(t, ref, dgst)
+	pol := Policy{Key: key.Pub}
+	if _, err := p.Pull(ctx, ref, pol); err != nil {
+		t.Fatal(err)
+	}
+	byDigest := "oci://" + addr + "/plugins/offline@" + dgst
+	if _, err := p.Pull(ctx, byDigest, pol); err != nil {
+		t.Fatal(err)
+	}
+	cut()
+
+	for _, src := range []string{ref, byDigest} {
+		got, err := p.Pull(ctx, src, pol)
+		if err != nil {
+			t.Fatalf("%s offline, verified before under the same policy: %v", src, err)
+		}
+		if !bytes.Equal(got.Wasm, wasm) || got.Digest != dgst || !strings.Contains(got.Signer, "key "+key.Pub) || !strings.Contains(got.Signer, "verified") {
+			t.Errorf("%s offline: pulled %+v", src, got)
+		}
+	}
+	if !logHas(logs.String(), "level=WARN", "registry unreachable", dgst) {
+		t.Errorf("the offline start is not logged:\n%s", logs.String())
+	}
+
+	sameFileOtherKey := plugintest.NewKeySigner(t)
+	pem, _ := os.ReadFile(sameFileOtherKey.Pub)
+	changedFile := filepath.Join(t.TempDir(), "cosign.Pub")
+	old, _ := os.ReadFile(key.Pub)
+	os.WriteFile(changedFile, old, 0o644)
+	if _, err := p.Pull(ctx, ref, Policy{Key: changedFile}); err == nil {
+		t.Error("offline under another key file (same key): want a refusal: the policy names another file")
+	}
+	os.WriteFile(changedFile, pem, 0o644)
+	for name, pol := range map[string]Policy{
+		"other key":                  {Key: plugintest.NewKeySigner(t).Pub},
+		"key file's content changed": {Key: changedFile},
+		"keyless":                    {TrustedRoot: plugintest.NewKeylessSigner(t).Root, Identity: "me", Issuer: "https://issuer"},
+	} {
+		_, err := p.Pull(ctx, ref, pol)
+		if err == nil || !strings.Contains(err.Error(), ref) || !strings.Contains(err.Error(), dgst) ||
+			!strings.Contains(err.Error(), "registry unreachable") || !strings.Contains(err.Error(), "verified under another policy; it must be verified again") {
+			t.Errorf("%s, offline: error %v", name, err)
+		}
+	}
+	if _, err := p.Pull(ctx, "oci://"+addr+"/plugins/never@"+digest.FromString("x").String(), pol); err == nil ||
+		!strings.Contains(err.Error(), "never verified") {
+		t.Errorf("a digest never verified, offline: %v", err)
+	}
+}
+
+// TestReachableRegistryIsBelievedOverTheRecord: a recorded verification
+// stands in only for a registry that cannot be asked: one that answers
+// that the signature is gone is believed.
+func TestReachableRegistryIsBelievedOverTheRecord(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ctx := context.Background()
+	p, key := newPuller(t), plugintest.NewKeySigner(t)
+	ref := "oci://" + reg.Addr + "/plugins/revoked:1"
+	dgst, err := p.Push(ctx, ref, module("revoked"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.Sign(t, ref, dgst)
+	if _, err := p.Pull(ctx, ref, Policy{Key: key.Pub}); err != nil {
+		t.Fatal(err)
+	}
+	repo := plugintest.RepoOf(t, ref)
+	sig, err := repo.Resolve(ctx, SignatureTag(dgst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Delete(ctx, sig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pull(ctx, ref, Policy{Key: key.Pub}); err == nil || !strings.Contains(err.Error(), "no cosign signature") {
+		t.Errorf("the signature deleted: %v", err)
+	}
+}
+
+// logHas reports whether a line of log holds every part.
+func logHas(log string, parts ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(line, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

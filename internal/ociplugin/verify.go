@@ -99,6 +99,9 @@ func verifySignature(ctx context.Context, repo *remote.Repository, source, diges
 	if errors.Is(err, errdef.ErrNotFound) {
 		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("no cosign signature (no tag %s)", tag))
 	}
+	if isUnreachable(err) { // the caller may have it verified before
+		return "", fmt.Errorf("looking for its signature %s: %w", tag, err)
+	}
 	if err != nil {
 		return "", refuse("looking for its signature %s: %v", tag, err)
 	}

@@ -1,0 +1,234 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+)
+
+// The classic cosign signature layout, as cosign writes it: written out
+// here rather than taken from package ociplugin, whose tests use these
+// helpers, so that the tests check its constants against cosign's format.
+const (
+	simpleSigningMediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
+	annotationSignature    = "dev.cosignproject.cosign/signature"
+	annotationCertificate  = "dev.sigstore.cosign/certificate"
+	annotationBundle       = "dev.sigstore.cosign/bundle"
+)
+
+// RepoOf returns the remote repository of an oci:// reference on a
+// registry reached over plain HTTP.
+func RepoOf(t testing.TB, ref string) *remote.Repository {
+	t.Helper()
+	r, err := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &remote.Repository{Reference: r, PlainHTTP: true}
+}
+
+// PushBlob pushes b to repo (unless it is there) and returns its descriptor.
+func PushBlob(t testing.TB, repo *remote.Repository, mediaType string, b []byte) ocispec.Descriptor {
+	t.Helper()
+	d := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
+	if err := repo.Push(context.Background(), d, bytes.NewReader(b)); err != nil && !strings.Contains(err.Error(), "exists") {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// SimpleSigning returns the cosign payload that signs the manifest dgst of
+// ref.
+func SimpleSigning(t testing.TB, ref, dgst string) []byte {
+	t.Helper()
+	r, _ := registry.ParseReference(strings.TrimPrefix(ref, "oci://"))
+	b, err := json.Marshal(payload.SimpleContainerImage{Critical: payload.Critical{
+		Identity: payload.Identity{DockerReference: r.Registry + "/" + r.Repository},
+		Image:    payload.Image{DockerManifestDigest: dgst},
+		Type:     payload.CosignSignatureType,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// PushSignature pushes a signature layer of body with annotations as the
+// classic cosign signature of the manifest dgst of ref: the tag
+// sha256-HEX.sig.
+func PushSignature(t testing.TB, ref, dgst string, body []byte, annotations map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	repo := RepoOf(t, ref)
+	layer := PushBlob(t, repo, simpleSigningMediaType, body)
+	layer.Annotations = annotations
+	cfg := PushBlob(t, repo, ocispec.MediaTypeImageConfig, []byte("{}"))
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, ConfigDescriptor: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, desc, strings.Replace(dgst, ":", "-", 1)+".sig"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// KeySigner signs as `cosign sign --key` does: an ECDSA P-256 key, a
+// simple-signing payload naming the manifest digest, its signature in the
+// layer's annotation.
+type KeySigner struct {
+	// SV signs and verifies with the private key.
+	SV *signature.ECDSASignerVerifier
+	// Pub is the public key's PEM file, as verify = { key = ... } names it.
+	Pub string
+}
+
+// NewKeySigner generates a key, and writes its public key to a file.
+func NewKeySigner(t testing.TB) *KeySigner {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "cosign.pub")
+	if err := os.WriteFile(pub, pem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &KeySigner{SV: sv, Pub: pub}
+}
+
+// Sign signs the manifest dgst of ref with the key, and pushes the
+// signature.
+func (s *KeySigner) Sign(t testing.TB, ref, dgst string) {
+	t.Helper()
+	body := SimpleSigning(t, ref, dgst)
+	PushSignature(t, ref, dgst, body, map[string]string{annotationSignature: s.SignatureOf(t, body)})
+}
+
+// SignatureOf returns the base64 signature of body, as the annotation
+// holds it.
+func (s *KeySigner) SignatureOf(t testing.TB, body []byte) string {
+	t.Helper()
+	sig, err := s.SV.SignMessage(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(sig)
+}
+
+// KeylessSigner signs as `cosign sign` does without a key, against
+// sigstore-go's virtual Fulcio and Rekor: a certificate for an identity
+// and issuer, and the Rekor entry with its signed entry timestamp in the
+// cosign bundle annotation.
+type KeylessSigner struct {
+	vs *ca.VirtualSigstore
+	// Root is the trusted root file, as verify = { trusted_root = ... }
+	// names it.
+	Root string
+}
+
+// NewKeylessSigner starts a virtual sigstore and writes its trusted root.
+func NewKeylessSigner(t testing.TB) *KeylessSigner {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The virtual logs' IDs are their hex key IDs as text; a trusted root
+	// file holds the raw key IDs.
+	rekor := vs.RekorLogs()
+	for id, l := range rekor {
+		if l.ID, err = hex.DecodeString(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, vs.TimestampingAuthorities(), rekor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &KeylessSigner{vs: vs, Root: file}
+}
+
+// Sign signs the manifest dgst of ref as identity of issuer, and pushes
+// the signature.
+func (s *KeylessSigner) Sign(t testing.TB, ref, dgst, identity, issuer string) {
+	t.Helper()
+	body := SimpleSigning(t, ref, dgst)
+	PushSignature(t, ref, dgst, body, s.Annotations(t, identity, issuer, body))
+}
+
+// Annotations signs body as identity of issuer and returns the cosign
+// annotations of the signature layer.
+func (s *KeylessSigner) Annotations(t testing.TB, identity, issuer string, body []byte) map[string]string {
+	t.Helper()
+	e, err := s.vs.Sign(identity, issuer, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := e.VerificationContent()
+	certPEM, _ := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+	sc, _ := e.SignatureContent()
+	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	logID := hex.EncodeToString(tle.GetLogId().GetKeyId())
+	set, err := s.vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.GetCanonicalizedBody()),
+		IntegratedTime: tle.GetIntegratedTime(), LogIndex: tle.GetLogIndex(), LogID: logID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundle struct {
+		SignedEntryTimestamp []byte
+		Payload              struct {
+			Body           []byte `json:"body"`
+			IntegratedTime int64  `json:"integratedTime"`
+			LogIndex       int64  `json:"logIndex"`
+			LogID          string `json:"logID"`
+		}
+	}
+	bundle.SignedEntryTimestamp = set
+	bundle.Payload.Body, bundle.Payload.IntegratedTime, bundle.Payload.LogIndex, bundle.Payload.LogID =
+		tle.GetCanonicalizedBody(), tle.GetIntegratedTime(), tle.GetLogIndex(), logID
+	bb, _ := json.Marshal(bundle)
+	return map[string]string{
+		annotationSignature:   base64.StdEncoding.EncodeToString(sc.Signature()),
+		annotationCertificate: string(certPEM),
+		annotationBundle:      string(bb),
+	}
+}
