@@ -305,42 +305,44 @@ func TestDevCallErrorsAndOtherRequests(t *testing.T) {
 	if err := os.WriteFile(config, []byte(devUnitsGrant), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The working directory holds the config, which is not looked up there.
+	useConfig := []string{"MCPHOST_CONFIG=" + config}
 
-	res := devRunIn(t, dir, nil, "call", units, "no_such_tool")
+	res := devRunIn(t, dir, useConfig, "call", units, "no_such_tool")
 	if res.code != 1 || !strings.Contains(res.stderr, `unknown tool: "no_such_tool" (-32602)`) || !strings.Contains(res.stderr, "convert_units") {
 		t.Errorf("unknown tool: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
-	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value=abc", "--arg", "from=km", "--arg", "to=mi")
+	res = devRunIn(t, dir, useConfig, "call", units, "convert_units", "--arg", "value=abc", "--arg", "from=km", "--arg", "to=mi")
 	if res.code != 1 || !strings.Contains(res.stdout, "invalid arguments for tool convert_units") || !strings.Contains(res.stdout, "/value") ||
 		!strings.Contains(res.stderr, "isError: true") {
 		t.Errorf("bad argument: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
-	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "from=km", "--arg", "to=mi")
+	res = devRunIn(t, dir, useConfig, "call", units, "convert_units", "--arg", "from=km", "--arg", "to=mi")
 	if res.code != 1 || !strings.Contains(res.stdout, "missing property 'value'") {
 		t.Errorf("missing argument: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
-	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value=1", "--arg", "from=kg", "--arg", "to=mi")
+	res = devRunIn(t, dir, useConfig, "call", units, "convert_units", "--arg", "value=1", "--arg", "from=kg", "--arg", "to=mi")
 	if res.code != 1 || !strings.Contains(res.stdout, "cannot convert mass (kg) to length (mi)") {
 		t.Errorf("a tool error: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
-	res = devRunIn(t, dir, nil, "call", units, "convert_units", "--arg", "value")
+	res = devRunIn(t, dir, useConfig, "call", units, "convert_units", "--arg", "value")
 	if res.code != 1 || !strings.Contains(res.stderr, "want KEY=VALUE") {
 		t.Errorf("a malformed --arg: exit %d, stderr %q", res.code, res.stderr)
 	}
 
 	// A good call: structured content, typed --arg values, progress and logs
 	// on stderr.
-	res = devMust(t, dir, nil, "call", units, "convert_units", "--arg", "value=3", "--arg", "from=km", "--arg", "to=m")
+	res = devMust(t, dir, useConfig, "call", units, "convert_units", "--arg", "value=3", "--arg", "from=km", "--arg", "to=m")
 	var structured map[string]any
 	if err := json.Unmarshal([]byte(res.stdout), &structured); err != nil || structured["value"] != 3000.0 || structured["unit"] != "m" {
 		t.Errorf("convert_units: %v; stdout:\n%s", err, res.stdout)
 	}
-	res = devMust(t, dir, nil, "call", units, "conversion_table", "--arg", "unit=kg")
+	res = devMust(t, dir, useConfig, "call", units, "conversion_table", "--arg", "unit=kg")
 	if !strings.Contains(res.stdout, "1 kg = 1000 g") || !strings.Contains(res.stderr, "[progress 1/5 converted to g]") ||
 		!strings.Contains(res.stderr, "[info] units:") {
 		t.Errorf("conversion_table: stdout %q, stderr %q", res.stdout, res.stderr)
 	}
-	res = devMust(t, dir, nil, "call", units, "convert_units", "--json", "--json-args", `{"value": 1, "from": "m", "to": "cm"}`)
+	res = devMust(t, dir, useConfig, "call", units, "convert_units", "--json", "--json-args", `{"value": 1, "from": "m", "to": "cm"}`)
 	var result struct {
 		Content           []map[string]any `json:"content"`
 		StructuredContent map[string]any   `json:"structuredContent"`
@@ -349,37 +351,37 @@ func TestDevCallErrorsAndOtherRequests(t *testing.T) {
 		t.Errorf("call --json: %v\n%s", err, res.stdout)
 	}
 
-	res = devMust(t, dir, nil, "get-prompt", units, "explain_conversion", "--arg", "from=km", "--arg", "to=mi")
+	res = devMust(t, dir, useConfig, "get-prompt", units, "explain_conversion", "--arg", "from=km", "--arg", "to=mi")
 	if !strings.HasPrefix(res.stdout, "[user]\nExplain, step by step, how to convert a value in kilometre (km) to mile (mi)") {
 		t.Errorf("get-prompt: %q", res.stdout)
 	}
-	res = devRunIn(t, dir, nil, "get-prompt", units, "explain_conversion", "--arg", "from=km")
+	res = devRunIn(t, dir, useConfig, "get-prompt", units, "explain_conversion", "--arg", "from=km")
 	if res.code != 1 || !strings.Contains(res.stderr, "(-32602)") {
 		t.Errorf("get-prompt without a required argument: exit %d, stderr %q", res.code, res.stderr)
 	}
-	res = devMust(t, dir, nil, "read", units, "units://unit/km")
+	res = devMust(t, dir, useConfig, "read", units, "units://unit/km")
 	if !strings.Contains(res.stdout, `"name":"kilometre"`) {
 		t.Errorf("read: %q", res.stdout)
 	}
-	res = devRunIn(t, dir, nil, "read", units, "units://unit/parsec")
+	res = devRunIn(t, dir, useConfig, "read", units, "units://unit/parsec")
 	if res.code != 1 || !strings.Contains(res.stderr, "(-32002)") {
 		t.Errorf("read of an unknown resource: exit %d, stderr %q", res.code, res.stderr)
 	}
-	res = devMust(t, dir, nil, "complete", units, "--prompt", "explain_conversion", "to", "k", "--arg", "from=m")
+	res = devMust(t, dir, useConfig, "complete", units, "--prompt", "explain_conversion", "to", "k", "--arg", "from=m")
 	if res.stdout != "km\n" {
 		t.Errorf("complete --prompt: %q", res.stdout)
 	}
-	res = devMust(t, dir, nil, "complete", units, "--template", "units://unit/{unit}", "unit", "mi")
+	res = devMust(t, dir, useConfig, "complete", units, "--template", "units://unit/{unit}", "unit", "mi")
 	if lines := strings.Fields(res.stdout); !slices.Contains(lines, "mi") || !slices.Contains(lines, "min") || slices.Contains(lines, "km") {
 		t.Errorf("complete --template: %q", res.stdout)
 	}
 
 	// Shell completion: cobra's completion command, and tool names.
-	res = devMust(t, dir, nil, "completion", "bash")
+	res = devMust(t, dir, useConfig, "completion", "bash")
 	if !strings.Contains(res.stdout, "bash completion") {
 		t.Errorf("completion bash: %.200s", res.stdout)
 	}
-	res = devMust(t, dir, nil, "__complete", "call", units, "")
+	res = devMust(t, dir, useConfig, "__complete", "call", units, "")
 	if !strings.Contains(res.stdout, "convert_units\t") {
 		t.Errorf("completing a tool name: %q", res.stdout)
 	}
