@@ -174,6 +174,13 @@ func (p *Plugin) failure(export string, err error) error {
 	}
 }
 
+// ListRequestID is the JSON-RPC id in the context of the list calls the
+// host makes on its own, when a plugin loads or announces a list change:
+// no client request is being served then, but hyper-mcp's envelope always
+// carries an id. It is a string, so that plugins typing the id as a string
+// (hyper-mcp's XTP schema) and as a number-or-string (its host) both read it.
+const ListRequestID = "mcphost-list"
+
 // maxListPages bounds how many pages the host reads from one list export.
 const maxListPages = 100
 
