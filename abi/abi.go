@@ -65,6 +65,13 @@ const (
 	// either grants both.
 	HostNotifyElicitationComplete     = "notify_elicitation_complete"
 	HostNotifyURLElicitationCompleted = "notify_url_elicitation_completed"
+	// HostGetAccessToken is hyper-mcp's OAuth2 token broker: the input is
+	// hyper-mcp's OauthCredentials, the output an AccessToken or null.
+	HostGetAccessToken = "get_access_token"
+	// HostGetKeyringSecret is hyper-mcp's keyring: the input names an
+	// entry ({"service", "user"}), the output is the secret's raw bytes,
+	// empty when there is none.
+	HostGetKeyringSecret = "get_keyring_secret"
 )
 
 // HostSignature is the wasm shape of a host function: whether it takes an
@@ -91,6 +98,8 @@ var hostFunctions = []struct {
 	{HostNotifyResourceUpdated, HostSignature{Input: true}},
 	{HostNotifyElicitationComplete, HostSignature{Input: true}},
 	{HostNotifyURLElicitationCompleted, HostSignature{Input: true}},
+	{HostGetAccessToken, HostSignature{Input: true, Output: true}},
+	{HostGetKeyringSecret, HostSignature{Input: true, Output: true}},
 }
 
 // HostFunctionNames returns the name of every host function in HostModule,

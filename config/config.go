@@ -269,6 +269,12 @@ type PluginConfig struct {
 	// abi.TaskRequired by tool name (the plugin's own, without prefix), "*"
 	// for the tools not named. It overrides what the plugin declares.
 	TaskSupport map[string]string
+	// Keyring are the keyring entries the plugin may read with
+	// get_keyring_secret (hyper-mcp's allowed_secrets).
+	Keyring []KeyringEntry
+	// OAuth2 are the OAuth2 clients the plugin may get access tokens of
+	// with get_access_token.
+	OAuth2 []OAuth2Client
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.

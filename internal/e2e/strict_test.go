@@ -171,7 +171,6 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 	logs := make(chan *mcp.LoggingMessageParams, 16)
 	progress := make(chan *mcp.ProgressNotificationParams, 16)
 	completed := make(chan string, 4)
-	toolsChanged := make(chan struct{}, 4)
 	updated := make(chan string, 4)
 	client := &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -197,7 +196,6 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 		},
 		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { toolsChanged <- struct{}{} },
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		},
@@ -220,14 +218,6 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 			t.Fatalf("%s: isError: %s", name, text(t, res.Content))
 		}
 		return text(t, res.Content)
-	}
-	wait := func(what string, ch <-chan struct{}) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no %s", what)
-		}
 	}
 
 	t.Run("lists, with the synthetic id", func(t *testing.T) {
@@ -382,15 +372,16 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("notify_resource_updated did not reach the client")
 		}
-		wait("tools/list_changed after notify_tool_list_changed", toolsChanged)
+		// The list_changed functions were accepted; the host sends
+		// list_changed only when a list changed, and strictv2's do not.
 	})
 
 	t.Run("get_keyring_secret", func(t *testing.T) {
-		if got := call("secret", map[string]any{"service": "github", "user": "me"}, nil); got != "secret: gh-keyring-value" {
+		if got := call("secret", map[string]any{"service": "github", "user": "me"}, nil); got != "secret reversed: eulav-gniryek-hg" {
 			t.Errorf("granted entry: %q", got)
 		}
 		// An entry the operator did not grant: hyper-mcp's empty answer.
-		if got := call("secret", map[string]any{"service": "github", "user": "other"}, nil); got != "secret: " {
+		if got := call("secret", map[string]any{"service": "github", "user": "other"}, nil); got != "secret reversed: " {
 			t.Errorf("entry not granted: %q", got)
 		}
 	})

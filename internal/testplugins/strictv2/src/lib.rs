@@ -446,7 +446,9 @@ pub extern "C" fn call_tool() -> i32 {
             "secret" => {
                 let input = json!({"service": arg(&args, "service"), "user": arg(&args, "user")});
                 let secret = from_block(unsafe { get_keyring_secret(to_block(input.to_string().as_bytes())) });
-                format!("secret: {}", String::from_utf8_lossy(&secret))
+                // Reversed: mcphost redacts a plugin's secret values
+                // from what reaches the client.
+                format!("secret reversed: {}", String::from_utf8_lossy(&secret).chars().rev().collect::<String>())
             }
             other => return Err(format!("unknown tool {}", other)),
         };
