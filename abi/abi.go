@@ -154,7 +154,9 @@ type Needs struct {
 
 // Input is the JSON document the host passes to every request export
 // (call_tool, get_prompt, read_resource, complete): the MCP request params
-// plus the request context. The list exports receive only Context.
+// (without their _meta) plus the request context. The list exports receive
+// only Context. The host always sends both fields of Context, as
+// hyper-mcp does (ABI.md, "Envelopes").
 type Input struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	Context Context         `json:"context"`
@@ -162,7 +164,8 @@ type Input struct {
 
 // Context describes the MCP request a plugin call serves.
 type Context struct {
-	// ID is the JSON-RPC id of the client request (string or integer).
+	// ID is the JSON-RPC id of the client request (string or integer);
+	// "mcphost-list" in list calls, which serve no client request.
 	ID json.RawMessage `json:"id,omitempty"`
 	// Meta is the request's _meta, including progressToken when the client
 	// asked for progress.
