@@ -65,6 +65,13 @@ const (
 	// either grants both.
 	HostNotifyElicitationComplete     = "notify_elicitation_complete"
 	HostNotifyURLElicitationCompleted = "notify_url_elicitation_completed"
+	// HostGetAccessToken is hyper-mcp's OAuth2 token broker: the input is
+	// hyper-mcp's OauthCredentials, the output an AccessToken or null.
+	HostGetAccessToken = "get_access_token"
+	// HostGetKeyringSecret is hyper-mcp's keyring: the input names an
+	// entry ({"service", "user"}), the output is the secret's raw bytes,
+	// empty when there is none.
+	HostGetKeyringSecret = "get_keyring_secret"
 )
 
 // HostSignature is the wasm shape of a host function: whether it takes an
@@ -91,6 +98,8 @@ var hostFunctions = []struct {
 	{HostNotifyResourceUpdated, HostSignature{Input: true}},
 	{HostNotifyElicitationComplete, HostSignature{Input: true}},
 	{HostNotifyURLElicitationCompleted, HostSignature{Input: true}},
+	{HostGetAccessToken, HostSignature{Input: true, Output: true}},
+	{HostGetKeyringSecret, HostSignature{Input: true, Output: true}},
 }
 
 // HostFunctionNames returns the name of every host function in HostModule,
@@ -145,7 +154,9 @@ type Needs struct {
 
 // Input is the JSON document the host passes to every request export
 // (call_tool, get_prompt, read_resource, complete): the MCP request params
-// plus the request context. The list exports receive only Context.
+// (without their _meta) plus the request context. The list exports receive
+// only Context. The host always sends both fields of Context, as
+// hyper-mcp does (ABI.md, "Envelopes").
 type Input struct {
 	Request json.RawMessage `json:"request,omitempty"`
 	Context Context         `json:"context"`
@@ -153,7 +164,8 @@ type Input struct {
 
 // Context describes the MCP request a plugin call serves.
 type Context struct {
-	// ID is the JSON-RPC id of the client request (string or integer).
+	// ID is the JSON-RPC id of the client request (string or integer);
+	// "mcphost-list" in list calls, which serve no client request.
 	ID json.RawMessage `json:"id,omitempty"`
 	// Meta is the request's _meta, including progressToken when the client
 	// asked for progress.

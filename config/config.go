@@ -330,6 +330,12 @@ type PluginConfig struct {
 	Verify Verify
 	// AllowUnsigned lets an OCI source run without a verified signature.
 	AllowUnsigned bool
+	// Keyring are the keyring entries the plugin may read with
+	// get_keyring_secret (hyper-mcp's allowed_secrets).
+	Keyring []KeyringEntry
+	// OAuth2 are the OAuth2 clients the plugin may get access tokens of
+	// with get_access_token.
+	OAuth2 []OAuth2Client
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.

@@ -8,8 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,7 +39,7 @@ var (
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
-		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned"}, defaultsKeys...)
+		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
@@ -573,6 +573,8 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	pc.Rename = d.rename(t, p, toolNames)
 	pc.Mounts = d.mounts(t, p)
 	pc.TaskSupport = d.taskSupport(t, p)
+	pc.Keyring = d.keyring(t, p, pc.Secrets)
+	pc.OAuth2 = d.oauth2(t, p)
 	return pc
 }
 
@@ -602,21 +604,30 @@ func (d *decoder) secrets(t map[string]any, p keyPath, config map[string]string)
 			d.typeError(kp, `string "env:VARIABLE" or "file:PATH"`, st[k])
 			continue
 		}
-		kind, val, _ := strings.Cut(ref, ":")
-		switch {
-		case kind == "env" && checkEnvName(val) == nil:
-			out[k] = Secret{Env: val}
-		case kind == "env":
-			d.errorf(kp, "%v", checkEnvName(val))
-		case kind == "file" && val != "":
-			out[k] = Secret{File: d.abs(val)}
-		default:
-			// Never echo the value: it may be the secret itself, written
-			// here by mistake.
-			d.errorf(kp, `must be "env:VARIABLE" or "file:PATH" (the secret itself never goes in this file)`)
+		if s, ok := d.secretRef(kp, ref); ok {
+			out[k] = s
 		}
 	}
 	return out
+}
+
+// secretRef parses "env:VARIABLE" or "file:PATH" (relative paths resolved
+// against the file's directory), the value at p.
+func (d *decoder) secretRef(p keyPath, ref string) (Secret, bool) {
+	kind, val, _ := strings.Cut(ref, ":")
+	switch {
+	case kind == "env" && checkEnvName(val) == nil:
+		return Secret{Env: val}, true
+	case kind == "env":
+		d.errorf(p, "%v", checkEnvName(val))
+	case kind == "file" && val != "":
+		return Secret{File: d.abs(val)}, true
+	default:
+		// Never echo the value: it may be the secret itself, written
+		// here by mistake.
+		d.errorf(p, `must be "env:VARIABLE" or "file:PATH" (the secret itself never goes in this file)`)
+	}
+	return Secret{}, false
 }
 
 // checkSHA256 returns why s is not a hex SHA-256 digest.
@@ -831,24 +842,33 @@ func (d *decoder) pluginConfig(t map[string]any, p keyPath) map[string]string {
 	return out
 }
 
-func (d *decoder) mounts(t map[string]any, p keyPath) []Mount {
-	v, ok := t["mounts"]
+// tableArray returns the items of the array of tables t[key]: written
+// [[...key]] or key = [{...}, ...].
+func (d *decoder) tableArray(t map[string]any, p keyPath, key string) []any {
+	v, ok := t[key]
 	if !ok {
 		return nil
 	}
-	p = p.add("mounts")
 	var items []any
 	switch v := v.(type) {
-	case []map[string]any: // [[...mounts]] tables
+	case []map[string]any: // [[...key]] tables
 		for _, m := range v {
 			items = append(items, m)
 		}
-	case []any: // mounts = [{...}, ...]
+	case []any: // key = [{...}, ...]
 		items = v
 	default:
-		d.typeError(p, "array of tables", v)
+		d.typeError(p.add(key), "array of tables", v)
+	}
+	return items
+}
+
+func (d *decoder) mounts(t map[string]any, p keyPath) []Mount {
+	items := d.tableArray(t, p, "mounts")
+	if items == nil {
 		return nil
 	}
+	p = p.add("mounts")
 	out := make([]Mount, 0, len(items))
 	guests := map[string]bool{}
 	for i, item := range items {

@@ -171,6 +171,29 @@
 //	                       # plugin's own, without prefix), "*" for the
 //	                       # tools not named; overrides what the plugin
 //	                       # declares (see below)
+//	keyring = [{ service = "github", user = "me", secret = "api_key" }]
+//	                       # keyring entries the plugin may read with
+//	                       # get_keyring_secret (hyper-mcp's
+//	                       # allowed_secrets), each answered with the value
+//	                       # of the key of secrets it names
+//
+//	[[plugins.NAME.oauth2]]  # one table per OAuth2 client whose access
+//	                       # tokens the plugin may get (get_access_token)
+//	token_url = "https://auth.example.com/oauth/token"
+//	                       # the token endpoint; required; with client_id,
+//	                       # how the plugin names the client
+//	client_id = "mcphost"  # required
+//	client_secret = "env:OAUTH_CLIENT_SECRET"
+//	                       # "env:NAME" or "file:PATH", as in secrets;
+//	                       # unset for a public client; never readable by
+//	                       # the plugin
+//	device_authorization_url = "https://auth.example.com/oauth/device"
+//	                       # set: the device authorization grant, the user
+//	                       # sent to approve through a URL elicitation;
+//	                       # unset: the client credentials grant
+//	scopes = ["read"]      # the scopes the plugin may ask for, and what it
+//	                       # gets when it asks for none
+//	auth_style = "basic"   # "basic" or "body"; unset: try both
 //
 //	[[plugins.NAME.mounts]]  # one table per host directory the plugin sees
 //	host = "./docs"        # host directory; required; relative paths are

@@ -84,7 +84,7 @@ func (sess *Session) handleNotification(m *message) {
 			sess.cancelRequest(p.RequestID)
 		}
 	case "notifications/roots/list_changed":
-		sess.rootsListChanged()
+		sess.rootsListChanged(m.Params)
 	default:
 		sess.srv.logger.Debug("ignoring notification", "method", m.Method)
 	}

@@ -205,6 +205,13 @@ func (p *Plugin) failure(export string, err error) error {
 	}
 }
 
+// ListRequestID is the JSON-RPC id in the context of the list calls the
+// host makes on its own, when a plugin loads or announces a list change:
+// no client request is being served then, but hyper-mcp's envelope always
+// carries an id. It is a string, so that plugins typing the id as a string
+// (hyper-mcp's XTP schema) and as a number-or-string (its host) both read it.
+const ListRequestID = "mcphost-list"
+
 // maxListPages bounds how many pages the host reads from one list export.
 const maxListPages = 100
 
@@ -227,12 +234,8 @@ func listAll[R, T any](ctx context.Context, p *Plugin, export string, items func
 	var all []T
 	cursor := ""
 	for range maxListPages {
-		in := abi.ListInput{}
-		if cursor != "" {
-			in.Request = &abi.PaginatedRequest{Cursor: cursor}
-		}
 		var res R
-		if err := p.call(ctx, export, in, &res); err != nil {
+		if err := p.call(ctx, export, listInput(cursor), &res); err != nil {
 			return nil, err
 		}
 		page, next := items(&res)
@@ -252,7 +255,7 @@ func listAll[R, T any](ctx context.Context, p *Plugin, export string, items func
 func (p *Plugin) listTools(ctx context.Context) ([]abi.Tool, error) {
 	if p.legacy {
 		var res abi.V1DescribeResult
-		err := p.call(ctx, abi.ExportV1Describe, struct{}{}, &res)
+		err := p.call(ctx, abi.ExportV1Describe, json.RawMessage{}, &res) // an empty input, as hyper-mcp sends
 		return res.Tools, err
 	}
 	return listAll(ctx, p, abi.ExportListTools, func(r *abi.ListToolsResult) ([]abi.Tool, string) { return r.Tools, r.NextCursor })
@@ -277,6 +280,7 @@ func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTempl
 // *json.RawMessage, for the outputSchema to check and the response to carry
 // without decoding it into Go values and encoding it again.
 func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallToolParams) (*abi.CallToolResult, error) {
+	params.Meta = nil // it is in the context
 	structured := new(json.RawMessage)
 	res := abi.CallToolResult{StructuredContent: structured} // decoded into, as it is a non-nil pointer
 	var err error
@@ -292,14 +296,57 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 }
 
 // requestInput encodes the input envelope of a request export (abi.Input),
-// encoding params once, straight into it.
+// encoding params once, straight into it: {"request": params, "context":
+// {"id": ID, "_meta": {...}}}, as hyper-mcp's host does. params must not
+// carry the request's _meta: it goes in the context, and only there.
 func requestInput(req *request, params any) json.RawMessage {
 	request, _ := json.Marshal(params)
-	context, _ := json.Marshal(abi.Context{ID: req.id, Meta: req.meta})
-	in := make([]byte, 0, len(`{"request":,"context":}`)+len(request)+len(context))
+	in := make([]byte, 0, len(`{"request":,"context":{"id":,"_meta":}}`)+len(request)+len(req.id)+64)
 	in = append(in, `{"request":`...)
 	in = append(in, request...)
 	in = append(in, `,"context":`...)
-	in = append(in, context...)
+	in = appendContext(in, req.id, req.meta)
 	return append(in, '}')
+}
+
+// listRequestIDJSON is ListRequestID as JSON.
+var listRequestIDJSON = json.RawMessage(`"` + ListRequestID + `"`)
+
+// listInput encodes the input of a list export: {"context": {"id":
+// ListRequestID, "_meta": {}}}, with "request": {"cursor": C} beside it
+// only when the host asks for the page after C (an mcphost extension:
+// hyper-mcp never pages).
+func listInput(cursor string) json.RawMessage {
+	in := []byte(`{`)
+	if cursor != "" {
+		page, _ := json.Marshal(abi.PaginatedRequest{Cursor: cursor})
+		in = append(append(append(in, `"request":`...), page...), ',')
+	}
+	in = append(in, `"context":`...)
+	in = appendContext(in, listRequestIDJSON, nil)
+	return append(in, '}')
+}
+
+// appendContext appends hyper-mcp's PluginRequestContext: the id and the
+// _meta, both always present ({} for no _meta).
+func appendContext(b []byte, id json.RawMessage, meta abi.Meta) []byte {
+	if len(id) == 0 { // every request has one; never send an invalid document
+		id = listRequestIDJSON
+	}
+	b = append(b, `{"id":`...)
+	b = append(b, id...)
+	b = append(b, `,"_meta":`...)
+	return append(appendMeta(b, meta), '}')
+}
+
+// appendMeta appends meta as a JSON object, {} when it is empty.
+func appendMeta(b []byte, meta abi.Meta) []byte {
+	if len(meta) == 0 {
+		return append(b, `{}`...)
+	}
+	m, err := json.Marshal(meta)
+	if err != nil { // it was decoded from JSON: cannot happen
+		return append(b, `{}`...)
+	}
+	return append(b, m...)
 }

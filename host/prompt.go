@@ -28,7 +28,7 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 			return nil, rpcErrorf(CodeInvalidParams, "prompt %s: missing required argument %q", p.Name, a.Name)
 		}
 	}
-	p.Name = e.original
+	p.Name, p.Meta = e.original, nil // the _meta goes in the context
 	var res abi.GetPromptResult
 	if err := e.plugin.call(ctx, abi.ExportGetPrompt, requestInput(req, p), &res); err != nil {
 		return nil, err

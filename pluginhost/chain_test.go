@@ -327,7 +327,9 @@ func TestEitherNameOfElicitationCompleteGrantsBoth(t *testing.T) {
 // names the key of the plugin's table that would raise it.
 func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
 	fail := func(kind sandbox.ErrorKind, msg string) func(context.Context, []byte) ([]byte, error) {
-		return func(context.Context, []byte) ([]byte, error) { return nil, &sandbox.CallError{Kind: kind, Message: msg} }
+		return func(context.Context, []byte) ([]byte, error) {
+			return nil, &sandbox.CallError{Kind: kind, Message: msg}
+		}
 	}
 	rt := fakeRuntime{
 		"oom":     fail(sandbox.KindOutOfMemory, "all 16 MiB of its memory were in use"),

@@ -19,7 +19,7 @@ func hostFunctions(plugin string, granted []string, impl map[string]host.HostFun
 	fns := make([]sandbox.HostFunction, 0, len(names))
 	for _, name := range names {
 		sig, _ := abi.HostSignatureOf(name)
-		f := sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output}
+		f := sandbox.HostFunction{Name: name, Input: sig.Input, Output: sig.Output, Failure: hyperFailures[name]}
 		fn, ok := impl[name]
 		switch {
 		case !isGranted(granted, name):

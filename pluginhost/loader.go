@@ -228,10 +228,14 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if missing := missingGrants(name, manifest, pc); missing != "" {
 		return nil, nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
+	impl, err := l.withHyperMCP(name, pc, grants.Secrets, l.Server.HostFunctions(name))
+	if err != nil {
+		return nil, nil, err
+	}
 	rt, err := l.Engine.Compile(ctx, name, module, sandbox.Options{
 		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
-		HostFunctions: hostFunctions(name, pc.HostFunctions, l.Server.HostFunctions(name)),
+		HostFunctions: hostFunctions(name, pc.HostFunctions, impl),
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
 	})

@@ -28,6 +28,10 @@ type HostFunction struct {
 	// (with the code of an *abi.Error in err's chain, else
 	// abi.CodeInternalError); a function without one logs the error.
 	Fn func(ctx context.Context, input []byte) ([]byte, error)
+	// Failure, when set, is what a function with an output returns when
+	// Fn fails, instead of abi.HostFunctionError (hyper-mcp's functions
+	// that answer null or nothing); the error is then logged.
+	Failure []byte
 }
 
 // toExtism returns f as an Extism host function that logs to logger and
@@ -59,8 +63,15 @@ func (f HostFunction) toExtism(logger *slog.Logger, maxInput int) extism.HostFun
 				return
 			}
 			output = errorEnvelope(err)
+			if f.Failure != nil {
+				state.logWarn(logger, ctx, "host function failed",
+					slog.String("function", f.Name), slog.String("error", err.Error()))
+				output = f.Failure
+			}
 		}
-		if f.Output {
+		if f.Output && len(output) == 0 {
+			stack[0] = 0 // an empty output: no block (the kernel allocates none)
+		} else if f.Output {
 			offset, err := cp.WriteBytes(output)
 			if err != nil {
 				panic(fmt.Errorf("host function %s: writing output: %w", f.Name, err))

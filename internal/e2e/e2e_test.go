@@ -121,9 +121,15 @@ func (f fixture) command() *exec.Cmd {
 // connect starts a server and connects the SDK client at a protocol version.
 func (f fixture) connect(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return f.connectClient(t, version, mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts))
+}
+
+// connectClient is connect with a client of the test's own (to add roots
+// to, for instance).
+func (f fixture) connectClient(t *testing.T, version string, client *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: f.command()}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect at %s: %v", version, err)

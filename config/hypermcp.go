@@ -1,0 +1,127 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+)
+
+// KeyringEntry grants a plugin one keyring entry, which get_keyring_secret
+// answers with the value of one of the plugin's secrets.
+type KeyringEntry struct {
+	// Service and User name the entry, as the plugin asks for it.
+	Service, User string
+	// Secret is the key, in the plugin's secrets table, of its value.
+	Secret string
+}
+
+// OAuth2Client grants a plugin the access tokens of one OAuth2 client,
+// which get_access_token obtains: with the client credentials grant, or
+// with the device authorization grant when DeviceAuthorizationURL is set.
+// Everything but a subset of Scopes comes from here, never from the plugin.
+type OAuth2Client struct {
+	// TokenURL is the issuer's token endpoint; with ClientID it is how the
+	// plugin names the client.
+	TokenURL string
+	// ClientID is the client's id.
+	ClientID string
+	// ClientSecret is where the client's secret comes from; nil for a
+	// public client.
+	ClientSecret *Secret
+	// DeviceAuthorizationURL is the issuer's device authorization
+	// endpoint (RFC 8628), or "".
+	DeviceAuthorizationURL string
+	// Scopes are the scopes the plugin may ask for, and what it gets when
+	// it asks for none.
+	Scopes []string
+	// AuthStyle is how the client authenticates: "basic" (HTTP Basic),
+	// "body" (form fields) or "" (try both).
+	AuthStyle string
+}
+
+var (
+	keyringKeys = []string{"service", "user", "secret"}
+	oauth2Keys  = []string{"token_url", "client_id", "client_secret", "device_authorization_url", "scopes", "auth_style"}
+)
+
+// keyring returns the keyring array of tables; each entry's secret must
+// be a key of secrets.
+func (d *decoder) keyring(t map[string]any, p keyPath, secrets map[string]Secret) []KeyringEntry {
+	items := d.tableArray(t, p, "keyring")
+	p = p.add("keyring")
+	var out []KeyringEntry
+	for i, item := range items {
+		ip := p.add(index(i))
+		et, ok := d.table(item, ip, keyringKeys)
+		if !ok {
+			continue
+		}
+		var e KeyringEntry
+		for i, dst := range []*string{&e.Service, &e.User, &e.Secret} {
+			d.required(et, ip, keyringKeys[i])
+			*dst, _ = d.str(et, ip, keyringKeys[i])
+		}
+		if _, ok := secrets[e.Secret]; !ok && e.Secret != "" {
+			d.errorf(ip.add("secret"), "%q is not a key of this plugin's secrets table", e.Secret)
+			continue
+		}
+		if slices.ContainsFunc(out, func(o KeyringEntry) bool { return o.Service == e.Service && o.User == e.User }) {
+			d.errorf(ip, "the entry service = %q, user = %q is granted twice", e.Service, e.User)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// oauth2 returns the oauth2 array of tables.
+func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
+	items := d.tableArray(t, p, "oauth2")
+	p = p.add("oauth2")
+	var out []OAuth2Client
+	for i, item := range items {
+		ip := p.add(index(i))
+		ct, ok := d.table(item, ip, oauth2Keys)
+		if !ok {
+			continue
+		}
+		var c OAuth2Client
+		d.required(ct, ip, "token_url")
+		d.required(ct, ip, "client_id")
+		c.TokenURL, _ = d.checked(ct, ip, "token_url", checkEndpoint)
+		c.ClientID, _ = d.str(ct, ip, "client_id")
+		c.DeviceAuthorizationURL, _ = d.checked(ct, ip, "device_authorization_url", checkEndpoint)
+		if ref, ok := d.str(ct, ip, "client_secret"); ok {
+			if s, ok := d.secretRef(ip.add("client_secret"), ref); ok {
+				c.ClientSecret = &s
+			}
+		}
+		c.Scopes = d.strs(ct, ip, "scopes", func(s string) error {
+			if s == "" {
+				return fmt.Errorf("empty scope")
+			}
+			return nil
+		})
+		if style, ok := d.str(ct, ip, "auth_style"); ok {
+			if style != "basic" && style != "body" {
+				d.errorf(ip.add("auth_style"), "%q is not \"basic\" or \"body\"", style)
+			}
+			c.AuthStyle = style
+		}
+		if slices.ContainsFunc(out, func(o OAuth2Client) bool { return o.TokenURL == c.TokenURL && o.ClientID == c.ClientID }) {
+			d.errorf(ip, "the client %q of %s is granted twice", c.ClientID, c.TokenURL)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// checkEndpoint returns why s is not an absolute http or https URL.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http or https URL", s)
+	}
+	return nil
+}
