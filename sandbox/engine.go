@@ -27,6 +27,8 @@ type EngineOptions struct {
 	// multiplies the memory compiling takes. Zero or less means
 	// GOMAXPROCS.
 	MaxCompiles int
+	// Egress is how plugins' granted HTTP requests leave the machine.
+	Egress Egress
 }
 
 // Engine compiles plugins and shares their compiled code: loading a module
@@ -36,6 +38,7 @@ type Engine struct {
 	cache    wazero.CompilationCache
 	budget   *memoryBudget
 	compiles chan struct{} // a token for each compile under way
+	egress   Egress
 	// compileNotice is how long a compile runs before it is logged, so
 	// that the seconds a first compile of a large module takes are seen
 	// for what they are; zero or less logs every compile.
@@ -60,7 +63,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	case budget < MinMemoryBudgetMiB || budget > MaxMemoryBudgetMiB:
 		return nil, fmt.Errorf("sandbox: memory budget %d MiB is not between %d and %d MiB", budget, MinMemoryBudgetMiB, MaxMemoryBudgetMiB)
 	}
-	e := &Engine{compileNotice: compileNotice, budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
+	e := &Engine{egress: opts.Egress, compileNotice: compileNotice, budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
 	if opts.CacheDir == "" {
 		e.cache = wazero.NewCompilationCache()
 		return e, nil

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,8 +44,24 @@ type netPolicy struct {
 	plugin       string
 	rules        []hostRule
 	allowPrivate bool
+	egress       Egress
+	proxies      sync.Map // "host:port" of the proxies requests went to: dialed unchecked
 	transport    *http.Transport
 	client       *http.Client
+}
+
+// Egress is how plugins' granted HTTP requests leave the machine: the
+// operator's settings, the same for every plugin of an Engine.
+type Egress struct {
+	// Proxy returns the proxy of a request's URL, nil for none, as
+	// http.Transport.Proxy (e.g. from HTTPS_PROXY and NO_PROXY). The
+	// grants still apply to the URL and the addresses its host resolves
+	// to; the proxy itself, which the operator chose, may be anywhere.
+	// Nil: no proxy.
+	Proxy func(*url.URL) (*url.URL, error)
+	// RootCAs are the certificate authorities HTTPS servers are checked
+	// against; nil for the system's.
+	RootCAs *x509.CertPool
 }
 
 // hostRule is one parsed AllowedHosts entry: [scheme "://"] host [":" port].
@@ -176,9 +195,10 @@ func (r hostRule) matches(scheme, host, port string) bool {
 	return r.host == host
 }
 
-// newNetPolicy parses a plugin's grants into its network policy.
-func newNetPolicy(plugin string, g Grants) (*netPolicy, error) {
-	pol := &netPolicy{plugin: plugin, allowPrivate: g.AllowPrivateNetwork}
+// newNetPolicy parses a plugin's grants into its network policy, whose
+// requests leave as egress says.
+func newNetPolicy(plugin string, g Grants, egress Egress) (*netPolicy, error) {
+	pol := &netPolicy{plugin: plugin, allowPrivate: g.AllowPrivateNetwork, egress: egress}
 	for _, h := range g.AllowedHosts {
 		r, err := parseHostRule(h)
 		if err != nil {
@@ -186,10 +206,17 @@ func newNetPolicy(plugin string, g Grants) (*netPolicy, error) {
 		}
 		pol.rules = append(pol.rules, r)
 	}
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: pol.control}
+	checked := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: pol.control}
+	unchecked := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	pol.transport = &http.Transport{
-		Proxy:                  nil, // a proxy would hide the address really reached
-		DialContext:            dialer.DialContext,
+		Proxy: pol.proxy,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if _, isProxy := pol.proxies.Load(addr); isProxy {
+				return unchecked.DialContext(ctx, network, addr)
+			}
+			return checked.DialContext(ctx, network, addr)
+		},
+		TLSClientConfig:        &tls.Config{RootCAs: egress.RootCAs},
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           16,
 		IdleConnTimeout:        90 * time.Second,
@@ -284,6 +311,52 @@ func (r hostRule) portOr(scheme, port string) string {
 	return r.port
 }
 
+// proxy is the transport's Proxy: the operator's proxy for a request,
+// whose address it records, so that the dialer connects to it unchecked.
+func (pol *netPolicy) proxy(req *http.Request) (*url.URL, error) {
+	if pol.egress.Proxy == nil {
+		return nil, nil
+	}
+	u, err := pol.egress.Proxy(req.URL)
+	if u != nil && err == nil {
+		pol.proxies.Store(canonicalAddr(u), struct{}{})
+	}
+	return u, err
+}
+
+// canonicalAddr is u's host:port, with the scheme's default port.
+func canonicalAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(strings.ToLower(u.Scheme))
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// checkResolved applies the dialer's address check to the addresses the
+// host of a request that goes through a proxy resolves to: the proxy
+// connects to them, so a granted name must not lead to a private address
+// that way either.
+func (pol *netPolicy) checkResolved(ctx context.Context, u *url.URL) error {
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(strings.ToLower(u.Scheme))
+	}
+	host := u.Hostname()
+	ips := []netip.Addr{}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = append(ips, ip)
+	} else if ips, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+		return err
+	}
+	for _, ip := range ips {
+		if err := pol.checkAddr(ip, port); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // control is the dialer's check of the address it connects to, after name
 // resolution, so that a granted name cannot lead to a private address. It
 // refuses one with a *deniedError.
@@ -296,6 +369,12 @@ func (pol *netPolicy) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: dial address %q is not an IP address", address)
 	}
+	return pol.checkAddr(ip, port)
+}
+
+// checkAddr returns why the plugin may not connect to ip:port (a
+// *deniedError), or nil.
+func (pol *netPolicy) checkAddr(ip netip.Addr, port string) error {
 	ip = ip.WithZone("").Unmap()
 	kind := specialAddress(ip)
 	if kind == "" || pol.allowPrivate || pol.listed(ip, port) {
@@ -384,7 +463,14 @@ func specialAddress(ip netip.Addr) string {
 // RoundTrip implements http.RoundTripper for the plugin's client: it sends
 // req on the plugin's transport if the policy grants its URL.
 func (pol *netPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := pol.checkURL(req.URL); err != nil {
+	err := pol.checkURL(req.URL)
+	if err == nil && pol.egress.Proxy != nil {
+		var via *url.URL
+		if via, err = pol.egress.Proxy(req.URL); err == nil && via != nil {
+			err = pol.checkResolved(req.Context(), req.URL)
+		}
+	}
+	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}

@@ -222,7 +222,7 @@ func TestHostRules(t *testing.T) {
 		{"10.0.0.1", "http://10.0.0.1/", true},
 		{"10.0.0.1", "http://10.0.0.2/", false},
 	} {
-		pol, err := newNetPolicy("p", Grants{AllowedHosts: []string{c.rule}})
+		pol, err := newNetPolicy("p", Grants{AllowedHosts: []string{c.rule}}, Egress{})
 		if err != nil {
 			t.Fatal(err)
 		}

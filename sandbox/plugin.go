@@ -115,7 +115,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	if err := opts.Grants.check(); err != nil {
 		return nil, err
 	}
-	pol, err := newNetPolicy(name, opts.Grants)
+	pol, err := newNetPolicy(name, opts.Grants, e.egress)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,7 @@ func newForwardProxy(t *testing.T) *forwardProxy {
 func TestEgressGoesThroughTheOperatorsProxyWithinTheGrants(t *testing.T) {
 	t.Parallel()
 	target := newHTTPServer(t, pong())
+	other := newHTTPServer(t, pong()) // granted by name only
 	proxy := newForwardProxy(t)
 	proxyURL, _ := url.Parse(proxy.URL)
 	e, err := NewEngine(EngineOptions{Egress: Egress{Proxy: func(u *url.URL) (*url.URL, error) {
@@ -58,7 +59,7 @@ func TestEgressGoesThroughTheOperatorsProxyWithinTheGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	p, err := e.Load(t.Context(), "fetcher", testWasm(t, "guest"), grantHosts("127.0.0.1:"+target.port, "localhost:"+target.port))
+	p, err := e.Load(t.Context(), "fetcher", testWasm(t, "guest"), grantHosts("127.0.0.1:"+target.port, "localhost:"+other.port))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestEgressGoesThroughTheOperatorsProxyWithinTheGrants(t *testing.T) {
 	}
 	_, err = httpGet(t, p, "http://example.com/")
 	wantRefused(t, "a host not granted", err, "host example.com is not in the allowed_hosts of plugin fetcher")
-	_, err = httpGet(t, p, "http://localhost:"+target.port+"/")
+	_, err = httpGet(t, p, "http://localhost:"+other.port+"/")
 	wantRefused(t, "a granted name resolving to loopback", err, "is a loopback address: plugin fetcher may not connect to it")
 	if n := proxy.forwarded.Load(); n != 1 {
 		t.Errorf("the proxy saw %d requests; refused ones must not reach it", n)
