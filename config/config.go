@@ -59,6 +59,9 @@ type ServerConfig struct {
 	MemoryBudgetMiB int
 	// TLS is the [server.tls] table: the HTTP transport's certificate.
 	TLS TLSConfig
+	// EgressCAFile is a PEM file of certificate authorities that plugins'
+	// HTTPS requests trust besides the system's; "" for none.
+	EgressCAFile string
 	// ToolNames is the rule exposed tool names follow: ToolNamesPortable
 	// or ToolNamesMCP.
 	ToolNames string

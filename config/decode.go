@@ -34,7 +34,7 @@ import (
 var (
 	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
-		"plugin_cache_dir", "pull_timeout", "tls"}
+		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
@@ -299,6 +299,12 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
+	}
+	if file, ok := d.str(t, p, "egress_ca_file"); ok {
+		s.EgressCAFile = d.abs(file)
+		if _, err := os.Stat(s.EgressCAFile); err != nil {
+			d.errorf(p.add("egress_ca_file"), "%v", err)
+		}
 	}
 	if v, ok := t["tls"]; ok {
 		s.TLS = d.tls(v, p.add("tls"))

@@ -25,6 +25,13 @@
 //	                       #   "off" = no persistent cache
 //	                       #   other = this directory (relative paths are
 //	                       #           resolved against the file's directory)
+//	egress_ca_file = "corp-ca.pem"  # certificate authorities (PEM) that
+//	                       # plugins' HTTPS requests trust besides the
+//	                       # system's, e.g. a corporate proxy's; plugins'
+//	                       # requests go through the proxy HTTPS_PROXY,
+//	                       # HTTP_PROXY and NO_PROXY name, their grants
+//	                       # still checked against the URL and the
+//	                       # addresses its host resolves to
 //	tool_names = "portable"  # exposed tool names: "portable", 1-64 of
 //	                       # A-Z a-z 0-9 _ - as the major LLM APIs take
 //	                       # them, or "mcp", MCP's 1-128 of A-Z a-z 0-9 _
@@ -67,6 +74,10 @@
 //	                       # --allow-partial) serves the rest and warns. A
 //	                       # plugin that is only in the folder and does not
 //	                       # load is a warning either way
+//
+//	[server.tls]           # serve the HTTP transport over TLS (https)
+//	cert = "cert.pem"      # certificate chain, PEM, leaf first; cert and
+//	key = "key.pem"        # key go together; read again when they change
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096

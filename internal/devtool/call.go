@@ -242,7 +242,11 @@ func openDevHost(ctx context.Context, command, path string, f runFlags, stderr i
 	if err != nil {
 		return nil, err
 	}
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir})
+	out, err := clienv.Egress(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir, Egress: out})
 	if err != nil {
 		return nil, err
 	}
