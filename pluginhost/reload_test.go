@@ -184,14 +184,7 @@ func TestReloaderSwapsChangedFilesAndSettings(t *testing.T) {
 	a, b := module(t, "a"), module(t, "b")
 	write(a, time.Minute)
 
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = engine.Close() })
-	logs := &records{}
-	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
-	r := NewReloader(&Loader{Engine: engine, Server: srv, Logger: srv.Logger()}, dir, config.Default())
+	r, srv, logs := newTestReloader(t, dir)
 	r.Settle, r.DrainGrace = 100*time.Millisecond, 10*time.Millisecond
 	res := r.Load(t.Context())
 	if len(res.Errors) > 0 || len(res.Plugins) != 1 {
@@ -344,6 +337,22 @@ func TestALoadStoppedByShutdownIsNotAnError(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.wasm"), module(t, "a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	r, _, logs := newTestReloader(t, dir)
+	ctx, stop := context.WithCancel(t.Context())
+	stop()
+	res := r.Load(ctx)
+	if len(res.Plugins) != 0 || len(res.Errors) != 1 {
+		t.Fatalf("load with a stopped context: %+v", res)
+	}
+	if logs.count("ERROR") != 0 || logs.count("WARN") != 0 || logs.count("load stopped", "plugin=a") != 1 {
+		t.Errorf("want one debug line for the stopped load, and no error or warning:\n%s", logs.dump())
+	}
+}
+
+// newTestReloader returns a Reloader of dir with the default config, on a
+// fresh engine and a server whose log is recorded.
+func newTestReloader(t *testing.T, dir string) (*Reloader, *host.Server, *records) {
+	t.Helper()
 	engine, err := sandbox.NewEngine(sandbox.EngineOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -351,13 +360,5 @@ func TestALoadStoppedByShutdownIsNotAnError(t *testing.T) {
 	t.Cleanup(func() { _ = engine.Close() })
 	logs := &records{}
 	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
-	ctx, stop := context.WithCancel(t.Context())
-	stop()
-	res := NewReloader(&Loader{Engine: engine, Server: srv, Logger: srv.Logger()}, dir, config.Default()).Load(ctx)
-	if len(res.Plugins) != 0 || len(res.Errors) != 1 {
-		t.Fatalf("load with a stopped context: %+v", res)
-	}
-	if logs.count("ERROR") != 0 || logs.count("WARN") != 0 || logs.count("load stopped", "plugin=a") != 1 {
-		t.Errorf("want one debug line for the stopped load, and no error or warning:\n%s", logs.dump())
-	}
+	return NewReloader(&Loader{Engine: engine, Server: srv, Logger: srv.Logger()}, dir, config.Default()), srv, logs
 }
