@@ -480,7 +480,7 @@ func TestKeylessBundleThroughReferrers(t *testing.T) {
 	}{
 		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
-		"other manifest": {attached(identity, issuer, true), "provided artifact digests do not match digests in statement", pol},
+		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
 		"key policy":     {attached(identity, issuer, false), "a sigstore bundle is verified keyless only", Policy{Key: plugintest.NewKeySigner(t).Pub}},
 	} {
 		t.Run(name, func(t *testing.T) {

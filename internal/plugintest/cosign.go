@@ -270,11 +270,19 @@ func (s *KeylessSigner) AttachBundle(t testing.TB, ref, dgst, subject, identity,
 	payloadBytes, _ := base64.StdEncoding.DecodeString(env.Payload)
 	sig, _ := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
 	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"} // as Rekor's dsse type writes it
+	set, err := s.vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.GetCanonicalizedBody()),
+		IntegratedTime: tle.GetIntegratedTime(), LogIndex: tle.GetLogIndex(), LogID: hex.EncodeToString(tle.GetLogId().GetKeyId())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
 	b, err := (&bundle.Bundle{Bundle: &protobundle.Bundle{
 		MediaType: bundleArtifactType,
 		VerificationMaterial: &protobundle.VerificationMaterial{
 			Content:     &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-			TlogEntries: []*protorekor.TransparencyLogEntry{entries[0].TransparencyLogEntry()},
+			TlogEntries: []*protorekor.TransparencyLogEntry{tle},
 		},
 		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{Payload: payloadBytes, PayloadType: env.PayloadType,
 			Signatures: []*protodsse.Signature{{Sig: sig}}}},
