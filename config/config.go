@@ -397,6 +397,21 @@ func (s Secret) Value() (string, error) {
 	return v, nil
 }
 
+// OAuth2Secret reads the secret of the plugin's i-th OAuth2 client, "" for
+// a public client. The error names the client and the secret's source,
+// never its value.
+func (p PluginConfig) OAuth2Secret(i int) (string, error) {
+	c := p.OAuth2[i]
+	if c.ClientSecret == nil {
+		return "", nil
+	}
+	v, err := c.ClientSecret.Value()
+	if err != nil {
+		return "", fmt.Errorf("plugins.%s.oauth2[%d].client_secret of client %q (%s): %w", p.Name, i, c.ClientID, c.ClientSecret, err)
+	}
+	return v, nil
+}
+
 // SecretValues reads the plugin's secrets, by config key. The error names
 // the key and the source of the first secret that cannot be read.
 func (p PluginConfig) SecretValues() (map[string]string, error) {

@@ -579,7 +579,7 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	pc.Rename = d.rename(t, p, toolNames)
 	pc.Mounts = d.mounts(t, p)
 	pc.TaskSupport = d.taskSupport(t, p)
-	pc.Keyring = d.keyring(t, p, pc.Secrets)
+	pc.Keyring = d.keyring(t, p)
 	pc.OAuth2 = d.oauth2(t, p)
 	return pc
 }

@@ -45,10 +45,12 @@ var (
 )
 
 // keyring returns the keyring array of tables; each entry's secret must
-// be a key of secrets.
-func (d *decoder) keyring(t map[string]any, p keyPath, secrets map[string]Secret) []KeyringEntry {
+// be a key of t's secrets table (one whose value is wrong is reported
+// there, not again here).
+func (d *decoder) keyring(t map[string]any, p keyPath) []KeyringEntry {
 	items := d.tableArray(t, p, "keyring")
 	p = p.add("keyring")
+	secrets, _ := t["secrets"].(map[string]any)
 	var out []KeyringEntry
 	for i, item := range items {
 		ip := p.add(index(i))
@@ -56,14 +58,21 @@ func (d *decoder) keyring(t map[string]any, p keyPath, secrets map[string]Secret
 		if !ok {
 			continue
 		}
+		before := len(d.errs)
 		var e KeyringEntry
-		for i, dst := range []*string{&e.Service, &e.User, &e.Secret} {
-			d.required(et, ip, keyringKeys[i])
-			*dst, _ = d.str(et, ip, keyringKeys[i])
+		field := func(key string) string {
+			d.required(et, ip, key)
+			s, _ := d.str(et, ip, key)
+			return s
 		}
+		e.Service, e.User = field("service"), field("user")
+		named := len(d.errs) == before // service and user are right
+		e.Secret = field("secret")
 		if _, ok := secrets[e.Secret]; !ok && e.Secret != "" {
 			d.errorf(ip.add("secret"), "%q is not a key of this plugin's secrets table", e.Secret)
-			continue
+		}
+		if !named {
+			continue // entries alike only through a wrong key are no duplicates
 		}
 		if slices.ContainsFunc(out, func(o KeyringEntry) bool { return o.Service == e.Service && o.User == e.User }) {
 			d.errorf(ip, "the entry service = %q, user = %q is granted twice", e.Service, e.User)
@@ -85,11 +94,13 @@ func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
 		if !ok {
 			continue
 		}
+		before := len(d.errs)
 		var c OAuth2Client
 		d.required(ct, ip, "token_url")
 		d.required(ct, ip, "client_id")
 		c.TokenURL, _ = d.checked(ct, ip, "token_url", checkEndpoint)
 		c.ClientID, _ = d.str(ct, ip, "client_id")
+		named := len(d.errs) == before // token_url and client_id are right
 		c.DeviceAuthorizationURL, _ = d.checked(ct, ip, "device_authorization_url", checkEndpoint)
 		if ref, ok := d.str(ct, ip, "client_secret"); ok {
 			if s, ok := d.secretRef(ip.add("client_secret"), ref); ok {
@@ -107,6 +118,9 @@ func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
 				d.errorf(ip.add("auth_style"), "%q is not \"basic\" or \"body\"", style)
 			}
 			c.AuthStyle = style
+		}
+		if !named {
+			continue // clients alike only through a wrong key are no duplicates
 		}
 		if slices.ContainsFunc(out, func(o OAuth2Client) bool { return o.TokenURL == c.TokenURL && o.ClientID == c.ClientID }) {
 			d.errorf(ip, "the client %q of %s is granted twice", c.ClientID, c.TokenURL)

@@ -41,10 +41,10 @@ type CheckReport struct {
 
 // CheckDir checks the plugins in dir against cfg as LoadDir would load
 // them, without compiling or running any plugin code: file names, sha256
-// pins, secrets (their sources are read, their values never shown),
-// embedded manifests and ABI versions, the grants each manifest asks for
-// and the host functions each module imports against those granted, and
-// the mounts' host directories. A plugin whose table has a source is
+// pins, secrets and OAuth2 client secrets (their sources are read, their
+// values never shown), embedded manifests and ABI versions, the grants
+// each manifest asks for and the host functions each module imports
+// against those granted, and the mounts' host directories. A plugin whose table has a source is
 // fetched from it as serve fetches it (verified, its tag pinned; a file of
 // its name in dir is not used, as by serve) and then checked. It also
 // reports [plugins.NAME] tables that name no plugin file.
@@ -129,6 +129,11 @@ func checkFile(path, name string, cfg *config.Config) []Problem {
 	}
 	if _, err := pc.SecretValues(); err != nil {
 		problem("%v", err)
+	}
+	for i := range pc.OAuth2 {
+		if _, err := pc.OAuth2Secret(i); err != nil {
+			problem("%v", err)
+		}
 	}
 	for _, m := range pc.Mounts {
 		if st, err := os.Stat(m.Host); err != nil || !st.IsDir() {

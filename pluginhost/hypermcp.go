@@ -38,17 +38,13 @@ func (l *Loader) broker() *tokenbroker.Broker {
 // the plugin's secret values, by key.
 func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, secrets map[string]string, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
 	clients := make([]tokenbroker.Client, 0, len(pc.OAuth2))
-	for _, c := range pc.OAuth2 {
-		tc := tokenbroker.Client{TokenURL: c.TokenURL, ClientID: c.ClientID, DeviceAuthURL: c.DeviceAuthorizationURL,
-			Scopes: c.Scopes, AuthStyle: c.AuthStyle}
-		if c.ClientSecret != nil {
-			v, err := c.ClientSecret.Value()
-			if err != nil {
-				return nil, fmt.Errorf("the client_secret of OAuth2 client %q in [[plugins.%s.oauth2]] (%s): %w", c.ClientID, name, c.ClientSecret, err)
-			}
-			tc.ClientSecret = v
+	for i, c := range pc.OAuth2 {
+		secret, err := pc.OAuth2Secret(i)
+		if err != nil {
+			return nil, err
 		}
-		clients = append(clients, tc)
+		clients = append(clients, tokenbroker.Client{TokenURL: c.TokenURL, ClientID: c.ClientID, ClientSecret: secret,
+			DeviceAuthURL: c.DeviceAuthorizationURL, Scopes: c.Scopes, AuthStyle: c.AuthStyle})
 	}
 	out := make(map[string]host.HostFunc, len(impl)+2)
 	for k, f := range impl {

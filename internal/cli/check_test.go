@@ -141,3 +141,61 @@ func TestCheckRejectsLimitsTheSandboxRefuses(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestCheckReadsOAuth2ClientSecrets checks that check reads the secret of
+// every OAuth2 client as it reads secrets: one that cannot be read is a
+// problem naming the client and the source; one that can is not shown.
+func TestCheckReadsOAuth2ClientSecrets(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "client.secret")
+	if err := os.WriteFile(secretFile, []byte("file-held-client-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCPHOST_CHECK_CLIENT_SECRET", "env-held-client-secret")
+	plugins, cfg := checkFixture(t, `
+[plugins.tools]
+host_functions = ["notify_progress"]
+
+[[plugins.tools.oauth2]]
+token_url = "https://auth.example.com/token"
+client_id = "held-in-env"
+client_secret = "env:MCPHOST_CHECK_CLIENT_SECRET"
+
+[[plugins.tools.oauth2]]
+token_url = "https://auth.example.com/token"
+client_id = "held-in-file"
+client_secret = "file:`+secretFile+`"
+
+[[plugins.tools.oauth2]]
+token_url = "https://auth.example.com/token"
+client_id = "unset"
+client_secret = "env:MCPHOST_CHECK_UNSET_CLIENT_SECRET"
+
+[[plugins.tools.oauth2]]
+token_url = "https://auth.example.com/token"
+client_id = "missing-file"
+client_secret = "file:`+secretFile+`.gone"
+
+[[plugins.tools.oauth2]]
+token_url = "https://auth.example.com/token"
+client_id = "public"
+`)
+	out, err := runCheck(t, plugins, cfg)
+	if !errors.Is(err, errCheckFailed) {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	tools := filepath.Join(plugins, "tools.wasm")
+	for _, want := range []string{
+		tools + `: plugins.tools.oauth2[2].client_secret of client "unset" (env:MCPHOST_CHECK_UNSET_CLIENT_SECRET): environment variable MCPHOST_CHECK_UNSET_CLIENT_SECRET is not set`,
+		tools + `: plugins.tools.oauth2[3].client_secret of client "missing-file" (file:` + secretFile + `.gone): reading secret file:`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "client_secret"); n != 2 {
+		t.Errorf("%d client_secret problems, want 2:\n%s", n, out)
+	}
+	if strings.Contains(out, "held-client-secret") {
+		t.Errorf("check printed a secret:\n%s", out)
+	}
+}

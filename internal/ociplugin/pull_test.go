@@ -436,3 +436,58 @@ func logHas(log string, parts ...string) bool {
 	}
 	return false
 }
+
+// TestKeylessBundleThroughReferrers proves a plugin signed only as cosign
+// v3 signs by default, a sigstore bundle attached through the referrers
+// API (here its tag schema: distribution 2.8 has no such API), is verified
+// keyless: accepted when it signs this manifest by the right identity;
+// refused, each with its own message, by another identity, another issuer,
+// or when it signs another manifest; and under a key policy, which it
+// cannot satisfy.
+func TestKeylessBundleThroughReferrers(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	ctx := context.Background()
+	signer := plugintest.NewKeylessSigner(t)
+	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
+	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	n := 0
+	attached := func(id, iss string, otherSubject bool) string {
+		n++
+		ref := "oci://" + reg.Addr + "/bundle/p" + string(rune('a'+n)) + ":1"
+		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subject := dgst
+		if otherSubject {
+			subject = digest.FromString("another manifest").String()
+		}
+		signer.AttachBundle(t, ref, dgst, subject, id, iss)
+		return ref
+	}
+	t.Run("good", func(t *testing.T) {
+		got, err := newPuller(t).Pull(ctx, attached(identity, issuer, false), pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
+			t.Errorf("signer %q, want %q", got.Signer, want)
+		}
+	})
+	for name, c := range map[string]struct {
+		ref, want string
+		pol       Policy
+	}{
+		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
+		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
+		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
+		"key policy":     {attached(identity, issuer, false), "a sigstore bundle is verified keyless only", Policy{Key: plugintest.NewKeySigner(t).Pub}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "sigstore bundle") {
+				t.Errorf("error %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}

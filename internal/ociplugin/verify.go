@@ -97,7 +97,7 @@ func verifySignature(ctx context.Context, repo *remote.Repository, source, diges
 	tag := SignatureTag(digest)
 	desc, err := repo.Resolve(ctx, tag)
 	if errors.Is(err, errdef.ErrNotFound) {
-		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("no cosign signature (no tag %s)", tag))
+		return verifyBundles(ctx, repo, digest, pol, refuse)
 	}
 	if isUnreachable(err) { // the caller may have it verified before
 		return "", fmt.Errorf("looking for its signature %s: %w", tag, err)
@@ -195,6 +195,26 @@ func (p Policy) checker() (func([]byte, map[string]string) (string, error), erro
 			return signer, nil
 		}, nil
 	}
+	verifyKeyless, err := p.keyless()
+	if err != nil {
+		return nil, err
+	}
+	return func(body []byte, ann map[string]string) (string, error) {
+		entity, err := keylessEntity(body, ann)
+		if err != nil {
+			return "", err
+		}
+		signer, err := verifyKeyless(entity, verify.WithArtifact(bytes.NewReader(body)))
+		if err != nil {
+			return "", fmt.Errorf("the keyless signature does not verify: %v", err)
+		}
+		return signer, nil
+	}, nil
+}
+
+// keyless returns the function that verifies a signed entity of the
+// artifact under the keyless policy, and returns who signed.
+func (p Policy) keyless() (func(verify.SignedEntity, verify.ArtifactPolicyOption) (string, error), error) {
 	tr, err := root.NewTrustedRootFromPath(p.TrustedRoot)
 	if err != nil {
 		return nil, fmt.Errorf("the trusted root %s: %w", p.TrustedRoot, err)
@@ -207,18 +227,103 @@ func (p Policy) checker() (func([]byte, map[string]string) (string, error), erro
 	if err != nil {
 		return nil, err
 	}
-	return func(body []byte, ann map[string]string) (string, error) {
-		entity, err := keylessEntity(body, ann)
+	return func(entity verify.SignedEntity, artifact verify.ArtifactPolicyOption) (string, error) {
+		res, err := v.Verify(entity, verify.NewPolicy(artifact, verify.WithCertificateIdentity(id)))
 		if err != nil {
 			return "", err
-		}
-		res, err := v.Verify(entity, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(body)), verify.WithCertificateIdentity(id)))
-		if err != nil {
-			return "", fmt.Errorf("the keyless signature does not verify: %v", err)
 		}
 		c := res.Signature.Certificate
 		return fmt.Sprintf("%s (issuer %s)", c.SubjectAlternativeName, c.Issuer), nil
 	}, nil
+}
+
+// BundleArtifactType is the artifact type, and its layer's media type, of
+// the sigstore bundle cosign v3 attaches to a manifest through the OCI
+// referrers API by default.
+const BundleArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
+// verifyBundles checks, for a manifest without classic cosign signatures,
+// that one of the sigstore bundles among its referrers (found with the
+// referrers API, else its tag schema) signs digest under pol, and returns
+// who signed. refuse formats a refusal as verifySignature does.
+func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, pol Policy, refuse func(string, ...any) error) (string, error) {
+	none := func() (string, error) {
+		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("no cosign signature (no tag %s) and no sigstore bundle among its referrers", SignatureTag(digest)))
+	}
+	target, err := repo.Resolve(ctx, digest)
+	if err != nil {
+		return "", fmt.Errorf("looking for its sigstore bundles: %w", err)
+	}
+	var found []ocispec.Descriptor
+	err = repo.Referrers(ctx, target, BundleArtifactType, func(refs []ocispec.Descriptor) error {
+		found = append(found, refs...)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errdef.ErrNotFound) || err == nil && len(found) == 0:
+		return none()
+	case isUnreachable(err): // the caller may have it verified before
+		return "", fmt.Errorf("looking for its sigstore bundles: %w", err)
+	case err != nil:
+		return "", refuse("looking for its sigstore bundles: %v", err)
+	case pol.Key != "":
+		return "", refuse("it has only a sigstore bundle, and a sigstore bundle is verified keyless only (trusted_root, identity, issuer)")
+	}
+	verifyKeyless, err := pol.keyless()
+	if err != nil {
+		return "", refuse("%v", err)
+	}
+	sum, err := hex.DecodeString(strings.TrimPrefix(digest, "sha256:"))
+	if err != nil {
+		return "", refuse("%v", err)
+	}
+	var reasons []string
+	for i, desc := range found {
+		if i == maxSignatures {
+			break
+		}
+		signer, err := verifyBundle(ctx, repo, desc, sum, verifyKeyless)
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("the sigstore bundle %s: %v", desc.Digest, err))
+			continue
+		}
+		return signer, nil
+	}
+	return "", refuse("%s", strings.Join(reasons, "; "))
+}
+
+// verifyBundle verifies the sigstore bundle in the referrer desc as a
+// signature of the manifest whose sha256 is sum.
+func verifyBundle(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, sum []byte,
+	verifyKeyless func(verify.SignedEntity, verify.ArtifactPolicyOption) (string, error)) (string, error) {
+	if desc.Size > maxSignatureBytes {
+		return "", fmt.Errorf("its manifest claims %d bytes, more than %d", desc.Size, maxSignatureBytes)
+	}
+	var m ocispec.Manifest
+	if err := fetchJSON(ctx, repo, desc, &m); err != nil {
+		return "", err
+	}
+	if len(m.Layers) != 1 || m.Layers[0].MediaType != BundleArtifactType || m.Layers[0].Size > maxSignatureBytes {
+		return "", fmt.Errorf("its manifest does not hold one bundle layer of at most %d bytes", maxSignatureBytes)
+	}
+	rc, err := repo.Blobs().Fetch(ctx, m.Layers[0])
+	if err != nil {
+		return "", err
+	}
+	body, err := content.ReadAll(rc, m.Layers[0])
+	rc.Close()
+	if err != nil {
+		return "", err
+	}
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(body); err != nil {
+		return "", err
+	}
+	signer, err := verifyKeyless(&b, verify.WithArtifactDigest("sha256", sum))
+	if err != nil {
+		return "", fmt.Errorf("does not verify: %v", err)
+	}
+	return signer, nil
 }
 
 // cosignBundle is the annotation AnnotationBundle: a Rekor entry and the

@@ -14,9 +14,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
+	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore-go/pkg/tlog"
@@ -230,5 +236,69 @@ func (s *KeylessSigner) Annotations(t testing.TB, identity, issuer string, body 
 		annotationSignature:   base64.StdEncoding.EncodeToString(sc.Signature()),
 		annotationCertificate: string(certPEM),
 		annotationBundle:      string(bb),
+	}
+}
+
+// bundleArtifactType is the artifact type, and the layer's media type, of
+// the sigstore bundle cosign v3 attaches to an image by default.
+const bundleArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+
+// AttachBundle signs the manifest subject of ref as identity of issuer as
+// `cosign sign` v3 does by default: an in-toto statement whose subject is
+// the manifest digest signed, dsse-wrapped, by a certificate of the
+// virtual Fulcio, logged with an inclusion proof in the virtual Rekor, in
+// a v0.3 sigstore bundle attached to the manifest dgst of ref through the
+// referrers API (the referrers tag schema on registries without it).
+// subject is the digest the statement names: dgst, or another to attach a
+// bundle that signs something else.
+func (s *KeylessSigner) AttachBundle(t testing.TB, ref, dgst, subject, identity, issuer string) {
+	t.Helper()
+	hexDigest, _ := strings.CutPrefix(subject, "sha256:")
+	statement, _ := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []map[string]any{{"name": strings.TrimPrefix(ref, "oci://"), "digest": map[string]string{"sha256": hexDigest}}},
+		"predicateType": "https://sigstore.dev/cosign/sign/v1",
+		"predicate":     map[string]any{},
+	})
+	e, err := s.vs.AttestAtTime(identity, issuer, statement, time.Now().Add(5*time.Minute), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := e.VerificationContent()
+	sc, _ := e.SignatureContent()
+	env := sc.EnvelopeContent().RawEnvelope()
+	payloadBytes, _ := base64.StdEncoding.DecodeString(env.Payload)
+	sig, _ := base64.StdEncoding.DecodeString(env.Signatures[0].Sig)
+	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"} // as Rekor's dsse type writes it
+	set, err := s.vs.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.GetCanonicalizedBody()),
+		IntegratedTime: tle.GetIntegratedTime(), LogIndex: tle.GetLogIndex(), LogID: hex.EncodeToString(tle.GetLogId().GetKeyId())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
+	b, err := (&bundle.Bundle{Bundle: &protobundle.Bundle{
+		MediaType: bundleArtifactType,
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content:     &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
+			TlogEntries: []*protorekor.TransparencyLogEntry{tle},
+		},
+		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{Payload: payloadBytes, PayloadType: env.PayloadType,
+			Signatures: []*protodsse.Signature{{Sig: sig}}}},
+	}}).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo := RepoOf(t, ref)
+	layer := PushBlob(t, repo, bundleArtifactType, b)
+	target, err := repo.Resolve(ctx, dgst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, bundleArtifactType,
+		oras.PackManifestOptions{Layers: []ocispec.Descriptor{layer}, Subject: &target}); err != nil {
+		t.Fatal(err)
 	}
 }
