@@ -9,6 +9,7 @@
 # (`rustup target add wasm32-wasip1`; see pdk/rust/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/apt.sh
 
 packages=(
 	rustc                    # the compiler (1.63 on Debian 12)
@@ -20,35 +21,16 @@ packages=(
 	librust-serde-json-dev   # ... and what they pull in (itoa, ryu, syn, ...)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-		missing+=("$p")
-	fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "setup-rust: ${packages[*]} already installed"
-else
-	if ! command -v apt-get >/dev/null 2>&1; then
-		echo "setup-rust: apt-get not found; install Rust with rustup and 'rustup target add wasm32-wasip1' (pdk/rust/README.md)" >&2
-		exit 1
-	fi
-	sudo=()
-	if [ "$(id -u)" -ne 0 ]; then
-		if command -v sudo >/dev/null 2>&1; then
-			sudo=(sudo)
-		else
-			echo "setup-rust: need root to install ${missing[*]}" >&2
-			exit 1
-		fi
-	fi
-	echo "setup-rust: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	# An update first: a fresh machine may have no package lists, or old ones.
-	"${sudo[@]}" apt-get update -qq
-	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+rc=0
+apt_install setup-rust "the Rust PDK, the Rust example and the Rust test plugins" "${packages[@]}" || rc=$?
+case $rc in
+0) ;;
+2)
+	echo "setup-rust: apt-get not found; install Rust with rustup and 'rustup target add wasm32-wasip1' (pdk/rust/README.md)" >&2
+	exit 1
+	;;
+*) exit "$rc" ;;
+esac
 
 # Check the result the way the build will use it.
 pdk/rust/build-plugin.sh --check
