@@ -208,8 +208,19 @@ func listed[T, E any](l *pluginLists, log *slog.Logger, kind string, old *[]E, i
 	return nil
 }
 
-// Plugins returns the catalog's plugins in order of name.
+// Plugins returns the catalog's plugins in the naming rule's order.
 func (c *Catalog) Plugins() []*Plugin { return c.plugins }
+
+// CatalogSize counts what a catalog serves, as clients see it.
+type CatalogSize struct {
+	Plugins, Tools, Prompts, Resources, Templates int
+}
+
+// Size counts what the catalog serves.
+func (c *Catalog) Size() CatalogSize {
+	return CatalogSize{Plugins: len(c.plugins), Tools: len(c.tools), Prompts: len(c.prompts),
+		Resources: len(c.resources), Templates: len(c.templates)}
+}
 
 // before reports whether p comes before q in the naming rule's order.
 func (p *Plugin) before(q *Plugin) bool {

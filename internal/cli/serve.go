@@ -143,7 +143,11 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	// a startError, unless on_load_error = "skip".
 	ctx, failStart := context.WithCancelCause(ctx)
 	defer failStart(nil)
-	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, cacheDir, logger, failStart)
+	at := "stdin/stdout"
+	if ln != nil {
+		at = cfg.Scheme() + "://" + ln.Addr().String() + "/mcp (Streamable HTTP) and /sse (HTTP+SSE)"
+	}
+	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, at, cacheDir, logger, failStart)
 	stopReloading := startReloading(ctx, reloader, cfg.Path, f.watch, logger)
 	defer func() { // before the plugins close; a reload may wait for the load
 		stopLoading()
@@ -184,12 +188,13 @@ func (e startError) Error() string {
 // the transport already serves (pluginhost.Reloader.Load publishes each as
 // it is ready, and has srv's initialize wait for them as startup_wait
 // says). It logs the serving line once every plugin is loaded or failed,
-// or when startup_wait has passed, naming the plugins still loading, and a
-// last line when those are done. When a plugin that cfg names did not
+// or when startup_wait has passed: the transport and where it answers
+// (at), what is served, the plugins still loading or failed; and a last
+// line when those are done. When a plugin that cfg names did not
 // load, it calls failStart with a startError, unless cfg's on_load_error
 // is "skip". The returned function stops the load and waits for it.
 func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, cfg *config.Config,
-	transport, cacheDir string, logger *slog.Logger, failStart func(error)) (stop func()) {
+	transport, at, cacheDir string, logger *slog.Logger, failStart func(error)) (stop func()) {
 	startupWait := cfg.Server.StartupWait
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
@@ -213,7 +218,9 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 			return
 		}
 		_, states := reloader.Status()
-		logger.Info("serving", "transport", transport, "plugins", len(srv.Catalog().Plugins()),
+		size := srv.Catalog().Size()
+		logger.Info("serving", "transport", transport, "at", at, "plugins", size.Plugins, "tools", size.Tools,
+			"prompts", size.Prompts, "resources", size.Resources, "templates", size.Templates,
 			"loading", namesIn(states, pluginhost.StateLoading), "failed", namesIn(states, pluginhost.StateFailed),
 			"startup", time.Since(started).Round(time.Millisecond), "cache", cacheDir)
 		if !ok {
