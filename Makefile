@@ -135,3 +135,23 @@ conformance:
 	scripts/conformance.sh
 
 .PHONY: conformance-plugin conformance
+
+# RELEASE_PLATFORMS are the GOOS/GOARCH pairs make release builds.
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+## release: cross-compile mcphost for RELEASE_PLATFORMS into build/release/mcphost_VERSION_OS_ARCH.tar.gz (.zip for windows), each with README.md, LICENSE, CHANGELOG.md and mcphost.toml, and write build/release/SHA256SUMS
+release:
+	@rm -rf $(BUILD_DIR)/release && mkdir -p $(BUILD_DIR)/release
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; name=mcphost_$(VERSION)_$${os}_$${arch}; dir=$(BUILD_DIR)/release/$$name; \
+		exe=mcphost; [ $$os = windows ] && exe=mcphost.exe; \
+		echo "release: $$name"; mkdir -p $$dir; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=auto -ldflags "-s -X main.version=$(VERSION)" -o $$dir/$$exe ./cmd/mcphost; \
+		cp README.md LICENSE CHANGELOG.md mcphost.toml $$dir/; \
+		if [ $$os = windows ]; then (cd $(BUILD_DIR)/release && zip -qr $$name.zip $$name); \
+		else tar -C $(BUILD_DIR)/release -czf $(BUILD_DIR)/release/$$name.tar.gz $$name; fi; \
+		rm -rf $$dir; \
+	done
+	@cd $(BUILD_DIR)/release && sha256sum mcphost_* > SHA256SUMS && cat SHA256SUMS
+
+.PHONY: release
