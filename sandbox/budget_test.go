@@ -237,3 +237,24 @@ func TestInstanceReservesWhatTheHostMayCopy(t *testing.T) {
 		t.Errorf("an instance of a plugin granted HTTP reserves %d bytes, want %d", got, want)
 	}
 }
+
+// TestAFirstInstanceWaitsForTheBudgetWhateverTheQueue: a plugin's first
+// instance, made at load, waits within its timeout for the budget that
+// busy instances hold, even when the plugin's calls may not wait
+// (max_queue = 0): a load must not fail for a moment's shortage.
+func TestAFirstInstanceWaitsForTheBudgetWhateverTheQueue(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20, MaxInstances: 1, Timeout: 2 * time.Second}
+	e := budgetEngine(t, int(1.5*guestInstanceMiB(t, l))) // room for one instance
+	sleeper := loadIn(t, e, "sleeper", l)
+	done := make(chan error, 1)
+	go func() { _, err := sleeper.Call(context.Background(), "sleep", nil); done <- err }()
+	time.Sleep(500 * time.Millisecond) // until it holds the budget
+	l.MaxQueue, l.Timeout = NoQueue, 5*time.Second
+	p, err := e.Load(t.Context(), "impatient", testWasm(t, "guest"), Options{Limits: l})
+	if err != nil {
+		t.Fatalf("load while the budget was held for a moment: %v", err)
+	}
+	_ = p.Close(context.Background())
+	<-done
+}
