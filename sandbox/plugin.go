@@ -91,10 +91,12 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Opt
 // function, within ctx and the call timeout, and keeps it for the first
 // call. A plugin that fails to start is closed: Start returns the error.
 func (p *Plugin) Start(ctx context.Context) error {
-	// The first instance waits for room in the budget as a call would.
+	// The first instance waits for room in the budget, within the call
+	// timeout, even for a plugin whose calls may not queue: a load must not
+	// fail for a moment's shortage.
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
 	defer cancel()
-	inst, err := p.pool.acquire(ctx, "")
+	inst, err := p.pool.acquire(ctx, "", true)
 	if err != nil {
 		_ = p.Close(ctx) // the instantiation error says more
 		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
@@ -342,7 +344,7 @@ func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, 
 	if ctx.Err() != nil {
 		return nil, p.ctxError(export, ctx)
 	}
-	inst, err := p.pool.acquire(ctx, owner)
+	inst, err := p.pool.acquire(ctx, owner, p.pool.queue > 0)
 	var spent *budgetError
 	switch {
 	case errors.As(err, &spent):

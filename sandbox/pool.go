@@ -52,10 +52,11 @@ func newPool(name string, budget *memoryBudget, cost uint64, size, queue int, cr
 // waiting for a slot if every slot is taken. A new instance that would
 // make more instances than slots closes the idle instance of another owner
 // that was idle longest. A new instance reserves its cost from the budget
-// first (memoryBudget.reserve), waiting for it only if callers may wait
-// for a slot. It fails with errQueueFull, ctx's error, ErrClosed, a
-// *budgetError or the creation error.
-func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
+// first (memoryBudget.reserve), waiting for it only if mayWait (callers
+// may wait for a slot, or the plugin is loading). It fails with
+// errQueueFull, ctx's error, ErrClosed, a *budgetError or the creation
+// error.
+func (p *pool) acquire(ctx context.Context, owner string, mayWait bool) (*instance, error) {
 	if err := p.takeSlot(ctx); err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (p *pool) acquire(ctx context.Context, owner string) (*instance, error) {
 	if evicted != nil {
 		evicted.close()
 	}
-	if err := p.budget.reserve(ctx, p.name, p.cost, p.queue > 0); err != nil {
+	if err := p.budget.reserve(ctx, p.name, p.cost, mayWait); err != nil {
 		p.release(nil, false)
 		return nil, err
 	}

@@ -98,9 +98,17 @@ func devCheckScaffold(t *testing.T, dir, file, lang string) {
 	if want := "written in " + lang; !strings.Contains(res.stdout, want) {
 		t.Errorf("read about: stdout %q lacks %q", res.stdout, want)
 	}
-	// Without the config's grant, the plugin is refused as serve refuses it.
+	// Without the config's grant (the scaffold's mcphost.toml beside the
+	// plugin, which call finds), the plugin is refused as serve refuses it.
 	other := t.TempDir()
-	res = devRunIn(t, other, nil, "call", filepath.Join(dir, file), "greet", "--arg", "name=World")
+	plugin, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, filepath.Base(file)), plugin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = devRunIn(t, other, nil, "call", filepath.Base(file), "greet", "--arg", "name=World")
 	if res.code != 1 || !strings.Contains(res.stderr, `host_functions = ["notify_logging_message"]`) {
 		t.Errorf("call without the grant: exit %d, stderr:\n%s", res.code, res.stderr)
 	}

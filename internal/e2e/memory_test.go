@@ -257,7 +257,7 @@ allowed_hosts = ["127.0.0.1:%s"]
 	baseline := procStatusKiB(t, srv.pid, "VmRSS") >> 10
 
 	attacks := []memoryAttack{
-		{"memory grow bomb", "grow", nil, "plugin greedy: plugin trapped:", true},
+		{"memory grow bomb", "grow", nil, "plugin greedy: plugin ran out of memory: all 16 MiB of its memory were in use", true},
 		{"kernel alloc flood", "alloc_flood", nil, "kernel memory exhausted after 15 MiB", true},
 		{"table bomb", "table_bomb", nil, "call_tool returned 1 without an error message", true},
 		{"12 MiB error_set", "error_set", map[string]any{"bytes": bigBlock},
@@ -358,7 +358,8 @@ max_queue = 0
 
 	var wg sync.WaitGroup
 	for i, cs := range sessions {
-		tool := []string{"alloc_flood", "greedy2.alloc_flood"}[i%2]
+		// greedy3's table comes first: it keeps the plain names.
+		tool := []string{"greedy_alloc_flood", "greedy2_alloc_flood"}[i%2]
 		wg.Go(func() {
 			got, isErr, err := hostileCall(ctx, cs, tool, nil)
 			if want := "kernel memory exhausted after 63 MiB"; err != nil || !isErr || got != want {
@@ -378,13 +379,13 @@ max_queue = 0
 	// Two calls hold the budget for two seconds.
 	for _, cs := range sessions[:2] {
 		wg.Go(func() {
-			if got, isErr, err := hostileCall(ctx, cs, "sleep", map[string]any{"n": 2000}); err != nil || isErr {
+			if got, isErr, err := hostileCall(ctx, cs, "greedy_sleep", map[string]any{"n": 2000}); err != nil || isErr {
 				t.Errorf("sleep: %v %v %q", err, isErr, got)
 			}
 		})
 	}
 	time.Sleep(700 * time.Millisecond) // until they hold their instances
-	got, isErr, err := hostileCall(ctx, sessions[2], "greedy3.ok", nil)
+	got, isErr, err := hostileCall(ctx, sessions[2], "ok", nil)
 	for _, want := range []string{
 		fmt.Sprintf("plugin greedy3: plugin busy: memory_budget_mib = %d is spent: a new instance of greedy3 needs", budgetMiB),
 		"the rest is held by busy instances (plugin, instances, memory): greedy 2 (",
@@ -397,7 +398,7 @@ max_queue = 0
 		t.Errorf("healthy plugin while the budget is held: %v %v %q", err, isErr, got)
 	}
 	wg.Wait()
-	if got, isErr, err := hostileCall(ctx, sessions[2], "greedy3.ok", nil); err != nil || isErr || got != "ok" {
+	if got, isErr, err := hostileCall(ctx, sessions[2], "ok", nil); err != nil || isErr || got != "ok" {
 		t.Errorf("greedy3 once the budget is free: %v %v %q", err, isErr, got)
 	}
 }

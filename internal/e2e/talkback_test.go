@@ -690,26 +690,37 @@ func TestTaskSupportDeclared(t *testing.T) {
 		if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		var list struct {
-			Result struct {
-				Tools []map[string]any `json:"tools"`
-			} `json:"result"`
-		}
-		raw, _ := json.Marshal(s.roundTrip(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`))
-		if err := json.Unmarshal(raw, &list); err != nil {
-			t.Fatal(err)
-		}
 		found := false
-		for _, tool := range list.Result.Tools {
-			if tool["name"] == "crunch" {
-				found = true
-				if fmt.Sprint(tool["execution"]) != fmt.Sprint(want) {
-					t.Errorf("%s: crunch execution = %v, want %v", version, tool["execution"], want)
+		cursor := ""
+		for page := 2; page < 20 && !found; page++ {
+			var list struct {
+				Result struct {
+					Tools      []map[string]any `json:"tools"`
+					NextCursor string           `json:"nextCursor"`
+				} `json:"result"`
+			}
+			params, _ := json.Marshal(map[string]any{"cursor": cursor})
+			if cursor == "" {
+				params = []byte(`{}`)
+			}
+			raw, _ := json.Marshal(s.roundTrip(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}`, page, params)))
+			if err := json.Unmarshal(raw, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range list.Result.Tools {
+				if tool["name"] == "crunch" {
+					found = true
+					if fmt.Sprint(tool["execution"]) != fmt.Sprint(want) {
+						t.Errorf("%s: crunch execution = %v, want %v", version, tool["execution"], want)
+					}
 				}
+			}
+			if cursor = list.Result.NextCursor; cursor == "" {
+				break
 			}
 		}
 		if !found {
-			t.Errorf("%s: no crunch in %s", version, raw)
+			t.Errorf("%s: no crunch in any page of tools/list", version)
 		}
 	}
 }
