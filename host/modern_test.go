@@ -52,18 +52,14 @@ func TestModernRequestLackingACapabilityIsMissingRequiredClientCapability(t *tes
 
 // A 2026-07-28 request is never answered with a request to the client (the
 // stdio binding forbids it): a plugin asking a client that declared the
-// capability gets an error saying why, and the call still completes.
+// capability makes the request answer input_required, with the question.
 func TestModernRequestSendsNoRequestToTheClient(t *testing.T) {
 	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateMessage)))
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10},"_meta":` + modernMeta(`{"sampling":{}}`, "") + `}}`)
 	resp := h.out.next(t)
-	res := result(t, resp)
-	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
-	if !strings.Contains(text, "input_required") {
-		t.Errorf("the plugin was told %q, want an error naming the input_required result mcphost does not send yet", text)
-	}
-	if res["resultType"] != "complete" {
-		t.Errorf("resultType %v, want complete", res["resultType"])
+	reqs, _ := inputRequired(t, resp)
+	if q, _ := reqs["sampling-1"].(map[string]any); q == nil || q["method"] != "sampling/createMessage" {
+		t.Errorf("inputRequests %v, want sampling-1, a sampling/createMessage request", reqs)
 	}
 }
 
