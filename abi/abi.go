@@ -51,9 +51,12 @@ const HostModule = "extism:host/user"
 // Host functions a plugin may import from HostModule. Each takes and returns
 // Extism memory handles (i64) holding JSON; see ABI.md for signatures.
 const (
-	HostCreateMessage             = "create_message"
-	HostCreateElicitation         = "create_elicitation"
-	HostListRoots                 = "list_roots"
+	HostCreateMessage     = "create_message"
+	HostCreateElicitation = "create_elicitation"
+	HostListRoots         = "list_roots"
+	// HostRequestInput asks the client several questions at once, under
+	// the plugin's keys (an mcphost extension; ABI.md section 3).
+	HostRequestInput              = "request_input"
 	HostNotifyLoggingMessage      = "notify_logging_message"
 	HostNotifyProgress            = "notify_progress"
 	HostNotifyToolListChanged     = "notify_tool_list_changed"
@@ -83,6 +86,7 @@ var hostFunctions = []struct {
 	{HostCreateMessage, HostSignature{Input: true, Output: true}},
 	{HostCreateElicitation, HostSignature{Input: true, Output: true}},
 	{HostListRoots, HostSignature{Output: true}},
+	{HostRequestInput, HostSignature{Input: true, Output: true}},
 	{HostNotifyLoggingMessage, HostSignature{Input: true}},
 	{HostNotifyProgress, HostSignature{Input: true}},
 	{HostNotifyToolListChanged, HostSignature{}},

@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -155,7 +154,7 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 	if _, ok := fields["resultType"]; !ok {
 		fields["resultType"] = json.RawMessage(`"complete"`)
 	}
-	if slices.Contains(cacheableMethods, method) {
+	if slices.Contains(cacheableMethods, method) && string(fields["resultType"]) == `"complete"` {
 		fields["ttlMs"] = json.RawMessage(`0`)
 		fields["cacheScope"] = json.RawMessage(`"private"`)
 	}
@@ -203,14 +202,4 @@ func (r *request) missingCapabilities() *RPCError {
 	e := rpcErrorf(CodeMissingClientCapability, "missing required client capability: the request needs client capabilities it did not declare in _meta[%q]", metaClientCapabilities)
 	e.Data, _ = json.Marshal(map[string]any{"requiredCapabilities": r.lacking})
 	return e
-}
-
-// callClient sends a request to the client of r and waits for its answer.
-// A 2026-07-28 request cannot: its server asks with an input_required
-// result (multi round-trip requests), which mcphost does not send yet.
-func (r *request) callClient(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	if r.era != nil {
-		return nil, errClientCannot{method + " during a " + r.era.version + " request needs an input_required result (multi round-trip), which mcphost does not send yet"}
-	}
-	return r.sess.callClient(ctx, r.reply, method, params)
 }

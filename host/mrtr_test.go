@@ -215,7 +215,7 @@ func TestRequestInputAsksSeveralQuestionsAtOnce(t *testing.T) {
 		raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": answer})
 		h.send(string(raw))
 	}
-	if got := toolText(t, h.out.next(t)); got != "3 answers" {
+	if got := result(t, h.out.next(t))["content"].([]any)[0].(map[string]any)["text"]; got != "3 answers" {
 		t.Errorf("legacy session answered %q, want 3 answers", got)
 	}
 }

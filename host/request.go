@@ -13,8 +13,11 @@ import (
 // the plugin call it causes, so host functions can find the session, the
 // progress token and the stream the request's messages belong on.
 type request struct {
-	sess      *Session
-	era       *modern // nil in a legacy session (modern.go)
+	sess *Session
+	era  *modern // nil in a legacy session (modern.go)
+	// input is what a modern request that may be answered input_required
+	// knows of the client's answers (mrtr.go); nil otherwise.
+	input     *inputRound
 	id        json.RawMessage
 	method    string
 	meta      abi.Meta

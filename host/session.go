@@ -253,10 +253,17 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 	if rpcErr != nil {
 		return encode(m.ID, nil, rpcErr)
 	}
+	var round *inputRound
+	if rp, ok := p.(retryable); ok && era != nil && isMRTRMethod(m.Method) {
+		if round, rpcErr = sess.srv.openRound(ctx, m.Method, rp); rpcErr != nil {
+			return encode(m.ID, nil, rpcErr)
+		}
+	}
 	req, rpcErr := sess.begin(ctx, m, era, p.metadata(), reply)
 	if rpcErr != nil {
 		return encode(m.ID, nil, rpcErr)
 	}
+	req.input = round
 	if batch != nil {
 		batch.Add(1)
 	}
@@ -272,6 +279,9 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 			sess.srv.awaitStartup(req.ctx)
 		}
 		res, err := h.serve(req.ctx, req, p)
+		if round != nil {
+			res, err = round.finish(sess.srv, res, err)
+		}
 		if missing := req.missingCapabilities(); missing != nil {
 			res, err = nil, missing
 		}
