@@ -957,3 +957,42 @@ func TestIsolationDefaultsToPerUserWhenClientsAuthenticate(t *testing.T) {
 		t.Errorf("bad isolation: %v", err)
 	}
 }
+
+// [server] request_state_key_file names a file of requestState keys, one
+// a line, the first signing; request_state_ttl bounds a state's life.
+func TestRequestStateKeys(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if err := os.WriteFile(keys, []byte("# newest first\nnew-key-new-key-new-key-new-key!\n\n  old-key-old-key-old-key-old-key!  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := load(t, "[server]\nrequest_state_key_file = \""+keys+"\"\nrequest_state_ttl = \"5m\"\n")
+	if cfg.Server.RequestStateTTL != 5*time.Minute {
+		t.Errorf("request_state_ttl: %v", cfg.Server.RequestStateTTL)
+	}
+	got, err := cfg.RequestStateKeys()
+	if err != nil || len(got) != 2 || string(got[0]) != "new-key-new-key-new-key-new-key!" || string(got[1]) != "old-key-old-key-old-key-old-key!" {
+		t.Errorf("RequestStateKeys() = %q, %v; want the two keys, newest first", got, err)
+	}
+	if got, err := load(t, "").RequestStateKeys(); got != nil || err != nil {
+		t.Errorf("without a key file: %q, %v; want none", got, err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("too-short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(t, "[server]\nrequest_state_key_file = \""+short+"\"\n").RequestStateKeys(); err == nil || !strings.Contains(err.Error(), "at least 32 bytes") {
+		t.Errorf("a short key: %v, want an error asking for at least 32 bytes", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(t, "[server]\nrequest_state_key_file = \""+empty+"\"\n").RequestStateKeys(); err == nil || !strings.Contains(err.Error(), "no key") {
+		t.Errorf("a file without keys: %v, want an error", err)
+	}
+	_, errs := loadErrors(t, "[server]\nrequest_state_ttl = \"0s\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server.request_state_ttl: "0s" is not positive`) {
+		t.Errorf("request_state_ttl 0s: %v", errs)
+	}
+}
