@@ -57,6 +57,46 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// RequestStateKeyFile is the absolute path of the file of keys that
+	// sign the requestState of 2026-07-28 input_required results, one a
+	// line, the signing key first; "" for a random key per process. Read
+	// it with Config.RequestStateKeys.
+	RequestStateKeyFile string
+	// RequestStateTTL is how long a requestState is accepted after it was
+	// issued; 0 for the server's default.
+	RequestStateTTL time.Duration
+}
+
+// minRequestStateKey is the least length of a requestState key, in bytes.
+const minRequestStateKey = 32
+
+// RequestStateKeys reads the keys of [server] request_state_key_file: one
+// a line, blank lines and lines starting with # left out, each at least 32
+// bytes. Nil, with no error, when no file is set.
+func (c *Config) RequestStateKeys() ([][]byte, error) {
+	path := c.Server.RequestStateKeyFile
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("server.request_state_key_file: %w", err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if len(line) < minRequestStateKey {
+			return nil, fmt.Errorf("server.request_state_key_file: %s line %d: a key must have at least 32 bytes, this one has %d", path, i+1, len(line))
+		}
+		keys = append(keys, []byte(line))
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("server.request_state_key_file: %s has no key", path)
+	}
+	return keys, nil
 }
 
 // HTTPConfig holds the [http] table.

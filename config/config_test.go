@@ -397,7 +397,7 @@ guest = "/b"
 		{"duration zero", "[defaults]\ntimeout = \"0s\"\n", 2, `defaults.timeout: "0s" is not positive`},
 		{"duration long", "[defaults]\nbreaker_window = \"61m\"\n", 2, `defaults.breaker_window: "61m" is longer than 1h0m0s`},
 		{"unknown host function", "[plugins.p]\nhost_functions = [\"notify_progress\", \"notify_log\"]\n", 2,
-			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, notify_logging_message, notify_progress,`},
+			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, request_input, notify_logging_message,`},
 		{"empty host", "[plugins.p]\nallowed_hosts = [\"\"]\n", 2, "plugins.p.allowed_hosts[0]: empty host pattern"},
 		{"host with other scheme", "[plugins.p]\nallowed_hosts = [\"ftp://api.example.com\"]\n", 2,
 			`plugins.p.allowed_hosts[0]: "ftp://api.example.com": the scheme may only be http or https`},

@@ -32,7 +32,7 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "request_state_key_file", "request_state_ttl"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
@@ -295,6 +295,16 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
+	}
+	if file, ok := d.str(t, p, "request_state_key_file"); ok {
+		if file == "" {
+			d.errorf(p.add("request_state_key_file"), "must not be empty")
+		} else {
+			s.RequestStateKeyFile = d.abs(file)
+		}
+	}
+	if dur, ok := d.duration(t, p, "request_state_ttl", 24*time.Hour); ok {
+		s.RequestStateTTL = dur
 	}
 }
 

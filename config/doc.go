@@ -37,6 +37,16 @@
 //	                       # spent"; a plugin one instance of which cannot
 //	                       # fit is not loaded; the default is two thirds
 //	                       # of a 24 GiB machine: lower it on smaller ones
+//	request_state_key_file = ""  # keys signing the requestState of
+//	                       # 2026-07-28 input_required results, one a
+//	                       # line (# comments), each >= 32 bytes, the
+//	                       # signing key first, all accepted; mcphost
+//	                       # processes sharing the file complete each
+//	                       # other's retries; rotate by adding a key on
+//	                       # top and removing the old one a TTL later;
+//	                       # unset: a random key per process
+//	request_state_ttl = "15m"  # how long a requestState is accepted,
+//	                       # > 0 and <= 24h
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096
@@ -226,7 +236,8 @@
 //	                       # resource metadata; [] = scopes
 //
 // The host functions are those of abi.HostFunctionNames: create_message,
-// create_elicitation, list_roots, notify_logging_message, notify_progress,
+// create_elicitation, list_roots, request_input (asks several of the first
+// three's questions at once), notify_logging_message, notify_progress,
 // notify_tool_list_changed, notify_prompt_list_changed,
 // notify_resource_list_changed, notify_resource_updated and
 // notify_elicitation_complete (also named notify_url_elicitation_completed,
