@@ -162,6 +162,13 @@ type Context struct {
 	// Meta is the request's _meta, including progressToken when the client
 	// asked for progress.
 	Meta map[string]any `json:"_meta,omitempty"`
+	// ProtocolVersion is the protocol version the request is served at:
+	// its session's, or a 2026-07-28 request's own (an mcphost extension).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ClientCapabilities is what the request's client declared it can do,
+	// an MCP ClientCapabilities object: at initialize, or in a 2026-07-28
+	// request's _meta (an mcphost extension).
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
 }
 
 // ListInput is the input of the list exports. Request is an mcphost

@@ -36,6 +36,7 @@ var removedIn20260728 = []string{
 type modern struct {
 	version string
 	caps    clientCapabilities
+	capsRaw json.RawMessage // caps as the request sent them
 	// logLevel is the least severe level of the log messages the request
 	// takes; logs is false when it asked for none.
 	logLevel logLevel
@@ -95,6 +96,7 @@ func readModern(params json.RawMessage) (*modern, *RPCError) {
 	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || json.Unmarshal(raw, &era.caps) != nil {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: _meta[%q] must be a ClientCapabilities object", metaClientCapabilities)
 	}
+	era.capsRaw = raw
 	if raw, ok = p.Meta[metaLogLevel]; ok {
 		var name string
 		_ = json.Unmarshal(raw, &name)

@@ -264,7 +264,7 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 // encoding params once, straight into it.
 func requestInput(req *request, params any) json.RawMessage {
 	request, _ := json.Marshal(params)
-	context, _ := json.Marshal(abi.Context{ID: req.id, Meta: req.meta})
+	context, _ := json.Marshal(abi.Context{ID: req.id, Meta: req.meta, ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities()})
 	in := make([]byte, 0, len(`{"request":,"context":}`)+len(request)+len(context))
 	in = append(in, `{"request":`...)
 	in = append(in, request...)

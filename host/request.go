@@ -133,6 +133,16 @@ func (r *request) capabilities() clientCapabilities {
 	return r.sess.capabilities()
 }
 
+// rawCapabilities returns what the client declared, as it sent it.
+func (r *request) rawCapabilities() json.RawMessage {
+	if r.era != nil {
+		return r.era.capsRaw
+	}
+	r.sess.mu.Lock()
+	defer r.sess.mu.Unlock()
+	return r.sess.clientCaps
+}
+
 // wantsLog reports whether the request's client takes log messages of this
 // level: a 2026-07-28 request takes none unless its _meta names a level.
 func (r *request) wantsLog(lvl logLevel) bool {
