@@ -88,7 +88,7 @@ func TestManifestAndConfig(t *testing.T) {
 	imported, _ := plugintest.InspectWasm(t, wasmPath(t))
 	m := plugintest.ReadManifest(t, "manifest.json")
 	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
-	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress}
+	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostListRoots, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress, abi.HostRequestInput}
 	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
 		t.Errorf("imports %v, manifest declares %v, want %v", imported, declared, want)
 	}
@@ -709,5 +709,97 @@ func TestCustomHeaderTool(t *testing.T) {
 	}
 	if got := text(t, p.CallTool("test_custom_header", `{"region":"us-west1"}`, nil)); got != "Region: us-west1" {
 		t.Errorf("test_custom_header = %q", got)
+	}
+}
+
+// callWithCaps runs call_tool for name with a context naming the client's
+// capabilities.
+func callWithCaps(t *testing.T, p *plugintest.Plugin, name, caps string) abi.CallToolResult {
+	t.Helper()
+	in := plugintest.Input(abi.CallToolParams{Name: name}, nil)
+	in.Context.ProtocolVersion = "2026-07-28"
+	in.Context.ClientCapabilities = json.RawMessage(caps)
+	var r abi.CallToolResult
+	p.OK(abi.ExportCallTool, in, &r)
+	return r
+}
+
+// TestInputRequiredFixtures: the input-required-result-* scenarios of
+// 0.2.0-alpha.12 (SEP-2322) want their questions under given keys, several
+// at once, and only those the client declared it can answer.
+func TestInputRequiredFixtures(t *testing.T) {
+	p := load(t)
+	p.Host.Reply(abi.HostRequestInput, func(in string) string {
+		var q struct {
+			InputRequests map[string]struct {
+				Method string `json:"method"`
+			} `json:"inputRequests"`
+		}
+		_ = json.Unmarshal([]byte(in), &q)
+		answers := map[string]any{}
+		for key, r := range q.InputRequests {
+			switch r.Method {
+			case "elicitation/create":
+				answers[key] = map[string]any{"action": "accept", "content": map[string]any{"name": "Alice", "ok": true, "color": "blue"}}
+			case "sampling/createMessage":
+				answers[key] = map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Paris"}, "model": "m"}
+			case "roots/list":
+				answers[key] = map[string]any{"roots": []any{map[string]any{"uri": "file:///test/root", "name": "Test Root"}}}
+			}
+		}
+		out, _ := json.Marshal(map[string]any{"inputResponses": answers})
+		return string(out)
+	})
+	all := `{"elicitation":{},"sampling":{},"roots":{}}`
+	for tool, want := range map[string]string{
+		"test_input_required_result_elicitation":     "Hello, Alice!",
+		"test_input_required_result_request_state":   "state-ok",
+		"test_input_required_result_multiple_inputs": "Alice",
+		"test_input_required_result_multi_round":     "Alice likes blue",
+		"test_input_required_result_tampered_state":  "state-ok",
+	} {
+		p.Host.Reset()
+		if got := text(t, callWithCaps(t, p, tool, all)); !strings.Contains(got, want) {
+			t.Errorf("%s = %q, want it to contain %q", tool, got, want)
+		}
+	}
+	keys := func() []string {
+		var ks []string
+		for _, c := range p.Host.Calls(abi.HostRequestInput) {
+			var q struct {
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			}
+			_ = json.Unmarshal([]byte(c.Input), &q)
+			for k := range q.InputRequests {
+				ks = append(ks, k)
+			}
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	p.Host.Reset()
+	callWithCaps(t, p, "test_input_required_result_elicitation", all)
+	if got := keys(); !slices.Equal(got, []string{"user_name"}) {
+		t.Errorf("elicitation asks %v, want user_name", got)
+	}
+	p.Host.Reset()
+	callWithCaps(t, p, "test_input_required_result_multiple_inputs", all)
+	if got := keys(); !slices.Equal(got, []string{"client_roots", "greeting", "user_name"}) {
+		t.Errorf("multiple inputs ask %v, want client_roots, greeting, user_name at once", got)
+	}
+	p.Host.Reset()
+	callWithCaps(t, p, "test_input_required_result_multi_round", all)
+	if got := keys(); !slices.Equal(got, []string{"step1", "step2"}) {
+		t.Errorf("multi round asks %v, want step1 then step2", got)
+	}
+	p.Host.Reset()
+	callWithCaps(t, p, "test_input_required_result_capabilities", `{"sampling":{}}`)
+	if got := keys(); !slices.Equal(got, []string{"capital_question"}) {
+		t.Errorf("a sampling-only client is asked %v, want only the sampling question", got)
+	}
+	p.Host.Reset()
+	callWithCaps(t, p, "test_input_required_result_capabilities", all)
+	if got := keys(); !slices.Equal(got, []string{"capital_question", "user_name"}) {
+		t.Errorf("a client that can do both is asked %v, want both questions", got)
 	}
 }
