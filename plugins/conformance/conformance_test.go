@@ -79,6 +79,10 @@ var wantTools = []string{
 	"test_error_handling", "test_reconnection", "test_sampling", "test_elicitation",
 	"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool",
 	"test_missing_capability", "test_logging_tool", "test_streaming_elicitation", "test_custom_header",
+	"test_input_required_result_elicitation", "test_input_required_result_sampling",
+	"test_input_required_result_list_roots", "test_input_required_result_request_state",
+	"test_input_required_result_tampered_state", "test_input_required_result_multiple_inputs",
+	"test_input_required_result_multi_round", "test_input_required_result_capabilities",
 }
 
 // TestManifestAndConfig: the plugin imports exactly the host functions its
@@ -88,7 +92,7 @@ func TestManifestAndConfig(t *testing.T) {
 	imported, _ := plugintest.InspectWasm(t, wasmPath(t))
 	m := plugintest.ReadManifest(t, "manifest.json")
 	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
-	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostListRoots, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress, abi.HostRequestInput}
+	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress, abi.HostRequestInput}
 	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
 		t.Errorf("imports %v, manifest declares %v, want %v", imported, declared, want)
 	}
@@ -591,7 +595,7 @@ func TestPrompts(t *testing.T) {
 			args[pr.Name] = append(args[pr.Name], a.Name)
 		}
 	}
-	if !slices.Equal(names, []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}) {
+	if !slices.Equal(names, []string{"test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}) {
 		t.Errorf("prompts %v", names)
 	}
 	if !reflect.DeepEqual(args, map[string][]string{"test_prompt_with_arguments": {"arg1", "arg2"}, "test_prompt_with_embedded_resource": {"resourceUri"}}) {
@@ -729,7 +733,7 @@ func callWithCaps(t *testing.T, p *plugintest.Plugin, name, caps string) abi.Cal
 // at once, and only those the client declared it can answer.
 func TestInputRequiredFixtures(t *testing.T) {
 	p := load(t)
-	p.Host.Reply(abi.HostRequestInput, func(in string) string {
+	reply := func(in string) string {
 		var q struct {
 			InputRequests map[string]struct {
 				Method string `json:"method"`
@@ -749,7 +753,11 @@ func TestInputRequiredFixtures(t *testing.T) {
 		}
 		out, _ := json.Marshal(map[string]any{"inputResponses": answers})
 		return string(out)
-	})
+	}
+	reset := func() {
+		p.Host.Reset()
+		p.Host.Reply(abi.HostRequestInput, reply)
+	}
 	all := `{"elicitation":{},"sampling":{},"roots":{}}`
 	for tool, want := range map[string]string{
 		"test_input_required_result_elicitation":     "Hello, Alice!",
@@ -758,7 +766,7 @@ func TestInputRequiredFixtures(t *testing.T) {
 		"test_input_required_result_multi_round":     "Alice likes blue",
 		"test_input_required_result_tampered_state":  "state-ok",
 	} {
-		p.Host.Reset()
+		reset()
 		if got := text(t, callWithCaps(t, p, tool, all)); !strings.Contains(got, want) {
 			t.Errorf("%s = %q, want it to contain %q", tool, got, want)
 		}
@@ -777,27 +785,27 @@ func TestInputRequiredFixtures(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	p.Host.Reset()
+	reset()
 	callWithCaps(t, p, "test_input_required_result_elicitation", all)
 	if got := keys(); !slices.Equal(got, []string{"user_name"}) {
 		t.Errorf("elicitation asks %v, want user_name", got)
 	}
-	p.Host.Reset()
+	reset()
 	callWithCaps(t, p, "test_input_required_result_multiple_inputs", all)
 	if got := keys(); !slices.Equal(got, []string{"client_roots", "greeting", "user_name"}) {
 		t.Errorf("multiple inputs ask %v, want client_roots, greeting, user_name at once", got)
 	}
-	p.Host.Reset()
+	reset()
 	callWithCaps(t, p, "test_input_required_result_multi_round", all)
 	if got := keys(); !slices.Equal(got, []string{"step1", "step2"}) {
 		t.Errorf("multi round asks %v, want step1 then step2", got)
 	}
-	p.Host.Reset()
+	reset()
 	callWithCaps(t, p, "test_input_required_result_capabilities", `{"sampling":{}}`)
 	if got := keys(); !slices.Equal(got, []string{"capital_question"}) {
 		t.Errorf("a sampling-only client is asked %v, want only the sampling question", got)
 	}
-	p.Host.Reset()
+	reset()
 	callWithCaps(t, p, "test_input_required_result_capabilities", all)
 	if got := keys(); !slices.Equal(got, []string{"capital_question", "user_name"}) {
 		t.Errorf("a client that can do both is asked %v, want both questions", got)
