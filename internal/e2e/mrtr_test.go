@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mrtrFixture is a server of the conformance plugin, allowed to ask the
+// client, whose requestState keys are in a file of its own holding keys.
+func mrtrFixture(t *testing.T, keys string) fixture {
+	t.Helper()
+	keyFile := filepath.Join(t.TempDir(), "request-state-keys")
+	if err := os.WriteFile(keyFile, []byte(keys), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return newFixture(t, `
+[plugins.conformance]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+`, "plugins/conformance").withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keyFile))
+}
+
+// withServerSetting adds a line to the [server] table of the fixture's
+// config.
+func (f fixture) withServerSetting(t *testing.T, line string) fixture {
+	t.Helper()
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(b), "[server]\n", "[server]\n"+line, 1)
+	if err := os.WriteFile(f.config, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// postModern sends one 2026-07-28 request over Streamable HTTP, with the
+// headers that mirror it, and returns the JSON-RPC response.
+func postModern(t *testing.T, url string, id int, method, name string, params map[string]any) map[string]any {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: HTTP %d, body %q is not one JSON-RPC response: %v", method, resp.StatusCode, raw, err)
+	}
+	return m
+}
+
+// A tool call that asks two questions in a row completes over three HTTP
+// requests that alternate between two mcphost processes sharing nothing
+// but the requestState key (each its own plugins folder, config and key
+// file); a process with another key refuses the state as tampered.
+func TestInputRequiredRetryCompletesOnASecondProcessSharingTheKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin and starts three servers")
+	}
+	key := "shared-request-state-key-0123456789abcdef\n"
+	first := mrtrFixture(t, key).serveHTTP(t)
+	// The second is in the first step of a rotation: it signs with the
+	// shared key and already accepts the next one.
+	second := mrtrFixture(t, key+"# next, accepted before it signs\nnewer-request-state-key-0123456789abcdef\n").serveHTTP(t)
+	stranger := mrtrFixture(t, "another-request-state-key-0123456789abcdef\n").serveHTTP(t)
+
+	const tool = "test_input_required_result_multi_round"
+	call := func(url string, id int, answers map[string]any, state any) map[string]any {
+		params := map[string]any{"name": tool, "arguments": map[string]any{}}
+		if answers != nil {
+			params["inputResponses"] = answers
+		}
+		if state != nil {
+			params["requestState"] = state
+		}
+		return postModern(t, url, id, "tools/call", tool, params)
+	}
+	round := func(resp map[string]any, key string) any {
+		t.Helper()
+		res, _ := resp["result"].(map[string]any)
+		reqs, _ := res["inputRequests"].(map[string]any)
+		if res["resultType"] != "input_required" || reqs[key] == nil || res["requestState"] == nil {
+			t.Fatalf("want input_required asking %s, got %v", key, resp)
+		}
+		return res["requestState"]
+	}
+	accept := func(field, value string) map[string]any {
+		return map[string]any{"action": "accept", "content": map[string]any{field: value}}
+	}
+
+	state := round(call(first, 1, nil, nil), "step1")
+	answer1 := map[string]any{"step1": accept("name", "Alice")}
+	tampered := call(stranger, 2, answer1, state)
+	if e, _ := tampered["error"].(map[string]any); e == nil || e["code"] != float64(-32602) || e["data"].(map[string]any)["reason"] != "tampered" {
+		t.Errorf("a process with another key: %v, want invalid params, reason tampered", tampered)
+	}
+	state = round(call(second, 3, answer1, state), "step2")
+	resp := call(first, 4, map[string]any{"step2": accept("color", "blue")}, state)
+	res, _ := resp["result"].(map[string]any)
+	if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Alice likes blue") {
+		t.Errorf("round 3: %v, want a complete result saying Alice likes blue", resp)
+	}
+}
