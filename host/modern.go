@@ -113,8 +113,11 @@ func missingMeta(key string) *RPCError {
 
 // modernMethod returns the handler of a method in a modern request.
 func modernMethod(name string) (method, *RPCError) {
-	if name == methodDiscover {
+	switch name {
+	case methodDiscover:
 		return handle(handleDiscover), nil
+	case methodListen:
+		return handle(handleListen), nil
 	}
 	if slices.Contains(removedIn20260728, name) {
 		return method{}, rpcErrorf(CodeMethodNotFound, "method not found: %s is not part of protocol version %s", name, Version20260728)

@@ -42,6 +42,8 @@ type Server struct {
 	logger  *slog.Logger
 	catalog atomic.Pointer[Catalog]
 	subs    subscriptions
+	// listeners are the open subscriptions/listen of 2026-07-28 requests.
+	listeners listeners
 
 	sessions     sessionSet              // live sessions, for server-initiated notifications
 	refreshMu    sync.Mutex              // serializes catalog swaps (listchanged.go)
