@@ -399,15 +399,12 @@ func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
 // may bring tools, prompts or resources: all three are declared.
 func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 	// 2026-07-28 announces changes and resource updates on
-	// subscriptions/listen, and tasks as an extension; mcphost serves
-	// neither to modern requests yet, so it does not declare them.
+	// subscriptions/listen (listen.go), and tasks as an extension.
 	legacy := !atLeast(version, Version20260728)
 	changes := func(features ...string) map[string]any {
 		m := map[string]any{}
 		for _, f := range features {
-			if legacy {
-				m[f] = true
-			}
+			m[f] = true
 		}
 		return m
 	}
