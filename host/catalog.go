@@ -399,12 +399,15 @@ func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
 // may bring tools, prompts or resources: all three are declared.
 func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 	// 2026-07-28 announces changes and resource updates on
-	// subscriptions/listen (listen.go), and tasks as an extension.
+	// subscriptions/listen, and tasks as an extension; mcphost serves
+	// neither to modern requests yet, so it does not declare them.
 	legacy := !atLeast(version, Version20260728)
 	changes := func(features ...string) map[string]any {
 		m := map[string]any{}
 		for _, f := range features {
-			m[f] = true
+			if legacy {
+				m[f] = true
+			}
 		}
 		return m
 	}
