@@ -63,15 +63,31 @@ func (l *listener) close() { l.ended.Do(func() { close(l.end) }) }
 type listeners struct {
 	mu  sync.Mutex
 	set map[*listener]struct{}
+	// ended are the sessions whose subscriptions the server ended, and
+	// all is set once it ended every one: a subscription that registers
+	// later ends at once.
+	ended map[*Session]bool
+	all   bool
 }
 
 func (ls *listeners) add(l *listener) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	if ls.all || ls.ended[l.sess] {
+		l.close()
+		return
+	}
 	if ls.set == nil {
 		ls.set = map[*listener]struct{}{}
 	}
 	ls.set[l] = struct{}{}
+}
+
+// forget drops what the listeners know of a session that closed.
+func (ls *listeners) forget(sess *Session) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	delete(ls.ended, sess)
 }
 
 func (ls *listeners) remove(l *listener) {
@@ -130,6 +146,16 @@ func (ls *listeners) resourceUpdated(uri string) {
 // end ends the subscriptions of sess, or every one when sess is nil: each
 // is answered with a complete result.
 func (ls *listeners) end(sess *Session) {
+	ls.mu.Lock()
+	if sess == nil {
+		ls.all = true
+	} else {
+		if ls.ended == nil {
+			ls.ended = map[*Session]bool{}
+		}
+		ls.ended[sess] = true
+	}
+	ls.mu.Unlock()
 	for _, l := range ls.matching(func(listenFilter) bool { return true }) {
 		if sess == nil || l.sess == sess {
 			l.close()

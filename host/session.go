@@ -335,6 +335,7 @@ func (sess *Session) Close() {
 	sess.mu.Unlock()
 	sess.cancelClose()
 	sess.srv.subs.forget(sess)
+	sess.srv.listeners.forget(sess)
 	sess.srv.sessions.remove(sess)
 	sess.srv.elicitations.forgetSession(sess)
 }
