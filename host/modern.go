@@ -29,7 +29,17 @@ const methodDiscover = "server/discover"
 // no longer has: they are method not found in a modern request.
 var removedIn20260728 = []string{
 	"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-	"tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
+	"tasks/result", "tasks/list",
+}
+
+// modernMethods are the methods a modern request has that a legacy session
+// does not, or serves otherwise.
+var modernMethods = map[string]method{
+	methodDiscover: handle(handleDiscover),
+	methodListen:   handle(handleListen),
+	"tasks/get":    handle(handleGetModernTask),
+	"tasks/update": handle(handleUpdateTask),
+	"tasks/cancel": handle(handleCancelModernTask),
 }
 
 // modern is what a 2026-07-28 request declares in its _meta.
@@ -113,11 +123,8 @@ func missingMeta(key string) *RPCError {
 
 // modernMethod returns the handler of a method in a modern request.
 func modernMethod(name string) (method, *RPCError) {
-	switch name {
-	case methodDiscover:
-		return handle(handleDiscover), nil
-	case methodListen:
-		return handle(handleListen), nil
+	if h, ok := modernMethods[name]; ok {
+		return h, nil
 	}
 	if slices.Contains(removedIn20260728, name) {
 		return method{}, rpcErrorf(CodeMethodNotFound, "method not found: %s is not part of protocol version %s", name, Version20260728)

@@ -123,11 +123,11 @@ func modernRequest(t *testing.T, h *harness, ctx context.Context, id int, method
 
 // pollTask polls tasks/get until the task has status want (or a terminal
 // one) and returns the last answer.
-func pollTask(t *testing.T, h *harness, id string, want string) map[string]any {
+func pollTask(t *testing.T, h *harness, ctx context.Context, id string, want string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for n := 1000; ; n++ {
-		res := result(t, modernRequest(t, h, context.Background(), n, "tasks/get", tasksCaps, `{"taskId":"`+id+`"}`))
+		res := result(t, modernRequest(t, h, ctx, n, "tasks/get", tasksCaps, `{"taskId":"`+id+`"}`))
 		if s := res["status"]; s == want || s == taskCompleted || s == taskFailed || s == taskCancelled || time.Now().After(deadline) {
 			return res
 		}
@@ -202,7 +202,7 @@ func TestModernTaskLifecycle(t *testing.T) {
 	if code := errCode(t, modernRequest(t, h, bob, 4, "tasks/get", tasksCaps, `{"taskId":"`+id+`"}`)); code != CodeInvalidParams {
 		t.Errorf("another user's task: code %d, want %d", code, CodeInvalidParams)
 	}
-	done := pollTask(t, h, id, taskCompleted)
+	done := pollTask(t, h, alice, id, taskCompleted)
 	inlined, _ := done["result"].(map[string]any)
 	if done["status"] != taskCompleted || inlined == nil || !strings.Contains(fmt.Sprint(inlined["content"]), "slept") {
 		t.Errorf("the completed task %v, want its result inlined", done)
@@ -212,11 +212,11 @@ func TestModernTaskLifecycle(t *testing.T) {
 	}
 
 	id = result(t, modernRequest(t, h, alice, 5, "tools/call", tasksCaps, `{"name":"fails","arguments":{}}`))["taskId"].(string)
-	if res := pollTask(t, h, id, taskCompleted); res["status"] != taskCompleted || res["result"].(map[string]any)["isError"] != true {
+	if res := pollTask(t, h, alice, id, taskCompleted); res["status"] != taskCompleted || res["result"].(map[string]any)["isError"] != true {
 		t.Errorf("a tool error: %v, want completed with isError", res)
 	}
 	id = result(t, modernRequest(t, h, alice, 6, "tools/call", tasksCaps, `{"name":"crash","arguments":{}}`))["taskId"].(string)
-	res := pollTask(t, h, id, taskFailed)
+	res := pollTask(t, h, alice, id, taskFailed)
 	if e, _ := res["error"].(map[string]any); res["status"] != taskFailed || res["result"] != nil || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "crashed") {
 		t.Errorf("a protocol error: %v, want failed with the error", res)
 	}
@@ -245,7 +245,7 @@ func TestModernTaskLifecycle(t *testing.T) {
 func TestModernTaskInputByUpdate(t *testing.T) {
 	h, runs := modernTaskHarness(t, Options{})
 	id := result(t, modernRequest(t, h, context.Background(), 1, "tools/call", tasksCaps, `{"name":"multi","arguments":{}}`))["taskId"].(string)
-	res := pollTask(t, h, id, taskInputRequired)
+	res := pollTask(t, h, context.Background(), id, taskInputRequired)
 	if reqs, _ := res["inputRequests"].(map[string]any); res["status"] != taskInputRequired || len(reqs) != 2 || reqs["first"] == nil || reqs["second"] == nil {
 		t.Fatalf("tasks/get %v, want input_required asking first and second", res)
 	}
@@ -258,7 +258,7 @@ func TestModernTaskInputByUpdate(t *testing.T) {
 		t.Errorf("after a partial update: %v, want input_required asking second only", res)
 	}
 	result(t, modernRequest(t, h, context.Background(), 4, "tasks/update", tasksCaps, `{"taskId":"`+id+`","inputResponses":{"second":{"action":"accept","content":{"v":"b"}}}}`))
-	res = pollTask(t, h, id, taskCompleted)
+	res = pollTask(t, h, context.Background(), id, taskCompleted)
 	if res["status"] != taskCompleted || !strings.Contains(fmt.Sprint(res["result"]), "a+b") {
 		t.Errorf("after the answers: %v, want completed with a+b", res)
 	}
@@ -284,7 +284,7 @@ func TestModernTaskAfterAnInputRound(t *testing.T) {
 	if created["resultType"] != "task" || id == "" || created["requestState"] != nil {
 		t.Fatalf("round 2: %v, want a CreateTaskResult without requestState", created)
 	}
-	if res := pollTask(t, h, id, taskCompleted); !strings.Contains(fmt.Sprint(res["result"]), "hello Ada") {
+	if res := pollTask(t, h, context.Background(), id, taskCompleted); !strings.Contains(fmt.Sprint(res["result"]), "hello Ada") {
 		t.Errorf("the task's result %v, want hello Ada", res)
 	}
 }

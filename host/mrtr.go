@@ -71,12 +71,13 @@ type inputRound struct {
 	responses               map[string]json.RawMessage // the retry's inputResponses
 	state                   *requestState              // the verified requestState; nil on a first request
 
-	mu      sync.Mutex
-	next    int                       // the number of the next automatic key
-	digests map[string]string         // key -> digest of the question asked this run
-	used    map[string]recordedAnswer // the answers this run used
-	asked   map[string]inputRequest   // the questions without an answer
-	failure *RPCError                 // a diverging replay or an invalid answer
+	mu       sync.Mutex
+	next     int                       // the number of the next automatic key
+	digests  map[string]string         // key -> digest of the question asked this run
+	used     map[string]recordedAnswer // the answers this run used
+	asked    map[string]inputRequest   // the questions without an answer
+	failure  *RPCError                 // a diverging replay or an invalid answer
+	detached bool                      // the run became a task's (moderntask.go)
 }
 
 // openRound reads the retry params of a modern request that may be
@@ -168,10 +169,14 @@ func (round *inputRound) diverged(key, method string) error {
 
 // finish turns the outcome of a run into the request's answer: the failure
 // of a diverging replay or invalid answer, else input_required when the run
-// asked questions without answers, else the plugin's own outcome.
+// asked questions without answers, else the plugin's own outcome. A run
+// that became a task answers for itself.
 func (round *inputRound) finish(s *Server, res any, err error) (any, error) {
 	round.mu.Lock()
 	defer round.mu.Unlock()
+	if round.detached {
+		return res, err
+	}
 	if round.failure != nil {
 		return nil, round.failure
 	}
@@ -194,6 +199,30 @@ func (round *inputRound) finish(s *Server, res any, err error) (any, error) {
 		return nil, sealErr
 	}
 	return inputRequiredResult{ResultType: "input_required", InputRequests: round.asked, RequestState: sealed}, nil
+}
+
+// detach hands the round over to a task, unless the run asked the client
+// already (then the request answers input_required): from now on the
+// questions it asks are the task's. It reports whether it did.
+func (round *inputRound) detach() bool {
+	round.mu.Lock()
+	defer round.mu.Unlock()
+	if len(round.asked) > 0 || round.failure != nil {
+		return false
+	}
+	round.detached = true
+	return true
+}
+
+// replayRound is the round of a task's replay with the answers so far.
+func replayRound(answers map[string]recordedAnswer) *inputRound {
+	return &inputRound{
+		state:    &requestState{Answers: answers},
+		digests:  map[string]string{},
+		used:     map[string]recordedAnswer{},
+		asked:    map[string]inputRequest{},
+		detached: true,
+	}
 }
 
 // checkAnswer checks that an answer is a result of the method asked.

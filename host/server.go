@@ -55,6 +55,7 @@ type Server struct {
 	swaps        swapSignal              // wakes requests waiting for a plugin still loading (startup.go)
 	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)
 	now          func() time.Time        // the clock of requestState expiry; nil: time.Now
+	ownerState                           // owns the tasks of 2026-07-28 requests (moderntask.go)
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.

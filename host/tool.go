@@ -37,6 +37,9 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	}
+	if req.era != nil {
+		return callToolModern(req, e, p)
+	}
 	task, err := toolTask(req, e, params.Task)
 	if err != nil {
 		return nil, err
