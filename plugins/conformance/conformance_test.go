@@ -83,6 +83,7 @@ var wantTools = []string{
 	"test_input_required_result_list_roots", "test_input_required_result_request_state",
 	"test_input_required_result_tampered_state", "test_input_required_result_multiple_inputs",
 	"test_input_required_result_multi_round", "test_input_required_result_capabilities",
+	"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task",
 }
 
 // TestManifestAndConfig: the plugin imports exactly the host functions its
@@ -809,5 +810,58 @@ func TestInputRequiredFixtures(t *testing.T) {
 	callWithCaps(t, p, "test_input_required_result_capabilities", all)
 	if got := keys(); !slices.Equal(got, []string{"capital_question", "user_name"}) {
 		t.Errorf("a client that can do both is asked %v, want both questions", got)
+	}
+}
+
+// TestTasksExtensionFixtures: the tasks-* scenarios of 0.2.0-alpha.12
+// (SEP-2663) want these tools, with their task support, outcomes and
+// questions; the host decides when a call becomes a task.
+func TestTasksExtensionFixtures(t *testing.T) {
+	p := load(t)
+	var list abi.ListToolsResult
+	p.OK(abi.ExportListTools, abi.ListInput{}, &list)
+	support := map[string]string{}
+	for _, tool := range list.Tools {
+		if tool.Execution != nil {
+			support[tool.Name] = tool.Execution.TaskSupport
+		}
+	}
+	want := map[string]string{"slow_compute": "optional", "failing_job": "required", "protocol_error_job": "optional",
+		"confirm_delete": "optional", "multi_input": "optional", "test_tool_with_task": "required"}
+	for name, ts := range want {
+		if support[name] != ts {
+			t.Errorf("%s: taskSupport %q, want %q", name, support[name], ts)
+		}
+	}
+	if support["greet"] != "" {
+		t.Errorf("greet declares taskSupport %q, want none", support["greet"])
+	}
+	if got := text(t, p.CallTool("greet", `{"name":"sep-2243"}`, nil)); got != "Hello, sep-2243!" {
+		t.Errorf("greet = %q", got)
+	}
+	if got := text(t, p.CallTool("slow_compute", `{"seconds":0,"label":"now"}`, nil)); !strings.Contains(got, "now") {
+		t.Errorf("slow_compute = %q", got)
+	}
+	if r := p.CallTool("failing_job", `{}`, nil); !r.IsError {
+		t.Errorf("failing_job = %+v, want a tool error", r)
+	}
+	if e := p.Fail(abi.ExportCallTool, plugintest.Input(abi.CallToolParams{Name: "protocol_error_job"}, nil)); e.Code != abi.CodeInternalError {
+		t.Errorf("protocol_error_job: %+v, want an internal error", e)
+	}
+	p.Host.Reply(abi.HostCreateElicitation, func(string) string { return `{"action":"accept","content":{"confirm":true,"name":"Alice"}}` })
+	if got := text(t, p.CallTool("confirm_delete", `{"filename":"a.txt"}`, nil)); got != "Deleted a.txt" {
+		t.Errorf("confirm_delete = %q", got)
+	}
+	if got := text(t, p.CallTool("test_tool_with_task", `{}`, nil)); !strings.Contains(got, "Alice") {
+		t.Errorf("test_tool_with_task = %q, want the name asked", got)
+	}
+	p.Host.Reply(abi.HostRequestInput, func(in string) string {
+		if !strings.Contains(in, `"first"`) || !strings.Contains(in, `"second"`) {
+			t.Errorf("multi_input asks %s, want first and second at once", in)
+		}
+		return `{"inputResponses":{"first":{"action":"accept","content":{"name":"a"}},"second":{"action":"accept","content":{"name":"b"}}}}`
+	})
+	if got := text(t, p.CallTool("multi_input", `{}`, nil)); got != "Answers: a, b" {
+		t.Errorf("multi_input = %q", got)
 	}
 }
