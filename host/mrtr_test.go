@@ -16,19 +16,9 @@ import (
 // functions of srv, and what it returns is the tool's text.
 func askingPlugin(fn func(ctx context.Context, hf map[string]HostFunc, args json.RawMessage) (string, error), srv *Server) *Plugin {
 	hf := srv.HostFunctions("p")
-	return NewPlugin("p", "", fakeRuntime{
-		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
-		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
-			var input struct {
-				Request abi.CallToolParams `json:"request"`
-			}
-			_ = json.Unmarshal(in, &input)
-			text, err := fn(ctx, hf, input.Request.Arguments)
-			if err != nil {
-				return nil, &CallError{Own: true, Message: err.Error()}
-			}
-			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}})
-		},
+	return callerPlugin(func(ctx context.Context, args []byte) ([]byte, error) {
+		text, err := fn(ctx, hf, args)
+		return []byte(text), err
 	})
 }
 
