@@ -996,3 +996,22 @@ func TestRequestStateKeys(t *testing.T) {
 		t.Errorf("request_state_ttl 0s: %v", errs)
 	}
 }
+
+// [server] instructions is sent to clients; a plugin's cache_ttl and
+// cache_scope are the caching hints of what it lists and reads.
+func TestInstructionsAndCacheHints(t *testing.T) {
+	cfg := load(t, "[server]\ninstructions = \"Use the notes tools.\"\n[plugins.p]\ncache_ttl = \"90s\"\ncache_scope = \"public\"\n")
+	if cfg.Server.Instructions != "Use the notes tools." {
+		t.Errorf("instructions %q", cfg.Server.Instructions)
+	}
+	if p := cfg.Plugin("p"); p.CacheTTL != 90*time.Second || p.CacheScope != "public" {
+		t.Errorf("plugins.p: cache_ttl %v, cache_scope %q", p.CacheTTL, p.CacheScope)
+	}
+	if p := cfg.Plugin("other"); p.CacheTTL != 0 || p.CacheScope != "private" {
+		t.Errorf("a plugin without a table: cache_ttl %v, cache_scope %q; want 0 and private", p.CacheTTL, p.CacheScope)
+	}
+	_, errs := loadErrors(t, "[plugins.p]\ncache_scope = \"shared\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `plugins.p.cache_scope: "shared" is not "private" or "public"`) {
+		t.Errorf("cache_scope shared: %v", errs)
+	}
+}
