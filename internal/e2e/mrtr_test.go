@@ -58,7 +58,9 @@ func postModern(t *testing.T, url string, id int, method, name string, params ma
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -122,5 +124,28 @@ func TestInputRequiredRetryCompletesOnASecondProcessSharingTheKey(t *testing.T) 
 	res, _ := resp["result"].(map[string]any)
 	if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Alice likes blue") {
 		t.Errorf("round 3: %v, want a complete result saying Alice likes blue", resp)
+	}
+}
+
+// The configuration's instructions reach server/discover, and a plugin's
+// cache_ttl and cache_scope the caching hints of its lists.
+func TestInstructionsAndCacheHintsFromTheConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a plugin and starts a server")
+	}
+	f := newFixture(t, `
+[plugins.conformance]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+cache_ttl = "90s"
+cache_scope = "public"
+`, "plugins/conformance").withServerSetting(t, "instructions = \"Call greet first.\"\n")
+	url := f.serveHTTP(t)
+	list, _ := postModern(t, url, 1, "tools/list", "", map[string]any{})["result"].(map[string]any)
+	if list["ttlMs"] != float64(90000) || list["cacheScope"] != "public" {
+		t.Errorf("tools/list: ttlMs %v, cacheScope %v; want 90000, public", list["ttlMs"], list["cacheScope"])
+	}
+	discover, _ := postModern(t, url, 2, "server/discover", "", map[string]any{})["result"].(map[string]any)
+	if discover["instructions"] != "Call greet first." {
+		t.Errorf("server/discover instructions %v", discover["instructions"])
 	}
 }
