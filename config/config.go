@@ -57,6 +57,9 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// Instructions tell clients (their models) how to use the server:
+	// sent with initialize and server/discover; "" for none.
+	Instructions string
 	// RequestStateKeyFile is the absolute path of the file of keys that
 	// sign the requestState of 2026-07-28 input_required results, one a
 	// line, the signing key first; "" for a random key per process. Read
@@ -292,6 +295,12 @@ type PluginConfig struct {
 	// abi.TaskRequired by tool name (the plugin's own, without prefix), "*"
 	// for the tools not named. It overrides what the plugin declares.
 	TaskSupport map[string]string
+	// CacheTTL and CacheScope are the caching hints (2026-07-28 ttlMs and
+	// cacheScope) of what the plugin lists and reads: how long a client
+	// may reuse it, and whether it may share it between users ("public")
+	// or not ("private", the default).
+	CacheTTL   time.Duration
+	CacheScope string
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.
@@ -598,7 +607,7 @@ func Load(path string) (*Config, error) {
 func (c *Config) Plugin(name string) PluginConfig {
 	p, ok := c.Plugins[name]
 	if !ok {
-		return PluginConfig{Name: name, Limits: c.Defaults, Isolation: c.defaultIsolation()}
+		return PluginConfig{Name: name, Limits: c.Defaults, Isolation: c.defaultIsolation(), CacheScope: CacheScopePrivate}
 	}
 	p.Name = name
 	p.Isolation = cmp.Or(p.Isolation, c.defaultIsolation())
@@ -614,6 +623,12 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.Resources = slices.Clone(p.Resources)
 	return p
 }
+
+// The values of PluginConfig.CacheScope.
+const (
+	CacheScopePrivate = "private" // for the user who asked only
+	CacheScopePublic  = "public"  // for any user
+)
 
 // The values of PluginConfig.Isolation.
 const (

@@ -158,6 +158,7 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 		HostFunctions: []string{"notify_logging_message", "list_roots"},
 		AllowedHosts:  []string{"api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"},
 		Config:        map[string]string{"root": "/data", "depth": "3", "ratio": "0.5", "verbose": "true"},
+		CacheScope:    CacheScopePrivate,
 		set:           setMemoryMiB | setTimeout,
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -185,7 +186,7 @@ max_instances = 1
 
 	// A plugin without a table gets the defaults and no grants.
 	b := cfg.Plugin("b")
-	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults, Isolation: IsolationShared}); !reflect.DeepEqual(b, want) {
+	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults, Isolation: IsolationShared, CacheScope: CacheScopePrivate}); !reflect.DeepEqual(b, want) {
 		t.Errorf("Plugin(b) = %+v, want %+v", b, want)
 	}
 

@@ -32,10 +32,10 @@ import (
 // Key names of the schema.
 var (
 	rootKeys     = []string{"server", "defaults", "plugins", "http", "auth"}
-	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "request_state_key_file", "request_state_ttl"}
+	serverKeys   = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "request_state_key_file", "request_state_ttl", "instructions"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
-	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
+	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
@@ -281,6 +281,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if title, ok := d.str(t, p, "title"); ok {
 		s.Title = title
 	}
+	if text, ok := d.str(t, p, "instructions"); ok {
+		s.Instructions = text
+	}
 	if dir, ok := d.str(t, p, "cache_dir"); ok {
 		if dir != "" && dir != "off" {
 			dir = d.abs(dir)
@@ -513,6 +516,17 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits) PluginConfig {
 	pc.Resources = d.strs(t, p, "resources", checkGlob)
 	pc.Mounts = d.mounts(t, p)
 	pc.TaskSupport = d.taskSupport(t, p)
+	if ttl, ok := d.duration(t, p, "cache_ttl", 24*time.Hour); ok {
+		pc.CacheTTL = ttl
+	}
+	pc.CacheScope = CacheScopePrivate
+	if scope, ok := d.str(t, p, "cache_scope"); ok {
+		if scope != CacheScopePrivate && scope != CacheScopePublic {
+			d.errorf(p.add("cache_scope"), "%q is not %q or %q", scope, CacheScopePrivate, CacheScopePublic)
+		} else {
+			pc.CacheScope = scope
+		}
+	}
 	return pc
 }
 

@@ -37,6 +37,8 @@
 //	                       # spent"; a plugin one instance of which cannot
 //	                       # fit is not loaded; the default is two thirds
 //	                       # of a 24 GiB machine: lower it on smaller ones
+//	instructions = ""      # how to use the server, for the client's model:
+//	                       # sent with initialize and server/discover
 //	request_state_key_file = ""  # keys signing the requestState of
 //	                       # 2026-07-28 input_required results, one a
 //	                       # line (# comments), each >= 32 bytes, the
@@ -136,6 +138,14 @@
 //	                       # the same for resources (their URIs) and
 //	                       # resource templates (their URI templates); a
 //	                       # read of a URI outside the list is refused
+//	cache_ttl = "0s"       # caching hint of 2026-07-28 (ttlMs) of what the
+//	                       # plugin lists and reads: how long a client may
+//	                       # reuse it; unset = 0 (stale at once), <= 24h; a
+//	                       # list of several plugins takes the shortest
+//	cache_scope = "private"  # "private" (one user's) or "public" (any
+//	                       # user's: nothing the plugin answers depends on
+//	                       # the caller); a list is public only when all
+//	                       # its plugins are
 //	task_support = { "report" = "optional", "*" = "forbidden" }
 //	                       # whether clients may run a tool as an MCP task
 //	                       # (2025-11-25 execution.taskSupport): "forbidden",

@@ -137,9 +137,8 @@ func modernMethod(name string) (method, *RPCError) {
 }
 
 // cacheableMethods are the methods whose results carry caching hints
-// (CacheableResult). Until the hints are configurable, they are the ones
-// that are never wrong: stale at once (ttlMs 0), and private, since what
-// plugins answer may depend on the caller.
+// (CacheableResult): those of the plugins behind the result (cache.go), or
+// the ones that are never wrong, stale at once (ttlMs 0) and private.
 var cacheableMethods = []string{methodDiscover, "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
 // modernResponse encodes the response to a modern request of a method: a
@@ -155,6 +154,10 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 		}
 		return encodeResponse(id, nil, rpcErr)
 	}
+	var hints cacheHints
+	if h, ok := res.(hintedResult); ok {
+		res, hints = h.result, h.hints
+	}
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return encodeResponse(id, nil, rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err))
@@ -167,8 +170,8 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 		fields["resultType"] = json.RawMessage(`"complete"`)
 	}
 	if slices.Contains(cacheableMethods, method) && string(fields["resultType"]) == `"complete"` {
-		fields["ttlMs"] = json.RawMessage(`0`)
-		fields["cacheScope"] = json.RawMessage(`"private"`)
+		fields["ttlMs"], _ = json.Marshal(hints.ttl.Milliseconds())
+		fields["cacheScope"], _ = json.Marshal(hints.scope())
 	}
 	meta := map[string]json.RawMessage{}
 	if m, ok := fields["_meta"]; ok {

@@ -66,6 +66,9 @@ type Plugin struct {
 	// taskSupport overrides the tools' execution.taskSupport, by tool name
 	// or "*" (config task_support). See task.go.
 	taskSupport map[string]string
+	// cache is the caching hints of what the plugin lists and reads
+	// (cache.go).
+	cache cacheHints
 }
 
 // A PluginOption sets one of the operator's settings of a Plugin.

@@ -32,6 +32,8 @@ type request struct {
 	mu           sync.Mutex
 	done         bool
 	lastProgress *float64
+	// hints are the caching hints of the result (cache.go); nil for none.
+	hints *cacheHints
 	// lacking holds the client capabilities a plugin asked for that a
 	// 2026-07-28 request did not declare, as a ClientCapabilities object.
 	lacking map[string]any

@@ -24,6 +24,9 @@ type Options struct {
 	// "" when it has none; tasks are visible only to their creator's
 	// subject. Nil means no authentication: every subject is "".
 	Subject func(ctx context.Context) string
+	// Instructions tell clients (their models) how to use the server:
+	// sent with initialize and server/discover.
+	Instructions string
 	// RequestStateKeys sign and verify the requestState of 2026-07-28
 	// input_required results: the first signs, every one verifies (rotate
 	// by putting the new key first and dropping the old one after

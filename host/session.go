@@ -285,6 +285,9 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 		if missing := req.missingCapabilities(); missing != nil {
 			res, err = nil, missing
 		}
+		if err == nil && era != nil && req.hints != nil {
+			res = hintedResult{result: res, hints: *req.hints}
+		}
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
 		sess.release(req)
 		if cancelled {
