@@ -229,6 +229,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	p := host.NewPlugin(name, pc.Prefix, rtChain,
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
+		host.WithCacheHints(pc.CacheTTL, pc.CacheScope == config.CacheScopePublic),
 		host.WithExposure(exposure(pc)),
 		host.WithListBudget(budget))
 	if err := p.ListAhead(ctx, l.Logger); err != nil {

@@ -108,6 +108,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
+		Instructions: cfg.Server.Instructions,
 	}, nil)
 	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
 	defer func() {
