@@ -79,3 +79,27 @@ func TestPluginInputNamesTheVersionAndClientCapabilities(t *testing.T) {
 		t.Errorf("legacy session: the plugin saw %q", got)
 	}
 }
+
+// With authentication, a plugin's input context names the caller: the
+// subject and scopes of its token.
+func TestPluginInputNamesTheCaller(t *testing.T) {
+	var got abi.Context
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "who", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
+			var input abi.Input
+			_ = json.Unmarshal(in, &input)
+			got = input.Context
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "ok"}}})
+		},
+	})
+	srv := NewServer(Options{
+		Subject: func(context.Context) string { return "alice" },
+		Scopes:  func(context.Context) []string { return []string{"mcp", "notes:write"} },
+	}, BuildCatalog(t.Context(), []*Plugin{p}, nil))
+	h := session(t, srv)
+	toolText(t, modernRequest(t, h, context.Background(), 1, "tools/call", `{}`, `{"name":"who","arguments":{"n":1}}`))
+	if got.Subject != "alice" || strings.Join(got.Scopes, " ") != "mcp notes:write" {
+		t.Errorf("the plugin saw subject %q scopes %q, want alice [mcp notes:write]", got.Subject, got.Scopes)
+	}
+}
