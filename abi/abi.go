@@ -169,6 +169,11 @@ type Context struct {
 	// an MCP ClientCapabilities object: at initialize, or in a 2026-07-28
 	// request's _meta (an mcphost extension).
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	// Subject and Scopes name the caller when the HTTP transport
+	// authenticates requests: the token's subject and scopes (an mcphost
+	// extension). Empty without authentication.
+	Subject string   `json:"subject,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
 }
 
 // ListInput is the input of the list exports. Request is an mcphost

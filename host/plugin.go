@@ -267,7 +267,11 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 // encoding params once, straight into it.
 func requestInput(req *request, params any) json.RawMessage {
 	request, _ := json.Marshal(params)
-	context, _ := json.Marshal(abi.Context{ID: req.id, Meta: req.meta, ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities()})
+	srv := req.sess.srv
+	context, _ := json.Marshal(abi.Context{
+		ID: req.id, Meta: req.meta, ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities(),
+		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx),
+	})
 	in := make([]byte, 0, len(`{"request":,"context":}`)+len(request)+len(context))
 	in = append(in, `{"request":`...)
 	in = append(in, request...)

@@ -24,6 +24,9 @@ type Options struct {
 	// "" when it has none; tasks are visible only to their creator's
 	// subject. Nil means no authentication: every subject is "".
 	Subject func(ctx context.Context) string
+	// Scopes returns the scopes of the token of a request's context, which
+	// plugins see with the subject; nil means none.
+	Scopes func(ctx context.Context) []string
 	// Instructions tell clients (their models) how to use the server:
 	// sent with initialize and server/discover.
 	Instructions string
@@ -105,6 +108,14 @@ func (s *Server) stateTTL() time.Duration {
 		return s.opts.RequestStateTTL
 	}
 	return DefaultRequestStateTTL
+}
+
+// scopes returns the scopes of the token of a request's context.
+func (s *Server) scopes(ctx context.Context) []string {
+	if s.opts.Scopes == nil {
+		return nil
+	}
+	return s.opts.Scopes(ctx)
 }
 
 // Catalog returns the catalog the server currently serves.

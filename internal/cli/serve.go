@@ -106,7 +106,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	}
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
-		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
+		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
 		Instructions: cfg.Server.Instructions,
 	}, nil)
