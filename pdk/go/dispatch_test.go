@@ -684,3 +684,12 @@ func TestRequestInputAndClientCapabilities(t *testing.T) {
 		t.Error("IsInputRequired of an error that is not the host's")
 	}
 }
+
+// TestContextNamesTheCaller: the context's Subject and Scopes are those
+// the host passes under authentication.
+func TestContextNamesTheCaller(t *testing.T) {
+	ctx := newContext(abi.Context{Subject: "alice", Scopes: []string{"mcp", "notes:write"}}, nil)
+	if ctx.Subject != "alice" || !ctx.HasScope("notes:write") || ctx.HasScope("admin") {
+		t.Errorf("context %+v: subject or scopes wrong", ctx)
+	}
+}
