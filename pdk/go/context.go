@@ -29,6 +29,20 @@ type Context struct {
 	// ClientCapabilities is what the request's client declared it can do
 	// (an MCP ClientCapabilities object, raw); empty when unknown.
 	ClientCapabilities json.RawMessage
+	// Subject and Scopes name the caller when the host authenticates
+	// requests: its token's subject and scopes; empty otherwise.
+	Subject string
+	Scopes  []string
+}
+
+// HasScope reports whether the caller's token has scope.
+func (c *Context) HasScope(scope string) bool {
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
 }
 
 func newContext(c abi.Context, fallback abi.Meta) *Context {
@@ -36,7 +50,7 @@ func newContext(c abi.Context, fallback abi.Meta) *Context {
 	if meta == nil {
 		meta = fallback
 	}
-	return &Context{ID: c.ID, Meta: meta, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities}
+	return &Context{ID: c.ID, Meta: meta, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities, Subject: c.Subject, Scopes: c.Scopes}
 }
 
 // ClientCan reports whether the request's client declared the capability

@@ -688,7 +688,11 @@ func TestRequestInputAndClientCapabilities(t *testing.T) {
 // TestContextNamesTheCaller: the context's Subject and Scopes are those
 // the host passes under authentication.
 func TestContextNamesTheCaller(t *testing.T) {
-	ctx := newContext(abi.Context{Subject: "alice", Scopes: []string{"mcp", "notes:write"}}, nil)
+	var in abi.Input
+	if err := unmarshal([]byte(`{"context":{"id":1,"subject":"alice","scopes":["mcp","notes:write"]}}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newContext(in.Context, nil)
 	if ctx.Subject != "alice" || !ctx.HasScope("notes:write") || ctx.HasScope("admin") {
 		t.Errorf("context %+v: subject or scopes wrong", ctx)
 	}
