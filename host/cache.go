@@ -3,6 +3,8 @@ package host
 import (
 	"slices"
 	"time"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // Caching hints of 2026-07-28 (ttlMs and cacheScope on lists and reads):
@@ -31,8 +33,12 @@ func WithCacheHints(ttl time.Duration, public bool) PluginOption {
 	return func(p *Plugin) { p.cache = cacheHints{ttl: max(ttl, 0), public: public} }
 }
 
-// owned is a catalog entry, which a plugin serves.
-type owned interface{ owner() *Plugin }
+// owned is a catalog entry, which a plugin serves, and whose _meta may
+// say what it requires of clients (requires.go).
+type owned interface {
+	owner() *Plugin
+	meta() abi.Meta
+}
 
 func (e *toolEntry) owner() *Plugin     { return e.plugin }
 func (e *promptEntry) owner() *Plugin   { return e.plugin }

@@ -23,6 +23,9 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
 	}
+	if err := req.meetRequirement("prompt", p.Name, e.prompt.Meta); err != nil {
+		return nil, err
+	}
 	for _, a := range e.prompt.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
 			return nil, rpcErrorf(CodeInvalidParams, "prompt %s: missing required argument %q", p.Name, a.Name)

@@ -32,6 +32,8 @@ type request struct {
 	mu           sync.Mutex
 	done         bool
 	lastProgress *float64
+	// declaredCaps is what the client declared, decoded (requires.go).
+	declaredCaps map[string]any
 	// hints are the caching hints of the result (cache.go); nil for none.
 	hints *cacheHints
 	// lacking holds the client capabilities a plugin asked for that a

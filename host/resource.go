@@ -39,6 +39,11 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 	if !allows(owner.exposure.Resource, p.URI) { // a template matches a URI the allow-list leaves out
 		return nil, rpcErrorf(CodeInternalError, "resource %q is not exposed: it is not in the resources allow-list of [plugins.%s]", p.URI, owner.Name)
 	}
+	if e := req.sess.srv.Catalog().resourceIndex[p.URI]; e != nil {
+		if err := req.meetRequirement("resource", p.URI, e.resource.Meta); err != nil {
+			return nil, err
+		}
+	}
 	req.cacheFrom(owner)
 	var res abi.ReadResourceResult
 	if err := owner.call(ctx, abi.ExportReadResource, requestInput(req, p), &res); err != nil {
