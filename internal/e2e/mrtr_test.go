@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mrtrFixture is a server of the conformance plugin, allowed to ask the
@@ -147,5 +150,60 @@ cache_scope = "public"
 	discover, _ := postModern(t, url, 2, "server/discover", "", map[string]any{})["result"].(map[string]any)
 	if discover["instructions"] != "Call greet first." {
 		t.Errorf("server/discover instructions %v", discover["instructions"])
+	}
+}
+
+// The TypeScript SDK v2 client (@modelcontextprotocol/client 2.4.0)
+// negotiates 2026-07-28 with mcphost over stdio and HTTP, in auto mode and
+// pinned, and its input_required support completes a tool call that asks
+// two questions in a row; in legacy mode the same plugin asks the same
+// questions with requests to the client.
+func TestTypeScriptV2ClientInterop(t *testing.T) {
+	node := nodeBinary()
+	_, sdkErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "client", "package.json"))
+	if node == "" || sdkErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs Node and the TypeScript SDK v2 client (run scripts/setup.sh): node=%q client: %v", node, sdkErr)
+		}
+		t.Skip("SKIPPED: TypeScript SDK v2 interop needs Node and `scripts/setup.sh`")
+	}
+	f := mrtrFixture(t, "ts-v2-interop-request-state-key-0123456789\n")
+	url := f.serveHTTP(t)
+	stdio := append([]string{"stdio", mcphostBin}, f.command().Args[1:]...)
+	for _, tc := range []struct {
+		mode, transport string
+		args            []string
+		era, version    string
+	}{
+		{"auto", "http", []string{"http", url}, "modern", "2026-07-28"},
+		{"pin", "http", []string{"http", url}, "modern", "2026-07-28"},
+		{"auto", "stdio", stdio, "modern", "2026-07-28"},
+		{"pin", "stdio", stdio, "modern", "2026-07-28"},
+		{"legacy", "stdio", stdio, "legacy", "2025-11-25"},
+	} {
+		t.Run(tc.mode+"-"+tc.transport, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, node, append([]string{filepath.Join(tsClientDir, "v2client.mjs"), tc.mode}, tc.args...)...).Output()
+			if err != nil {
+				var stderr string
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = string(ee.Stderr)
+				}
+				t.Fatalf("TypeScript v2 client: %v\n%s", err, stderr)
+			}
+			var got struct {
+				Era, Version, Greet, Rounds string
+				Tools                       int
+				Asked                       []string
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("client output %q: %v", out, err)
+			}
+			if got.Era != tc.era || got.Version != tc.version || got.Tools == 0 || got.Greet != "Hello, v2!" ||
+				got.Rounds != "Alice likes blue" || len(got.Asked) != 2 {
+				t.Errorf("the v2 client in %s mode over %s saw %s; want era %s at %s, both questions asked and answered", tc.mode, tc.transport, out, tc.era, tc.version)
+			}
+		})
 	}
 }
