@@ -207,3 +207,53 @@ func TestTypeScriptV2ClientInterop(t *testing.T) {
 		})
 	}
 }
+
+// The Inspector CLI (@modelcontextprotocol/inspector 2.12.0) in the modern
+// era lists mcphost's tools and calls one, over stdio and HTTP.
+func TestInspectorCLIModernEra(t *testing.T) {
+	node := nodeBinary()
+	cli := filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	if _, err := os.Stat(cli); node == "" || err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs Node and the Inspector (run scripts/setup.sh): node=%q inspector: %v", node, err)
+		}
+		t.Skip("SKIPPED: the Inspector CLI needs Node and `scripts/setup.sh`")
+	}
+	f := mrtrFixture(t, "inspector-request-state-key-0123456789abcdef\n")
+	url := f.serveHTTP(t)
+	home := t.TempDir() // the Inspector keeps a catalog under $HOME
+	run := func(t *testing.T, target []string, args ...string) map[string]any {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append(append([]string{cli, "--cli", "--protocol-era", "modern"}, args...), target...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("inspector %v: %v\n%s\n%s", args, err, out, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("inspector %v printed %q: %v", args, out, err)
+		}
+		return m
+	}
+	for name, target := range map[string][]string{
+		"stdio": append([]string{"--", mcphostBin}, f.command().Args[1:]...),
+		"HTTP":  {"--transport", "http", "--server-url", url},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tools, _ := run(t, target, "--method", "tools/list")["tools"].([]any); len(tools) == 0 {
+				t.Error("tools/list: no tools")
+			}
+			res := run(t, target, "--method", "tools/call", "--tool-name", "greet", "--tool-arg", "name=inspector")
+			if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Hello, inspector!") {
+				t.Errorf("tools/call greet: %v", res)
+			}
+		})
+	}
+}
