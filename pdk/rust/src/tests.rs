@@ -142,7 +142,7 @@ fn req(request: Value) -> String {
 fn lists_tools_with_schemas() {
     let out = call(list_tools, "{}").json();
     let tools = out["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 10);
     let shout = &tools[0];
     assert_eq!(shout["name"], "shout");
     assert_eq!(shout["title"], "Shout");
@@ -379,7 +379,10 @@ fn caller_and_request_input() {
     assert_eq!(out["content"][0]["text"], "2026-07-28 alice true true false");
 
     take_host_calls();
-    set_host_answer("request_input", r#"{"inputResponses":{"user_name":{"action":"accept","content":{}},"client_roots":{"roots":[]}}}"#);
+    set_host_answer(
+        "request_input",
+        r#"{"inputResponses":{"user_name":{"action":"accept","content":{}},"client_roots":{"roots":[]}}}"#,
+    );
     let out = call(call_tool, &req(json!({"name":"batch"}))).json();
     assert_eq!(out["content"][0]["text"], "2 answers");
     let calls = take_host_calls();
