@@ -32,26 +32,22 @@ func TestMCPGoClientInterop(t *testing.T) {
 	f := mrtrFixture(t, "mcp-go-interop-request-state-key-0123456789\n")
 	url := f.serveHTTP(t)
 	args := f.command().Args[1:]
+	overStdio := func() transport.Interface { return transport.NewStdio(mcphostBin, nil, args...) }
+	overHTTP := func() transport.Interface {
+		tr, err := transport.NewStreamableHTTP(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
 	for _, tc := range []struct {
 		name, pin, want string
 		transport       func() transport.Interface
 	}{
-		{"stdio", "", "2026-07-28", func() transport.Interface { return transport.NewStdio(mcphostBin, nil, args...) }},
-		{"HTTP", "", "2026-07-28", func() transport.Interface {
-			tr, err := transport.NewStreamableHTTP(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tr
-		}},
-		{"stdio pinned", "2025-11-25", "2025-11-25", func() transport.Interface { return transport.NewStdio(mcphostBin, nil, args...) }},
-		{"HTTP pinned", "2025-11-25", "2025-11-25", func() transport.Interface {
-			tr, err := transport.NewStreamableHTTP(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tr
-		}},
+		{"stdio", "", "2026-07-28", overStdio},
+		{"HTTP", "", "2026-07-28", overHTTP},
+		{"stdio pinned", "2025-11-25", "2025-11-25", overStdio},
+		{"HTTP pinned", "2025-11-25", "2025-11-25", overHTTP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -159,14 +159,7 @@ cache_scope = "public"
 // two questions in a row; in legacy mode the same plugin asks the same
 // questions with requests to the client.
 func TestTypeScriptV2ClientInterop(t *testing.T) {
-	node := nodeBinary()
-	_, sdkErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "client", "package.json"))
-	if node == "" || sdkErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs Node and the TypeScript SDK v2 client (run scripts/setup.sh): node=%q client: %v", node, sdkErr)
-		}
-		t.Skip("SKIPPED: TypeScript SDK v2 interop needs Node and `scripts/setup.sh`")
-	}
+	node := nodeWith(t, "@modelcontextprotocol/client")
 	f := mrtrFixture(t, "ts-v2-interop-request-state-key-0123456789\n")
 	url := f.serveHTTP(t)
 	stdio := append([]string{"stdio", mcphostBin}, f.command().Args[1:]...)
@@ -182,16 +175,7 @@ func TestTypeScriptV2ClientInterop(t *testing.T) {
 		{"legacy", "stdio", stdio, "legacy", "2025-11-25"},
 	} {
 		t.Run(tc.mode+"-"+tc.transport, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, node, append([]string{filepath.Join(tsClientDir, "v2client.mjs"), tc.mode}, tc.args...)...).Output()
-			if err != nil {
-				var stderr string
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = string(ee.Stderr)
-				}
-				t.Fatalf("TypeScript v2 client: %v\n%s", err, stderr)
-			}
+			out := runNode(t, node, "", append([]string{filepath.Join(tsClientDir, "v2client.mjs"), tc.mode}, tc.args...)...)
 			var got struct {
 				Era, Version, Greet, Rounds string
 				Tools                       int
@@ -211,31 +195,14 @@ func TestTypeScriptV2ClientInterop(t *testing.T) {
 // The Inspector CLI (@modelcontextprotocol/inspector 2.12.0) in the modern
 // era lists mcphost's tools and calls one, over stdio and HTTP.
 func TestInspectorCLIModernEra(t *testing.T) {
-	node := nodeBinary()
+	node := nodeWith(t, "@modelcontextprotocol/inspector")
 	cli := filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	if _, err := os.Stat(cli); node == "" || err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs Node and the Inspector (run scripts/setup.sh): node=%q inspector: %v", node, err)
-		}
-		t.Skip("SKIPPED: the Inspector CLI needs Node and `scripts/setup.sh`")
-	}
 	f := mrtrFixture(t, "inspector-request-state-key-0123456789abcdef\n")
 	url := f.serveHTTP(t)
 	home := t.TempDir() // the Inspector keeps a catalog under $HOME
 	run := func(t *testing.T, target []string, args ...string) map[string]any {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append(append([]string{cli, "--cli", "--protocol-era", "modern"}, args...), target...)...)
-		cmd.Env = append(os.Environ(), "HOME="+home)
-		out, err := cmd.Output()
-		if err != nil {
-			var stderr string
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = string(ee.Stderr)
-			}
-			t.Fatalf("inspector %v: %v\n%s\n%s", args, err, out, stderr)
-		}
+		out := runNode(t, node, home, append(append([]string{cli, "--cli", "--protocol-era", "modern"}, args...), target...)...)
 		var m map[string]any
 		if err := json.Unmarshal(out, &m); err != nil {
 			t.Fatalf("inspector %v printed %q: %v", args, out, err)
@@ -256,4 +223,42 @@ func TestInspectorCLIModernEra(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeWith returns the Node binary once the package (a path below
+// tsclient's node_modules) is installed: the test is skipped without them,
+// and fails in CI, where scripts/setup.sh installs them.
+func nodeWith(t *testing.T, pkg string) string {
+	t.Helper()
+	node := nodeBinary()
+	_, err := os.Stat(filepath.Join(tsClientDir, "node_modules", pkg, "package.json"))
+	if node == "" || err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs Node and %s (run scripts/setup.sh): node=%q: %v", pkg, node, err)
+		}
+		t.Skipf("SKIPPED: needs Node and %s (`scripts/setup.sh`)", pkg)
+	}
+	return node
+}
+
+// runNode runs a Node script with args and HOME set to home (when not
+// empty) and returns what it printed, failing the test with its stderr when
+// it fails.
+func runNode(t *testing.T, node, home string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	if home != "" {
+		cmd.Env = append(os.Environ(), "HOME="+home)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node %v: %v\n%s\n%s", args, err, out, stderr)
+	}
+	return out
 }
