@@ -51,9 +51,12 @@ const HostModule = "extism:host/user"
 // Host functions a plugin may import from HostModule. Each takes and returns
 // Extism memory handles (i64) holding JSON; see ABI.md for signatures.
 const (
-	HostCreateMessage             = "create_message"
-	HostCreateElicitation         = "create_elicitation"
-	HostListRoots                 = "list_roots"
+	HostCreateMessage     = "create_message"
+	HostCreateElicitation = "create_elicitation"
+	HostListRoots         = "list_roots"
+	// HostRequestInput asks the client several questions at once, under
+	// the plugin's keys (an mcphost extension; ABI.md section 3).
+	HostRequestInput              = "request_input"
 	HostNotifyLoggingMessage      = "notify_logging_message"
 	HostNotifyProgress            = "notify_progress"
 	HostNotifyToolListChanged     = "notify_tool_list_changed"
@@ -90,6 +93,7 @@ var hostFunctions = []struct {
 	{HostCreateMessage, HostSignature{Input: true, Output: true}},
 	{HostCreateElicitation, HostSignature{Input: true, Output: true}},
 	{HostListRoots, HostSignature{Output: true}},
+	{HostRequestInput, HostSignature{Input: true, Output: true}},
 	{HostNotifyLoggingMessage, HostSignature{Input: true}},
 	{HostNotifyProgress, HostSignature{Input: true}},
 	{HostNotifyToolListChanged, HostSignature{}},
@@ -170,6 +174,18 @@ type Context struct {
 	// Meta is the request's _meta, including progressToken when the client
 	// asked for progress.
 	Meta map[string]any `json:"_meta,omitempty"`
+	// ProtocolVersion is the protocol version the request is served at:
+	// its session's, or a 2026-07-28 request's own (an mcphost extension).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ClientCapabilities is what the request's client declared it can do,
+	// an MCP ClientCapabilities object: at initialize, or in a 2026-07-28
+	// request's _meta (an mcphost extension).
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	// Subject and Scopes name the caller when the HTTP transport
+	// authenticates requests: the token's subject and scopes (an mcphost
+	// extension). Empty without authentication.
+	Subject string   `json:"subject,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
 }
 
 // ListInput is the input of the list exports. Request is an mcphost

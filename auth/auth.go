@@ -148,12 +148,25 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			}
 		}
 		log.Debug("auth: request authorized", "sub", p.subject)
-		next.ServeHTTP(w, forward(context.WithValue(r.Context(), subjectKey{}, p.subject), r))
+		ctx := context.WithValue(context.WithValue(r.Context(), subjectKey{}, p.subject), scopesKey{}, slices.Clone(p.scopes))
+		next.ServeHTTP(w, forward(ctx, r))
 	})
 }
 
-// subjectKey is the context key of the authenticated subject.
-type subjectKey struct{}
+// subjectKey and scopesKey are the context keys of the authenticated
+// subject and its token's scopes.
+type (
+	subjectKey struct{}
+	scopesKey  struct{}
+)
+
+// Scopes returns the scopes of the token authenticated for the request
+// whose context is ctx; nil when no authentication took place or the token
+// has none (the static bearer token).
+func Scopes(ctx context.Context) []string {
+	s, _ := ctx.Value(scopesKey{}).([]string)
+	return s
+}
 
 // Subject returns the subject authenticated for the request whose context
 // is ctx: the JWT sub claim, or "bearer" for the static token; "" when no

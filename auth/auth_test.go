@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,6 +195,7 @@ func sign(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jw
 type seen struct {
 	called        bool
 	subject       string
+	scopes        []string
 	authorization []string
 }
 
@@ -202,7 +204,7 @@ type seen struct {
 func serve(a *Authenticator, authorization ...string) (*httptest.ResponseRecorder, seen) {
 	var s seen
 	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s = seen{called: true, subject: Subject(r.Context()), authorization: r.Header.Values("Authorization")}
+		s = seen{called: true, subject: Subject(r.Context()), scopes: Scopes(r.Context()), authorization: r.Header.Values("Authorization")}
 	}))
 	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 	for _, v := range authorization {
@@ -246,6 +248,9 @@ func TestJWT(t *testing.T) {
 			}
 			if s.subject != "alice" {
 				t.Errorf("%s: Subject = %q, want alice", tc.name, s.subject)
+			}
+			if tc.name == "scp array" && !slices.Equal(s.scopes, []string{"x", "mcp"}) {
+				t.Errorf("%s: Scopes = %q, want the token's [x mcp]", tc.name, s.scopes)
 			}
 			if len(s.authorization) > 0 {
 				t.Errorf("%s: the handler saw Authorization %q", tc.name, s.authorization)
@@ -493,6 +498,9 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestSubjectWithoutAuthentication(t *testing.T) {
+	if s := Scopes(httptest.NewRequest(http.MethodGet, "/", nil).Context()); s != nil {
+		t.Errorf("Scopes() = %q, want none", s)
+	}
 	if s := Subject(httptest.NewRequest(http.MethodGet, "/", nil).Context()); s != "" {
 		t.Errorf("Subject() = %q, want empty", s)
 	}

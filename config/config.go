@@ -78,6 +78,17 @@ type ServerConfig struct {
 	// PullTimeout bounds the fetch of one plugin from its source (resolving,
 	// downloading, checking its signature).
 	PullTimeout time.Duration
+	// Instructions tell clients (their models) how to use the server:
+	// sent with initialize and server/discover; "" for none.
+	Instructions string
+	// RequestStateKeyFile is the absolute path of the file of keys that
+	// sign the requestState of 2026-07-28 input_required results, one a
+	// line, the signing key first; "" for a random key per process. Read
+	// it with Config.RequestStateKeys.
+	RequestStateKeyFile string
+	// RequestStateTTL is how long a requestState is accepted after it was
+	// issued; 0 for the server's default.
+	RequestStateTTL time.Duration
 }
 
 // TLSConfig is the [server.tls] table: the files of the certificate the
@@ -121,6 +132,38 @@ const (
 func (c *Config) Named(name string) bool {
 	pc, ok := c.Plugins[name]
 	return ok && !pc.Disabled
+}
+
+// minRequestStateKey is the least length of a requestState key, in bytes.
+const minRequestStateKey = 32
+
+// RequestStateKeys reads the keys of [server] request_state_key_file: one
+// a line, blank lines and lines starting with # left out, each at least 32
+// bytes. Nil, with no error, when no file is set.
+func (c *Config) RequestStateKeys() ([][]byte, error) {
+	path := c.Server.RequestStateKeyFile
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("server.request_state_key_file: %w", err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if len(line) < minRequestStateKey {
+			return nil, fmt.Errorf("server.request_state_key_file: %s line %d: a key must have at least 32 bytes, this one has %d", path, i+1, len(line))
+		}
+		keys = append(keys, []byte(line))
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("server.request_state_key_file: %s has no key", path)
+	}
+	return keys, nil
 }
 
 // HTTPConfig holds the [http] table.
@@ -339,6 +382,12 @@ type PluginConfig struct {
 	// OAuth2 are the OAuth2 clients the plugin may get access tokens of
 	// with get_access_token.
 	OAuth2 []OAuth2Client
+	// CacheTTL and CacheScope are the caching hints (2026-07-28 ttlMs and
+	// cacheScope) of what the plugin lists and reads: how long a client
+	// may reuse it, and whether it may share it between users ("public")
+	// or not ("private", the default).
+	CacheTTL   time.Duration
+	CacheScope string
 
 	// set records which Limits fields the plugin's table sets; Plugin
 	// takes the others from Config.Defaults.
@@ -664,7 +713,7 @@ func Load(path string) (*Config, error) {
 func (c *Config) Plugin(name string) PluginConfig {
 	p, ok := c.Plugins[name]
 	if !ok {
-		return PluginConfig{Name: name, Limits: c.Defaults, Isolation: c.defaultIsolation()}
+		return PluginConfig{Name: name, Limits: c.Defaults, Isolation: c.defaultIsolation(), CacheScope: CacheScopePrivate}
 	}
 	p.Name = name
 	p.Isolation = cmp.Or(p.Isolation, c.defaultIsolation())
@@ -684,6 +733,12 @@ func (c *Config) Plugin(name string) PluginConfig {
 	p.Resources = slices.Clone(p.Resources)
 	return p
 }
+
+// The values of PluginConfig.CacheScope.
+const (
+	CacheScopePrivate = "private" // for the user who asked only
+	CacheScopePublic  = "public"  // for any user
+)
 
 // The values of PluginConfig.Isolation.
 const (

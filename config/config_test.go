@@ -159,6 +159,7 @@ config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 		HostFunctions: []string{"notify_logging_message", "list_roots"},
 		AllowedHosts:  []string{"api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"},
 		Config:        map[string]string{"root": "/data", "depth": "3", "ratio": "0.5", "verbose": "true"},
+		CacheScope:    CacheScopePrivate,
 		set:           setMemoryMiB | setTimeout,
 		Rank:          16, // the line of [plugins.files]
 	}
@@ -187,7 +188,7 @@ max_instances = 1
 
 	// A plugin without a table gets the defaults and no grants.
 	b := cfg.Plugin("b")
-	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults, Isolation: IsolationShared}); !reflect.DeepEqual(b, want) {
+	if want := (PluginConfig{Name: "b", Limits: cfg.Defaults, Isolation: IsolationShared, CacheScope: CacheScopePrivate}); !reflect.DeepEqual(b, want) {
 		t.Errorf("Plugin(b) = %+v, want %+v", b, want)
 	}
 
@@ -399,7 +400,7 @@ guest = "/b"
 		{"duration zero", "[defaults]\ntimeout = \"0s\"\n", 2, `defaults.timeout: "0s" is not positive`},
 		{"duration long", "[defaults]\nbreaker_window = \"61m\"\n", 2, `defaults.breaker_window: "61m" is longer than 1h0m0s`},
 		{"unknown host function", "[plugins.p]\nhost_functions = [\"notify_progress\", \"notify_log\"]\n", 2,
-			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, notify_logging_message, notify_progress,`},
+			`plugins.p.host_functions[1]: unknown host function "notify_log" (valid: create_message, create_elicitation, list_roots, request_input, notify_logging_message,`},
 		{"empty host", "[plugins.p]\nallowed_hosts = [\"\"]\n", 2, "plugins.p.allowed_hosts[0]: empty host pattern"},
 		{"host with other scheme", "[plugins.p]\nallowed_hosts = [\"ftp://api.example.com\"]\n", 2,
 			`plugins.p.allowed_hosts[0]: "ftp://api.example.com": the scheme may only be http or https`},
@@ -1050,5 +1051,63 @@ func TestServerTLS(t *testing.T) {
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 			t.Errorf("%q: %v, want %q", src, errs, want)
 		}
+	}
+}
+
+// [server] request_state_key_file names a file of requestState keys, one
+// a line, the first signing; request_state_ttl bounds a state's life.
+func TestRequestStateKeys(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys")
+	if err := os.WriteFile(keys, []byte("# newest first\nnew-key-new-key-new-key-new-key!\n\n  old-key-old-key-old-key-old-key!  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := load(t, "[server]\nrequest_state_key_file = \""+keys+"\"\nrequest_state_ttl = \"5m\"\n")
+	if cfg.Server.RequestStateTTL != 5*time.Minute {
+		t.Errorf("request_state_ttl: %v", cfg.Server.RequestStateTTL)
+	}
+	got, err := cfg.RequestStateKeys()
+	if err != nil || len(got) != 2 || string(got[0]) != "new-key-new-key-new-key-new-key!" || string(got[1]) != "old-key-old-key-old-key-old-key!" {
+		t.Errorf("RequestStateKeys() = %q, %v; want the two keys, newest first", got, err)
+	}
+	if got, err := load(t, "").RequestStateKeys(); got != nil || err != nil {
+		t.Errorf("without a key file: %q, %v; want none", got, err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("too-short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(t, "[server]\nrequest_state_key_file = \""+short+"\"\n").RequestStateKeys(); err == nil || !strings.Contains(err.Error(), "at least 32 bytes") {
+		t.Errorf("a short key: %v, want an error asking for at least 32 bytes", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(t, "[server]\nrequest_state_key_file = \""+empty+"\"\n").RequestStateKeys(); err == nil || !strings.Contains(err.Error(), "no key") {
+		t.Errorf("a file without keys: %v, want an error", err)
+	}
+	_, errs := loadErrors(t, "[server]\nrequest_state_ttl = \"0s\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server.request_state_ttl: "0s" is not positive`) {
+		t.Errorf("request_state_ttl 0s: %v", errs)
+	}
+}
+
+// [server] instructions is sent to clients; a plugin's cache_ttl and
+// cache_scope are the caching hints of what it lists and reads.
+func TestInstructionsAndCacheHints(t *testing.T) {
+	cfg := load(t, "[server]\ninstructions = \"Use the notes tools.\"\n[plugins.p]\ncache_ttl = \"90s\"\ncache_scope = \"public\"\n")
+	if cfg.Server.Instructions != "Use the notes tools." {
+		t.Errorf("instructions %q", cfg.Server.Instructions)
+	}
+	if p := cfg.Plugin("p"); p.CacheTTL != 90*time.Second || p.CacheScope != "public" {
+		t.Errorf("plugins.p: cache_ttl %v, cache_scope %q", p.CacheTTL, p.CacheScope)
+	}
+	if p := cfg.Plugin("other"); p.CacheTTL != 0 || p.CacheScope != "private" {
+		t.Errorf("a plugin without a table: cache_ttl %v, cache_scope %q; want 0 and private", p.CacheTTL, p.CacheScope)
+	}
+	_, errs := loadErrors(t, "[plugins.p]\ncache_scope = \"shared\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `plugins.p.cache_scope: "shared" is not "private" or "public"`) {
+		t.Errorf("cache_scope shared: %v", errs)
 	}
 }

@@ -34,10 +34,10 @@ import (
 var (
 	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
-		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file"}
+		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
-	pluginKeys = append([]string{"prefix", "disabled", "isolation", "host_functions", "allowed_hosts", "allow_private_network",
+	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
 		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
@@ -285,6 +285,9 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if title, ok := d.str(t, p, "title"); ok {
 		s.Title = title
 	}
+	if text, ok := d.str(t, p, "instructions"); ok {
+		s.Instructions = text
+	}
 	if dir, ok := d.str(t, p, "cache_dir"); ok {
 		if dir != "" && dir != "off" {
 			dir = d.abs(dir)
@@ -333,6 +336,16 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if dur, ok := d.duration(t, p, "pull_timeout", maxWindow); ok {
 		s.PullTimeout = dur
+	}
+	if file, ok := d.str(t, p, "request_state_key_file"); ok {
+		if file == "" {
+			d.errorf(p.add("request_state_key_file"), "must not be empty")
+		} else {
+			s.RequestStateKeyFile = d.abs(file)
+		}
+	}
+	if dur, ok := d.duration(t, p, "request_state_ttl", 24*time.Hour); ok {
+		s.RequestStateTTL = dur
 	}
 }
 
@@ -581,6 +594,17 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	pc.TaskSupport = d.taskSupport(t, p)
 	pc.Keyring = d.keyring(t, p)
 	pc.OAuth2 = d.oauth2(t, p)
+	if ttl, ok := d.duration(t, p, "cache_ttl", 24*time.Hour); ok {
+		pc.CacheTTL = ttl
+	}
+	pc.CacheScope = CacheScopePrivate
+	if scope, ok := d.str(t, p, "cache_scope"); ok {
+		if scope != CacheScopePrivate && scope != CacheScopePublic {
+			d.errorf(p.add("cache_scope"), "%q is not %q or %q", scope, CacheScopePrivate, CacheScopePublic)
+		} else {
+			pc.CacheScope = scope
+		}
+	}
 	return pc
 }
 

@@ -78,6 +78,18 @@
 //	[server.tls]           # serve the HTTP transport over TLS (https)
 //	cert = "cert.pem"      # certificate chain, PEM, leaf first; cert and
 //	key = "key.pem"        # key go together; read again when they change
+//	instructions = ""      # how to use the server, for the client's model:
+//	                       # sent with initialize and server/discover
+//	request_state_key_file = ""  # keys signing the requestState of
+//	                       # 2026-07-28 input_required results, one a
+//	                       # line (# comments), each >= 32 bytes, the
+//	                       # signing key first, all accepted; mcphost
+//	                       # processes sharing the file complete each
+//	                       # other's retries; rotate by adding a key on
+//	                       # top and removing the old one a TTL later;
+//	                       # unset: a random key per process
+//	request_state_ttl = "15m"  # how long a requestState is accepted,
+//	                       # > 0 and <= 24h
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096
@@ -175,6 +187,14 @@
 //	skip_tools = ["debug_*"]  # deny-lists of the same form as tools,
 //	skip_prompts = ["draft*"] # prompts and resources, applied after them:
 //	skip_resources = ["file:///private/*"]  # what matches is not exposed
+//	cache_ttl = "0s"       # caching hint of 2026-07-28 (ttlMs) of what the
+//	                       # plugin lists and reads: how long a client may
+//	                       # reuse it; unset = 0 (stale at once), <= 24h; a
+//	                       # list of several plugins takes the shortest
+//	cache_scope = "private"  # "private" (one user's) or "public" (any
+//	                       # user's: nothing the plugin answers depends on
+//	                       # the caller); a list is public only when all
+//	                       # its plugins are
 //	task_support = { "report" = "optional", "*" = "forbidden" }
 //	                       # whether clients may run a tool as an MCP task
 //	                       # (2025-11-25 execution.taskSupport): "forbidden",
@@ -298,7 +318,8 @@
 //	                       # resource metadata; [] = scopes
 //
 // The host functions are those of abi.HostFunctionNames: create_message,
-// create_elicitation, list_roots, notify_logging_message, notify_progress,
+// create_elicitation, list_roots, request_input (asks several of the first
+// three's questions at once), notify_logging_message, notify_progress,
 // notify_tool_list_changed, notify_prompt_list_changed,
 // notify_resource_list_changed, notify_resource_updated and
 // notify_elicitation_complete (also named notify_url_elicitation_completed,

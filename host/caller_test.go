@@ -49,3 +49,57 @@ func TestCallerNamesTheSubjectAndSessionOfAPluginCall(t *testing.T) {
 		t.Errorf("two sessions share the id %q", sessions[0])
 	}
 }
+
+// A plugin's input context names the request's protocol version and the
+// capabilities its client declared: at initialize for a legacy session, in
+// the request's _meta for a 2026-07-28 request.
+func TestPluginInputNamesTheVersionAndClientCapabilities(t *testing.T) {
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "ctx", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
+		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
+			var input struct {
+				Context struct {
+					ProtocolVersion    string          `json:"protocolVersion"`
+					ClientCapabilities json.RawMessage `json:"clientCapabilities"`
+				} `json:"context"`
+			}
+			_ = json.Unmarshal(in, &input)
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: input.Context.ProtocolVersion + " " + string(canonicalJSON(input.Context.ClientCapabilities))}}})
+		},
+	})
+	h := newHarness(t, p)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ctx","_meta":` + modernMeta(`{"sampling":{}}`, "") + `}}`)
+	if got := toolText(t, h.out.next(t)); got != `2026-07-28 {"sampling":{}}` {
+		t.Errorf("modern request: the plugin saw %q", got)
+	}
+	initWithCaps(t, h, Version20250618, `{"roots":{"listChanged":true}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ctx"}}`)
+	got := result(t, h.out.next(t))["content"].([]any)[0].(map[string]any)["text"]
+	if got != `2025-06-18 {"roots":{"listChanged":true}}` {
+		t.Errorf("legacy session: the plugin saw %q", got)
+	}
+}
+
+// With authentication, a plugin's input context names the caller: the
+// subject and scopes of its token.
+func TestPluginInputNamesTheCaller(t *testing.T) {
+	var got abi.Context
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "who", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
+			var input abi.Input
+			_ = json.Unmarshal(in, &input)
+			got = input.Context
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "ok"}}})
+		},
+	})
+	srv := NewServer(Options{
+		Subject: func(context.Context) string { return "alice" },
+		Scopes:  func(context.Context) []string { return []string{"mcp", "notes:write"} },
+	}, BuildCatalog(t.Context(), []*Plugin{p}, nil))
+	h := session(t, srv)
+	toolText(t, modernRequest(t, h, context.Background(), 1, "tools/call", `{}`, `{"name":"who","arguments":{"n":1}}`))
+	if got.Subject != "alice" || strings.Join(got.Scopes, " ") != "mcp notes:write" {
+		t.Errorf("the plugin saw subject %q scopes %q, want alice [mcp notes:write]", got.Subject, got.Scopes)
+	}
+}

@@ -478,8 +478,11 @@ func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 	if atLeast(version, Version20250326) && c.completes() {
 		caps["completions"] = map[string]any{}
 	}
-	if atLeast(version, Version20251125) && legacy && caps["tools"] != nil {
+	switch {
+	case legacy && atLeast(version, Version20251125) && caps["tools"] != nil:
 		caps["tasks"] = taskCapabilities()
+	case !legacy && caps["tools"] != nil:
+		caps["extensions"] = map[string]any{extTasks: map[string]any{}}
 	}
 	return caps
 }

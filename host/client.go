@@ -21,6 +21,8 @@ type clientCapabilities struct {
 	Roots *struct {
 		ListChanged bool `json:"listChanged"`
 	} `json:"roots"`
+	// Extensions are the extensions the client supports, by name.
+	Extensions map[string]json.RawMessage `json:"extensions"`
 }
 
 // errClientCannot is the error of a host function the client cannot serve.

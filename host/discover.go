@@ -9,6 +9,7 @@ import (
 type discoverResult struct {
 	SupportedVersions []string       `json:"supportedVersions"`
 	Capabilities      map[string]any `json:"capabilities"`
+	Instructions      string         `json:"instructions,omitempty"`
 }
 
 // handleDiscover names the protocol versions the server speaks: the modern
@@ -21,5 +22,6 @@ func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
 	return discoverResult{
 		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
 		Capabilities:      srv.Catalog().capabilities(Version20260728, loading),
+		Instructions:      srv.opts.Instructions,
 	}, nil
 }

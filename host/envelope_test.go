@@ -77,7 +77,7 @@ func TestHyperMCPEnvelopesAreWireExact(t *testing.T) {
 		abi.ExportReadResource:          returns(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: "memo://a", Text: "a"}}}),
 		abi.ExportComplete:              returns(abi.CompleteResult{Completion: abi.Completion{Values: []string{"x"}}}),
 		abi.ExportOnRootsListChanged:    returns(nil),
-	}))
+	}), WithExactHyperMCPContext())
 	h := newHarness(t, plugin)
 	initWithCaps(t, h, Version20251125, `{"roots":{"listChanged":true}}`)
 

@@ -27,6 +27,7 @@ func (s *Server) HostFunctions(plugin string) map[string]HostFunc {
 		abi.HostCreateMessage:                 createMessage,
 		abi.HostCreateElicitation:             s.createElicitation(plugin),
 		abi.HostListRoots:                     listRoots,
+		abi.HostRequestInput:                  askClient(),
 		abi.HostNotifyResourceUpdated:         s.notifyResourceUpdated(plugin),
 		abi.HostNotifyToolListChanged:         s.notifyListChanged(plugin),
 		abi.HostNotifyPromptListChanged:       s.notifyListChanged(plugin),

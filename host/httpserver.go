@@ -455,6 +455,8 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 	h.closing = true
 	all := slices.Collect(maps.Values(h.sessions))
 	h.mu.Unlock()
+	h.srv.listeners.end(nil) // the subscriptions of 2026-07-28 requests
+
 	var wg sync.WaitGroup
 	for _, hs := range all {
 		wg.Go(func() {

@@ -58,6 +58,7 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 		ProtocolVersion: version,
 		Capabilities:    srv.Catalog().capabilities(version, loading),
 		ServerInfo:      info,
+		Instructions:    srv.opts.Instructions,
 	}, nil
 }
 

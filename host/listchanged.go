@@ -174,6 +174,7 @@ func (s *Server) announce(changes ListChanges) {
 			}
 		}
 	}
+	s.listeners.listChanged(changes)
 }
 
 // Debouncing of notify_*_list_changed: the first call arms a timer; calls

@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -30,13 +29,24 @@ const methodDiscover = "server/discover"
 // no longer has: they are method not found in a modern request.
 var removedIn20260728 = []string{
 	"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-	"tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
+	"tasks/result", "tasks/list",
+}
+
+// modernMethods are the methods a modern request has that a legacy session
+// does not, or serves otherwise.
+var modernMethods = map[string]method{
+	methodDiscover: handle(handleDiscover),
+	methodListen:   handle(handleListen),
+	"tasks/get":    handle(handleGetModernTask),
+	"tasks/update": handle(handleUpdateTask),
+	"tasks/cancel": handle(handleCancelModernTask),
 }
 
 // modern is what a 2026-07-28 request declares in its _meta.
 type modern struct {
 	version string
 	caps    clientCapabilities
+	capsRaw json.RawMessage // caps as the request sent them
 	// logLevel is the least severe level of the log messages the request
 	// takes; logs is false when it asked for none.
 	logLevel logLevel
@@ -96,6 +106,7 @@ func readModern(params json.RawMessage) (*modern, *RPCError) {
 	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || json.Unmarshal(raw, &era.caps) != nil {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: _meta[%q] must be a ClientCapabilities object", metaClientCapabilities)
 	}
+	era.capsRaw = raw
 	if raw, ok = p.Meta[metaLogLevel]; ok {
 		var name string
 		_ = json.Unmarshal(raw, &name)
@@ -112,8 +123,8 @@ func missingMeta(key string) *RPCError {
 
 // modernMethod returns the handler of a method in a modern request.
 func modernMethod(name string) (method, *RPCError) {
-	if name == methodDiscover {
-		return handle(handleDiscover), nil
+	if h, ok := modernMethods[name]; ok {
+		return h, nil
 	}
 	if slices.Contains(removedIn20260728, name) {
 		return method{}, rpcErrorf(CodeMethodNotFound, "method not found: %s is not part of protocol version %s", name, Version20260728)
@@ -126,9 +137,8 @@ func modernMethod(name string) (method, *RPCError) {
 }
 
 // cacheableMethods are the methods whose results carry caching hints
-// (CacheableResult). Until the hints are configurable, they are the ones
-// that are never wrong: stale at once (ttlMs 0), and private, since what
-// plugins answer may depend on the caller.
+// (CacheableResult): those of the plugins behind the result (cache.go), or
+// the ones that are never wrong, stale at once (ttlMs 0) and private.
 var cacheableMethods = []string{methodDiscover, "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
 // modernResponse encodes the response to a modern request of a method: a
@@ -144,6 +154,10 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 		}
 		return encodeResponse(id, nil, rpcErr)
 	}
+	var hints cacheHints
+	if h, ok := res.(hintedResult); ok {
+		res, hints = h.result, h.hints
+	}
 	raw, err := json.Marshal(res)
 	if err != nil {
 		return encodeResponse(id, nil, rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err))
@@ -155,9 +169,9 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 	if _, ok := fields["resultType"]; !ok {
 		fields["resultType"] = json.RawMessage(`"complete"`)
 	}
-	if slices.Contains(cacheableMethods, method) {
-		fields["ttlMs"] = json.RawMessage(`0`)
-		fields["cacheScope"] = json.RawMessage(`"private"`)
+	if slices.Contains(cacheableMethods, method) && string(fields["resultType"]) == `"complete"` {
+		fields["ttlMs"], _ = json.Marshal(hints.ttl.Milliseconds())
+		fields["cacheScope"], _ = json.Marshal(hints.scope())
 	}
 	meta := map[string]json.RawMessage{}
 	if m, ok := fields["_meta"]; ok {
@@ -203,14 +217,4 @@ func (r *request) missingCapabilities() *RPCError {
 	e := rpcErrorf(CodeMissingClientCapability, "missing required client capability: the request needs client capabilities it did not declare in _meta[%q]", metaClientCapabilities)
 	e.Data, _ = json.Marshal(map[string]any{"requiredCapabilities": r.lacking})
 	return e
-}
-
-// callClient sends a request to the client of r and waits for its answer.
-// A 2026-07-28 request cannot: its server asks with an input_required
-// result (multi round-trip requests), which mcphost does not send yet.
-func (r *request) callClient(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	if r.era != nil {
-		return nil, errClientCannot{method + " during a " + r.era.version + " request needs an input_required result (multi round-trip), which mcphost does not send yet"}
-	}
-	return r.sess.callClient(ctx, r.reply, method, params)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,18 +51,14 @@ func TestModernRequestLackingACapabilityIsMissingRequiredClientCapability(t *tes
 
 // A 2026-07-28 request is never answered with a request to the client (the
 // stdio binding forbids it): a plugin asking a client that declared the
-// capability gets an error saying why, and the call still completes.
+// capability makes the request answer input_required, with the question.
 func TestModernRequestSendsNoRequestToTheClient(t *testing.T) {
 	h := newHarness(t, callerPlugin(hostFn(t, abi.HostCreateMessage)))
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10},"_meta":` + modernMeta(`{"sampling":{}}`, "") + `}}`)
 	resp := h.out.next(t)
-	res := result(t, resp)
-	text := res["content"].([]any)[0].(map[string]any)["text"].(string)
-	if !strings.Contains(text, "input_required") {
-		t.Errorf("the plugin was told %q, want an error naming the input_required result mcphost does not send yet", text)
-	}
-	if res["resultType"] != "complete" {
-		t.Errorf("resultType %v, want complete", res["resultType"])
+	reqs, _ := inputRequired(t, resp)
+	if q, _ := reqs["sampling-1"].(map[string]any); q == nil || q["method"] != "sampling/createMessage" {
+		t.Errorf("inputRequests %v, want sampling-1, a sampling/createMessage request", reqs)
 	}
 }
 
@@ -127,5 +122,45 @@ func TestModernRequestsWaitForThePluginsLoading(t *testing.T) {
 				t.Errorf("completion during start-up: %v, want [go]", values)
 			}
 		}
+	}
+}
+
+// The server's instructions go out with initialize and server/discover;
+// the caching hints of a list or read are those of the plugins behind it:
+// the shortest ttl, and public only when every one is public.
+func TestInstructionsAndCacheHintsPerPlugin(t *testing.T) {
+	public := toolsPlugin("a", echoTool)
+	WithCacheHints(time.Minute, true)(public)
+	private := NewPlugin("b", "", fakeRuntime{
+		abi.ExportListTools:     returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "other", InputSchema: objectSchema}}}),
+		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "b://r", Name: "r"}}}),
+		abi.ExportReadResource:  returns(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: "b://r", Text: "x"}}}),
+	}, WithCacheHints(30*time.Second, false))
+	srv := NewServer(Options{Instructions: "Use echo."}, BuildCatalog(context.Background(), []*Plugin{public, private}, nil))
+	h := session(t, srv)
+	hints := func(method, params string) (any, any) {
+		res := result(t, modernRequest(t, h, context.Background(), 1, method, `{}`, params))
+		return res["ttlMs"], res["cacheScope"]
+	}
+	if ttl, scope := hints("tools/list", `{}`); ttl != float64(30000) || scope != "private" {
+		t.Errorf("tools/list of both plugins: ttlMs %v cacheScope %v, want 30000 private", ttl, scope)
+	}
+	if ttl, scope := hints("resources/read", `{"uri":"b://r"}`); ttl != float64(30000) || scope != "private" {
+		t.Errorf("resources/read of b: ttlMs %v cacheScope %v, want 30000 private", ttl, scope)
+	}
+	if ttl, scope := hints("prompts/list", `{}`); ttl != float64(0) || scope != "private" {
+		t.Errorf("an empty list: ttlMs %v cacheScope %v, want 0 private", ttl, scope)
+	}
+	WithCacheHints(time.Minute, true)(private)
+	srv.catalog.Store(BuildCatalog(context.Background(), []*Plugin{public, private}, nil))
+	if ttl, scope := hints("tools/list", `{}`); ttl != float64(60000) || scope != "public" {
+		t.Errorf("tools/list of two public plugins: ttlMs %v cacheScope %v, want 60000 public", ttl, scope)
+	}
+	if got := result(t, modernRequest(t, h, context.Background(), 2, "server/discover", `{}`, `{}`))["instructions"]; got != "Use echo." {
+		t.Errorf("discover instructions %v", got)
+	}
+	other := session(t, srv)
+	if got := result(t, other.call(t, 1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}))["instructions"]; got != "Use echo." {
+		t.Errorf("initialize instructions %v", got)
 	}
 }

@@ -34,7 +34,10 @@ const (
 
 // namedMethods are the methods whose params.name or params.uri is mirrored
 // in Mcp-Name, and the params field it comes from.
-var namedMethods = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+var namedMethods = map[string]string{
+	"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+	"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
+}
 
 // modernPOST serves a POST whose body is one 2026-07-28 request: isModern,
 // or any request when MCP-Protocol-Version names a modern version. It
@@ -75,6 +78,7 @@ func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCE
 		requestMeta
 		Name      *string         `json:"name"`
 		URI       *string         `json:"uri"`
+		TaskID    *string         `json:"taskId"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if rpcErr := decodeParams(m.Params, &p); rpcErr != nil {
@@ -95,10 +99,7 @@ func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCE
 		return nil, rpcErr
 	}
 	if field, ok := namedMethods[m.Method]; ok {
-		name := p.Name
-		if field == "uri" {
-			name = p.URI
-		}
+		name := map[string]*string{"name": p.Name, "uri": p.URI, "taskId": p.TaskID}[field]
 		if name != nil {
 			if rpcErr := headerMatches(r, headerName, *name, true); rpcErr != nil {
 				return nil, rpcErr

@@ -12,7 +12,7 @@ import (
 // The official Go SDK client (v1.8.0), unpinned, probes with
 // server/discover and speaks 2026-07-28 with mcphost over stdio and HTTP:
 // it lists and calls tools with no initialize; pinned to 2025-11-25 it
-// still initializes a legacy session.
+// still initializes a legacy session, over both.
 func TestSDKClientNegotiates20260728(t *testing.T) {
 	plugin := func() *Plugin { return toolsPlugin("a", echoTool) }
 	stdio := func(t *testing.T) mcp.Transport {
@@ -37,6 +37,9 @@ func TestSDKClientNegotiates20260728(t *testing.T) {
 			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, HTTPOptions{}, plugin()).url + "/mcp"}
 		}},
 		{"stdio pinned", Version20251125, Version20251125, stdio},
+		{"HTTP pinned", Version20251125, Version20251125, func(t *testing.T) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, HTTPOptions{}, plugin()).url + "/mcp"}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -39,7 +39,13 @@ func pageFrom(list string, start, n, size int) (int, int, string, *RPCError) {
 
 // listPage serves one page of a catalog list for a list request, each entry
 // seen through view at the session's protocol version.
-func listPage[E, T any](req *request, p *listParams, list string, entries []E, view func(E, string) T) ([]T, string, error) {
+func listPage[E owned, T any](req *request, p *listParams, list string, entries []E, view func(E, string) T) ([]T, string, error) {
+	entries = usable(req, entries)
+	owners := make([]*Plugin, len(entries))
+	for i, e := range entries {
+		owners[i] = e.owner()
+	}
+	req.cacheFrom(owners...)
 	start, end, next, err := page(list, p.Cursor, len(entries), req.sess.srv.opts.PageSize)
 	if err != nil {
 		return nil, "", err

@@ -58,10 +58,17 @@ type (
 	callToolParams struct {
 		abi.CallToolParams
 		Task *taskParams `json:"task"`
+		inputRetry
 	}
-	getPromptParams    struct{ abi.GetPromptParams }
-	readResourceParams struct{ abi.ReadResourceParams }
-	completeParams     struct {
+	getPromptParams struct {
+		abi.GetPromptParams
+		inputRetry
+	}
+	readResourceParams struct {
+		abi.ReadResourceParams
+		inputRetry
+	}
+	completeParams struct {
 		meta
 		Ref      abi.CompleteRef       `json:"ref"`
 		Argument *abi.CompleteArgument `json:"argument"`
@@ -84,6 +91,31 @@ type (
 func (p *callToolParams) metadata() abi.Meta     { return p.Meta }
 func (p *getPromptParams) metadata() abi.Meta    { return p.Meta }
 func (p *readResourceParams) metadata() abi.Meta { return p.Meta }
+
+// salient returns what a requestState of these params is bound to: the
+// name or URI and the arguments, canonically encoded.
+func (p *callToolParams) salient() []byte {
+	return salient(p.Name, canonicalJSON(p.Arguments))
+}
+
+func (p *getPromptParams) salient() []byte {
+	args, _ := json.Marshal(p.Arguments)
+	return salient(p.Name, args)
+}
+
+func (p *readResourceParams) salient() []byte { return salient(p.URI, nil) }
+
+func salient(name string, args []byte) []byte {
+	out, _ := json.Marshal([]any{name, json.RawMessage(orNull(args))})
+	return out
+}
+
+func orNull(raw []byte) []byte {
+	if len(raw) == 0 {
+		return []byte("null")
+	}
+	return raw
+}
 
 // methods maps request methods to their handlers, for initialized
 // sessions.

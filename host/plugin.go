@@ -70,6 +70,12 @@ type Plugin struct {
 	rank int
 	// toolNames is the rule its exposed tool names follow.
 	toolNames ToolNames
+	// cache is the caching hints of what the plugin lists and reads
+	// (cache.go).
+	cache cacheHints
+	// exactEnvelope: the plugin gets hyper-mcp's request context, id and
+	// _meta alone (WithExactHyperMCPContext).
+	exactEnvelope bool
 }
 
 // ToolNames is a rule for exposed tool names.
@@ -97,6 +103,15 @@ func WithRank(rank int) PluginOption {
 // with a warning.
 func WithToolNames(rule ToolNames) PluginOption {
 	return func(p *Plugin) { p.toolNames = rule }
+}
+
+// WithExactHyperMCPContext gives the plugin hyper-mcp's request context
+// exactly, its id and _meta alone, without the caller fields of mcphost's
+// ABI (protocolVersion, clientCapabilities, subject, scopes): for plugins
+// written for hyper-mcp, which pluginhost tells by their lack of an mcphost
+// manifest.
+func WithExactHyperMCPContext() PluginOption {
+	return func(p *Plugin) { p.exactEnvelope = true }
 }
 
 // A PluginOption sets one of the operator's settings of a Plugin.
@@ -287,7 +302,7 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 	if p.legacy {
 		err = p.call(ctx, abi.ExportV1Call, abi.V1CallInput{Params: params}, &res)
 	} else {
-		err = p.call(ctx, abi.ExportCallTool, requestInput(req, params), &res)
+		err = p.call(ctx, abi.ExportCallTool, p.input(req, params), &res)
 	}
 	if res.StructuredContent == structured && len(*structured) == 0 {
 		res.StructuredContent = nil // absent
@@ -295,18 +310,37 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 	return &res, err
 }
 
-// requestInput encodes the input envelope of a request export (abi.Input),
+// input encodes the input envelope of a request export to p (abi.Input),
 // encoding params once, straight into it: {"request": params, "context":
-// {"id": ID, "_meta": {...}}}, as hyper-mcp's host does. params must not
-// carry the request's _meta: it goes in the context, and only there.
-func requestInput(req *request, params any) json.RawMessage {
+// {"id": ID, "_meta": {...}}}, as hyper-mcp's host does, the context with
+// the caller's fields of mcphost's ABI (protocolVersion,
+// clientCapabilities, subject, scopes) unless p takes hyper-mcp's exactly.
+// params must not carry the request's _meta: it goes in the context, and
+// only there.
+func (p *Plugin) input(req *request, params any) json.RawMessage {
 	request, _ := json.Marshal(params)
-	in := make([]byte, 0, len(`{"request":,"context":{"id":,"_meta":}}`)+len(request)+len(req.id)+64)
+	in := make([]byte, 0, len(`{"request":,"context":{"id":,"_meta":}}`)+len(request)+len(req.id)+256)
 	in = append(in, `{"request":`...)
 	in = append(in, request...)
 	in = append(in, `,"context":`...)
 	in = appendContext(in, req.id, req.meta)
+	if !p.exactEnvelope {
+		in = appendCaller(in[:len(in)-1], req) // reopens the context object
+	}
 	return append(in, '}')
+}
+
+// appendCaller appends the caller's fields of a request's context to b,
+// an open context object, and closes it.
+func appendCaller(b []byte, req *request) []byte {
+	srv := req.sess.srv
+	caller, _ := json.Marshal(abi.Context{ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities(),
+		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx)})
+	if len(caller) > 2 { // not {}
+		b = append(b, ',')
+		b = append(b, caller[1:len(caller)-1]...)
+	}
+	return append(b, '}')
 }
 
 // listRequestIDJSON is ListRequestID as JSON.

@@ -23,6 +23,9 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
 	}
+	if err := req.meetRequirement("prompt", p.Name, e.prompt.Meta); err != nil {
+		return nil, err
+	}
 	for _, a := range e.prompt.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
 			return nil, rpcErrorf(CodeInvalidParams, "prompt %s: missing required argument %q", p.Name, a.Name)
@@ -30,7 +33,7 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 	}
 	p.Name, p.Meta = e.original, nil // the _meta goes in the context
 	var res abi.GetPromptResult
-	if err := e.plugin.call(ctx, abi.ExportGetPrompt, requestInput(req, p), &res); err != nil {
+	if err := e.plugin.call(ctx, abi.ExportGetPrompt, e.plugin.input(req, p), &res); err != nil {
 		return nil, err
 	}
 	if res.Messages == nil {

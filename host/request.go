@@ -13,8 +13,11 @@ import (
 // the plugin call it causes, so host functions can find the session, the
 // progress token and the stream the request's messages belong on.
 type request struct {
-	sess      *Session
-	era       *modern // nil in a legacy session (modern.go)
+	sess *Session
+	era  *modern // nil in a legacy session (modern.go)
+	// input is what a modern request that may be answered input_required
+	// knows of the client's answers (mrtr.go); nil otherwise.
+	input     *inputRound
 	id        json.RawMessage
 	method    string
 	meta      abi.Meta
@@ -29,6 +32,10 @@ type request struct {
 	mu           sync.Mutex
 	done         bool
 	lastProgress *float64
+	// declaredCaps is what the client declared, decoded (requires.go).
+	declaredCaps map[string]any
+	// hints are the caching hints of the result (cache.go); nil for none.
+	hints *cacheHints
 	// lacking holds the client capabilities a plugin asked for that a
 	// 2026-07-28 request did not declare, as a ClientCapabilities object.
 	lacking map[string]any
@@ -128,6 +135,16 @@ func (r *request) capabilities() clientCapabilities {
 		return r.era.caps
 	}
 	return r.sess.capabilities()
+}
+
+// rawCapabilities returns what the client declared, as it sent it.
+func (r *request) rawCapabilities() json.RawMessage {
+	if r.era != nil {
+		return r.era.capsRaw
+	}
+	r.sess.mu.Lock()
+	defer r.sess.mu.Unlock()
+	return r.sess.clientCaps
 }
 
 // wantsLog reports whether the request's client takes log messages of this

@@ -40,8 +40,14 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 		return nil, rpcErrorf(CodeInternalError, "resource %q is not exposed: it is not in the resources allow-list of [plugins.%s]", p.URI, owner.Name)
 	}
 	p.Meta = nil // the _meta goes in the context
+	if e := req.sess.srv.Catalog().resourceIndex[p.URI]; e != nil {
+		if err := req.meetRequirement("resource", p.URI, e.resource.Meta); err != nil {
+			return nil, err
+		}
+	}
+	req.cacheFrom(owner)
 	var res abi.ReadResourceResult
-	if err := owner.call(ctx, abi.ExportReadResource, requestInput(req, p), &res); err != nil {
+	if err := owner.call(ctx, abi.ExportReadResource, owner.input(req, p), &res); err != nil {
 		return nil, err
 	}
 	if res.Contents == nil {

@@ -30,6 +30,16 @@ func createMessage(ctx context.Context, in []byte) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("create_message: no client request is being served")
 	}
+	p, err := checkCreateMessage(req, in)
+	if err != nil {
+		return nil, err
+	}
+	return req.ask(ctx, "", "sampling/createMessage", p)
+}
+
+// checkCreateMessage reads create_message input and checks that the client
+// of req can serve it.
+func checkCreateMessage(req *request, in []byte) (*createMessageParams, error) {
 	var p createMessageParams
 	if err := json.Unmarshal(in, &p); err != nil {
 		return nil, fmt.Errorf("create_message: bad input: %w", err)
@@ -46,7 +56,7 @@ func createMessage(ctx context.Context, in []byte) ([]byte, error) {
 	case p.IncludeContext != "" && p.IncludeContext != "none" && caps.Sampling.Context == nil:
 		return nil, req.lacks("includeContext needs a client that declared sampling.context", "sampling", "context")
 	}
-	return req.callClient(ctx, "sampling/createMessage", p)
+	return &p, nil
 }
 
 // elicitParams are the elicitation/create params a plugin may send.
@@ -68,6 +78,25 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 	if req == nil {
 		return nil, errors.New("create_elicitation: no client request is being served")
 	}
+	p, err := checkElicitation(req, in)
+	if err != nil {
+		return nil, err
+	}
+	if p.Mode != "url" {
+		return req.ask(ctx, "", "elicitation/create", p)
+	}
+	answered, err := trackURL(req, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := req.ask(ctx, "", "elicitation/create", p)
+	answered(res, err)
+	return res, err
+}
+
+// checkElicitation reads create_elicitation input and checks that the
+// client of req can serve it.
+func checkElicitation(req *request, in []byte) (*elicitParams, error) {
 	var p elicitParams
 	if err := json.Unmarshal(in, &p); err != nil {
 		return nil, fmt.Errorf("create_elicitation: bad input: %w", err)
@@ -88,13 +117,6 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 		if !validURI(p.URL) || p.ElicitationID == "" {
 			return nil, errors.New("create_elicitation: URL mode needs an absolute url and an elicitationId")
 		}
-		answered, err := trackURL(req, &p)
-		if err != nil {
-			return nil, err
-		}
-		res, err := req.callClient(ctx, "elicitation/create", p)
-		answered(res, err)
-		return res, err
 	case "", "form":
 		if err := checkFlatSchema(p.RequestedSchema); err != nil {
 			return nil, fmt.Errorf("create_elicitation: requestedSchema: %w", err)
@@ -105,7 +127,7 @@ func createElicitation(ctx context.Context, in []byte, trackURL func(*request, *
 	default:
 		return nil, fmt.Errorf("create_elicitation: unknown mode %q", p.Mode)
 	}
-	return req.callClient(ctx, "elicitation/create", p)
+	return &p, nil
 }
 
 // checkFlatSchema checks that an elicitation form schema is an object whose
@@ -142,8 +164,16 @@ func listRoots(ctx context.Context, _ []byte) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("list_roots: no client request is being served")
 	}
-	if req.capabilities().Roots == nil {
-		return nil, req.lacks("the client did not declare the roots capability", "roots")
+	if err := checkListRoots(req); err != nil {
+		return nil, err
 	}
-	return req.callClient(ctx, "roots/list", struct{}{})
+	return req.ask(ctx, "", "roots/list", struct{}{})
+}
+
+// checkListRoots checks that the client of req declared roots.
+func checkListRoots(req *request) error {
+	if req.capabilities().Roots == nil {
+		return req.lacks("the client did not declare the roots capability", "roots")
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options configure a Server.
@@ -23,6 +24,21 @@ type Options struct {
 	// "" when it has none; tasks are visible only to their creator's
 	// subject. Nil means no authentication: every subject is "".
 	Subject func(ctx context.Context) string
+	// Scopes returns the scopes of the token of a request's context, which
+	// plugins see with the subject; nil means none.
+	Scopes func(ctx context.Context) []string
+	// Instructions tell clients (their models) how to use the server:
+	// sent with initialize and server/discover.
+	Instructions string
+	// RequestStateKeys sign and verify the requestState of 2026-07-28
+	// input_required results: the first signs, every one verifies (rotate
+	// by putting the new key first and dropping the old one after
+	// RequestStateTTL). Servers that share them complete each other's
+	// retries. None: a random key of this process.
+	RequestStateKeys [][]byte
+	// RequestStateTTL is how long a requestState is accepted after it was
+	// issued; DefaultRequestStateTTL when not positive.
+	RequestStateTTL time.Duration
 }
 
 // Server answers MCP requests from the plugins of its catalog. It is safe for
@@ -32,6 +48,8 @@ type Server struct {
 	logger  *slog.Logger
 	catalog atomic.Pointer[Catalog]
 	subs    subscriptions
+	// listeners are the open subscriptions/listen of 2026-07-28 requests.
+	listeners listeners
 
 	sessions     sessionSet              // live sessions, for server-initiated notifications
 	refreshMu    sync.Mutex              // serializes catalog swaps (listchanged.go)
@@ -41,6 +59,9 @@ type Server struct {
 	tasks        taskStore               // tasks of task-augmented requests (task.go)
 	startup      atomic.Pointer[startup] // the initial load, once Loading was called (startup.go)
 	swaps        swapSignal              // wakes requests waiting for a plugin still loading (startup.go)
+	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)
+	now          func() time.Time        // the clock of requestState expiry; nil: time.Now
+	ownerState                           // owns the tasks of 2026-07-28 requests (moderntask.go)
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.
@@ -57,7 +78,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: opts.Logger}
+	s := &Server{opts: opts, logger: opts.Logger, stateKeys: newStateKeys(opts.RequestStateKeys)}
 	if catalog == nil {
 		catalog = &Catalog{}
 	}
@@ -71,6 +92,30 @@ func (s *Server) subject(ctx context.Context) string {
 		return ""
 	}
 	return s.opts.Subject(ctx)
+}
+
+// clock returns the time of requestState expiry.
+func (s *Server) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+// stateTTL is how long a requestState the server issues is accepted.
+func (s *Server) stateTTL() time.Duration {
+	if s.opts.RequestStateTTL > 0 {
+		return s.opts.RequestStateTTL
+	}
+	return DefaultRequestStateTTL
+}
+
+// scopes returns the scopes of the token of a request's context.
+func (s *Server) scopes(ctx context.Context) []string {
+	if s.opts.Scopes == nil {
+		return nil
+	}
+	return s.opts.Scopes(ctx)
 }
 
 // Catalog returns the catalog the server currently serves.

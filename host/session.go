@@ -253,10 +253,17 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 	if rpcErr != nil {
 		return encode(m.ID, nil, rpcErr)
 	}
+	var round *inputRound
+	if rp, ok := p.(retryable); ok && era != nil && isMRTRMethod(m.Method) {
+		if round, rpcErr = sess.srv.openRound(ctx, m.Method, rp); rpcErr != nil {
+			return encode(m.ID, nil, rpcErr)
+		}
+	}
 	req, rpcErr := sess.begin(ctx, m, era, p.metadata(), reply)
 	if rpcErr != nil {
 		return encode(m.ID, nil, rpcErr)
 	}
+	req.input = round
 	if batch != nil {
 		batch.Add(1)
 	}
@@ -272,8 +279,14 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 			sess.srv.awaitStartup(req.ctx)
 		}
 		res, err := h.serve(req.ctx, req, p)
+		if round != nil {
+			res, err = round.finish(sess.srv, res, err)
+		}
 		if missing := req.missingCapabilities(); missing != nil {
 			res, err = nil, missing
+		}
+		if err == nil && era != nil && req.hints != nil {
+			res = hintedResult{result: res, hints: *req.hints}
 		}
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
 		sess.release(req)
@@ -325,6 +338,7 @@ func (sess *Session) Close() {
 	sess.mu.Unlock()
 	sess.cancelClose()
 	sess.srv.subs.forget(sess)
+	sess.srv.listeners.forget(sess)
 	sess.srv.sessions.remove(sess)
 	sess.srv.elicitations.forgetSession(sess)
 }

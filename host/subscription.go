@@ -102,6 +102,7 @@ func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, 
 		for _, sess := range s.subs.subscribers(p.URI) {
 			_ = sess.out.Send(msg)
 		}
+		s.listeners.resourceUpdated(p.URI)
 		return nil, nil
 	}
 }

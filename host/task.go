@@ -175,6 +175,13 @@ type task struct {
 	clientCalls int             // requests to the client awaiting answers
 	queue       []queuedRequest // requests to the client waiting for a tasks/result
 	waiters     []*waiter       // the tasks/result requests waiting, oldest first
+
+	// modern is set for a task of the 2026-07-28 tasks extension
+	// (moderntask.go); the rest serves only those.
+	modern  bool
+	pending map[string]pendingQuestion // the questions of input_required, by key
+	answers map[string]recordedAnswer  // the answers given so far, by key
+	rerun   func(*inputRound)          // replays the run with the answers
 }
 
 // waiter is a tasks/result request waiting for its task.
@@ -193,7 +200,7 @@ func isTerminal(status string) bool {
 // subject, may see the task: with authentication, the task's subject must
 // be the requester's; without, the session must be the task's.
 func (t *task) visibleTo(sess *Session, subject string) bool {
-	if t.subject != "" || subject != "" {
+	if t.subject != "" || subject != "" || t.modern {
 		return t.subject == subject
 	}
 	return t.sess == sess
@@ -248,6 +255,10 @@ func (t *task) end(status, message string, result json.RawMessage, rpcErr *RPCEr
 // finish records the outcome of the task's run. A task cancelled or expired
 // meanwhile keeps its status.
 func (t *task) finish(res any, err error) {
+	if t.modern {
+		t.finishModern(res, err)
+		return
+	}
 	if err != nil {
 		rpcErr := toRPCError(err)
 		t.end(taskFailed, rpcErr.Message, nil, rpcErr, true)
@@ -535,51 +546,17 @@ func newTaskID() string {
 // startTask creates the task a request asks for, starts run in the
 // background with a request of its own, and returns the CreateTaskResult.
 func startTask(req *request, p *taskParams, what string, run func(context.Context, *request) (any, error)) (any, error) {
-	sess, store := req.sess, &req.sess.srv.tasks
-	now := time.Now()
-	t := &task{
-		id: newTaskID(), what: what, sess: sess, subject: sess.srv.subject(req.ctx),
-		created: now, updated: now, ttl: store.ttl(p), poll: orDefault(store.pollInterval, defaultTaskPollInterval),
-		status: taskWorking, done: make(chan struct{}),
-	}
+	sess := req.sess
 	// The run's request keeps the call's id and _meta (its progressToken
 	// stays valid), but its context outlives the call and its messages go
 	// through the task.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
-	run1 := &request{sess: sess, id: req.id, method: req.method, meta: req.meta, reply: &taskOutbound{t}, cancel: cancel}
-	run1.ctx = context.WithValue(ctx, requestKey{}, run1)
-	t.cancel = cancel
-
-	if err := store.add(t); err != nil {
-		cancel()
+	t, err := sess.srv.tasks.open(sess, sess.srv.subject(req.ctx), what, p, cancel, false)
+	if err != nil {
 		return nil, err
 	}
-	sess.mu.Lock()
-	if sess.closed {
-		sess.mu.Unlock()
-		store.remove(t)
-		cancel()
-		return nil, rpcErrorf(CodeInternalError, "session is closed")
-	}
-	sess.wg.Add(1) // the session waits for the run, as for a request
-	sess.mu.Unlock()
-	// The ttl and the end of the session drop the task, interrupting its
-	// run. Set under the lock, which remove takes to stop them.
-	t.mu.Lock()
-	t.expiry = time.AfterFunc(t.ttl, func() {
-		store.remove(t)
-		if ended, _ := t.end(taskCancelled, "The task's ttl elapsed before it ended.", nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task has expired"), true); ended {
-			cancel()
-		}
-	})
-	t.stopOnClose = context.AfterFunc(sess.closeCtx, func() {
-		store.remove(t)
-		t.end(taskCancelled, "The session ended.", nil, rpcErrorf(CodeInternalError, "the session ended"), false)
-		cancel()
-	})
-	t.mu.Unlock()
-
-	sess.srv.logger.Info("task started", "request", what, "ttl", t.ttl, "subject", t.subject)
+	run1 := &request{sess: sess, id: req.id, method: req.method, meta: req.meta, reply: &taskOutbound{t}, cancel: cancel}
+	run1.ctx = context.WithValue(ctx, requestKey{}, run1)
 	info := t.info()
 	go func() {
 		defer sess.wg.Done()
@@ -589,7 +566,7 @@ func startTask(req *request, p *taskParams, what string, run func(context.Contex
 		// cancelled that request never learns of the task: it is dropped.
 		<-req.ctx.Done()
 		if req.cancelled.Load() {
-			store.remove(t)
+			sess.srv.tasks.remove(t)
 			t.end(taskCancelled, "The request that created the task was cancelled.", nil, rpcErrorf(CodeInternalError, "the request that created the task was cancelled"), false)
 			return
 		}
@@ -600,6 +577,49 @@ func startTask(req *request, p *taskParams, what string, run func(context.Contex
 		t.finish(res, err)
 	}()
 	return createTaskResult{Task: info}, nil
+}
+
+// open creates a task of owner's for subject, working, whose run cancel
+// interrupts: it takes it into the store, arms its ttl and ties it to the
+// end of owner, whose Wait then waits for the run (the caller owes
+// owner.wg.Done when the run ends).
+func (store *taskStore) open(owner *Session, subject, what string, p *taskParams, cancel context.CancelFunc, modern bool) (*task, error) {
+	now := time.Now()
+	t := &task{
+		id: newTaskID(), what: what, sess: owner, subject: subject,
+		created: now, updated: now, ttl: store.ttl(p), poll: orDefault(store.pollInterval, defaultTaskPollInterval),
+		status: taskWorking, done: make(chan struct{}), cancel: cancel, modern: modern,
+	}
+	if err := store.add(t); err != nil {
+		cancel()
+		return nil, err
+	}
+	owner.mu.Lock()
+	if owner.closed {
+		owner.mu.Unlock()
+		store.remove(t)
+		cancel()
+		return nil, rpcErrorf(CodeInternalError, "session is closed")
+	}
+	owner.wg.Add(1) // the session waits for the run, as for a request
+	owner.mu.Unlock()
+	// The ttl and the end of the session drop the task, interrupting its
+	// run. Set under the lock, which remove takes to stop them.
+	t.mu.Lock()
+	t.expiry = time.AfterFunc(t.ttl, func() {
+		store.remove(t)
+		if ended, _ := t.end(taskCancelled, "The task's ttl elapsed before it ended.", nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task has expired"), true); ended {
+			cancel()
+		}
+	})
+	t.stopOnClose = context.AfterFunc(owner.closeCtx, func() {
+		store.remove(t)
+		t.end(taskCancelled, "The session ended.", nil, rpcErrorf(CodeInternalError, "the session ended"), false)
+		cancel()
+	})
+	t.mu.Unlock()
+	owner.srv.logger.Info("task started", "request", what, "ttl", t.ttl, "subject", subject)
+	return t, nil
 }
 
 // tasksAllowed refuses the tasks/ methods to sessions before 2025-11-25,
@@ -624,7 +644,7 @@ func lookupTask(ctx context.Context, req *request, p *taskIDParams) (*task, erro
 	if t == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
-	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject) {
+	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject) || t.modern != (req.era != nil) {
 		req.sess.srv.logger.Warn("task access refused: the task belongs to another session or subject", "method", req.method, "subject", subject)
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}

@@ -31,11 +31,17 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
+	if err := req.meetRequirement("tool", p.Name, e.tool.Meta); err != nil {
+		return nil, err
+	}
 	if len(p.Arguments) > 0 && p.Arguments[0] != '{' && string(p.Arguments) != "null" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: arguments must be an object")
 	}
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
+	}
+	if req.era != nil {
+		return callToolModern(req, e, p)
 	}
 	task, err := toolTask(req, e, params.Task)
 	if err != nil {

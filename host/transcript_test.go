@@ -207,7 +207,9 @@ func expectsAnswer(line string) bool {
 
 // isAnswer reports whether a server message answers a request: a response
 // (an id and no method) or a batch of them, as opposed to a notification or
-// a request to the client.
+// a request to the client. The acknowledgement of subscriptions/listen
+// counts as its answer: the request itself is answered only when the
+// subscription ends.
 func isAnswer(line string) bool {
 	if strings.HasPrefix(line, "[") {
 		return true
@@ -217,8 +219,8 @@ func isAnswer(line string) bool {
 		return false
 	}
 	_, hasID := m["id"]
-	_, hasMethod := m["method"]
-	return hasID && !hasMethod
+	method, hasMethod := m["method"]
+	return hasID && !hasMethod || string(method) == `"notifications/subscriptions/acknowledged"`
 }
 
 // replay runs lines through a fresh server's stdio transport in lockstep

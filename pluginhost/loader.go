@@ -262,13 +262,19 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		}
 	}
 	rtChain, d := chain(name, pc, isolated(rt, pc.Isolation), l.logger())
-	p := host.NewPlugin(name, pc.Prefix, rtChain,
+	opts := []host.PluginOption{
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
+		host.WithCacheHints(pc.CacheTTL, pc.CacheScope == config.CacheScopePublic),
 		host.WithExposure(exposure(pc)),
 		host.WithRank(pc.Rank),
 		host.WithToolNames(toolNames(cfg)),
-		host.WithListBudget(budget))
+		host.WithListBudget(budget),
+	}
+	if manifest == nil { // written for hyper-mcp (or mcp.run): its envelope, exactly
+		opts = append(opts, host.WithExactHyperMCPContext())
+	}
+	p := host.NewPlugin(name, pc.Prefix, rtChain, opts...)
 	if err := p.ListAhead(ctx, l.Logger); err != nil {
 		_ = p.Close(context.Background()) // ctx has ended
 		return nil, nil, err

@@ -6,16 +6,13 @@
 #   legacy     0.1.16          --suite all
 #   2026       0.2.0-alpha.12  --spec-version 2026-07-28
 #   req-2026   0.2.0-alpha.12  --requirements 2026-07-28
-#              --expected-failures scripts/conformance-later-phases.yml
 #   req-2025   0.2.0-alpha.12  --requirements 2025-11-25
 #
 #   scripts/conformance.sh                                 # every run
 #   scripts/conformance.sh --run 2026 --scenario server-stateless   # one run, arguments passed on
 #   scripts/conformance.sh --scenario tools-call-image     # the legacy run, arguments passed on
 #
-# Only req-2026 has expected failures: the scenarios of features of
-# 2026-07-28 mcphost does not serve yet (issue 14), each with its reason in
-# the file; the suite fails the run when one of them passes (stale entry).
+# No run has expected failures: every scenario must pass.
 #
 # Needs Node.js >= 22 and npm. When `node` is older, Node 22 is installed
 # from npm into .cache/node (package node-<os>-<arch>); each suite version
@@ -228,8 +225,7 @@ for run in "${runs[@]}"; do
   case $run in
     legacy) run_suite legacy "$legacy_suite" --suite all "$@" || status=1 ;;
     2026) run_suite 2026 "$modern_suite" --spec-version 2026-07-28 "$@" || status=1 ;;
-    req-2026) run_suite req-2026 "$modern_suite" --requirements 2026-07-28 \
-      --expected-failures scripts/conformance-later-phases.yml "$@" || status=1 ;;
+    req-2026) run_suite req-2026 "$modern_suite" --requirements 2026-07-28 "$@" || status=1 ;;
     req-2025) run_suite req-2025 "$modern_suite" --requirements 2025-11-25 "$@" || status=1 ;;
   esac
 done

@@ -17,12 +17,14 @@ if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -1)" != "$need_go"
 fi
 go mod download
 
-# The TypeScript SDK client the interop tests drive
-# (internal/e2e/testdata/tsclient). The conformance suite installs its own
-# Node 22 (scripts/conformance.sh).
+# The TypeScript SDK clients (v1 and v2) and the Inspector CLI the interop
+# tests drive (internal/e2e/testdata/tsclient). The conformance suite
+# installs its own Node 22 (scripts/conformance.sh).
 tsclient=internal/e2e/testdata/tsclient
 if command -v npm >/dev/null 2>&1; then
-  if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
+  if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
+    [ ! -f "$tsclient/node_modules/@modelcontextprotocol/client/package.json" ] ||
+    [ ! -f "$tsclient/node_modules/@modelcontextprotocol/inspector/package.json" ]; then
     npm install --prefix "$tsclient" --no-package-lock --no-audit --no-fund --loglevel=error
   fi
 elif [ -n "${CI:-}" ]; then

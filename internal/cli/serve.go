@@ -129,9 +129,15 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	}
 	defer engine.Close()
 
+	stateKeys, err := cfg.RequestStateKeys()
+	if err != nil {
+		return err
+	}
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
-		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject,
+		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
+		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
+		Instructions: cfg.Server.Instructions,
 	}, nil)
 	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
 	defer func() {

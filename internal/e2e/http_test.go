@@ -112,27 +112,11 @@ func nodeBinary() string {
 }
 
 func TestTypeScriptClientInterop(t *testing.T) {
-	node := nodeBinary()
-	_, sdkErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
-	if node == "" || sdkErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs Node and the TypeScript SDK (run scripts/setup.sh): node=%q sdk: %v", node, sdkErr)
-		}
-		t.Skip("SKIPPED: TypeScript SDK interop needs Node and `scripts/setup.sh`")
-	}
+	node := nodeWith(t, "@modelcontextprotocol/sdk")
 	url := newFixture(t, "", examples...).serveHTTP(t)
 	for kind, endpoint := range map[string]string{"streamable": url, "sse": strings.TrimSuffix(url, "/mcp") + "/sse"} {
 		t.Run(kind, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, node, filepath.Join(tsClientDir, "client.mjs"), kind, endpoint).Output()
-			if err != nil {
-				var stderr string
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = string(ee.Stderr)
-				}
-				t.Fatalf("TypeScript client: %v\n%s", err, stderr)
-			}
+			out := runNode(t, node, "", filepath.Join(tsClientDir, "client.mjs"), kind, endpoint)
 			var got struct {
 				Tools      []string       `json:"tools"`
 				Hash       map[string]any `json:"hash"`

@@ -467,6 +467,7 @@ func TestHostFunctions(t *testing.T) {
 		abi.HostCreateMessage:     `{"role":"assistant","content":{"type":"text","text":"hello there"},"model":"m1"}`,
 		abi.HostCreateElicitation: `{"action":"accept","content":{"name":"Ada"}}`,
 		abi.HostListRoots:         `{"roots":[{"uri":"file:///a"},{"uri":"file:///b","name":"b"}]}`,
+		abi.HostRequestInput:      `{"inputResponses":{"user_name":{"action":"accept","content":{}},"client_roots":{"roots":[]}}}`,
 	}})
 	h.take()
 	r := mustCall[abi.CallToolResult](t, p, abi.ExportCallTool, map[string]any{
@@ -514,6 +515,21 @@ func TestHostFunctions(t *testing.T) {
 	}
 	if c := h.take(); !slices.Equal(c[1:], []hostCall{{abi.HostNotifyToolListChanged, ""}, {abi.HostNotifyResourceUpdated, `{"uri":"test://static"}`}}) {
 		t.Errorf("notify calls %v", c)
+	}
+
+	r = mustCall[abi.CallToolResult](t, p, abi.ExportCallTool, map[string]any{
+		"request": map[string]any{"name": "who"},
+		"context": map[string]any{"id": 8, "protocolVersion": "2026-07-28", "clientCapabilities": map[string]any{"sampling": map[string]any{"tools": map[string]any{}}},
+			"subject": "alice", "scopes": []string{"mcp", "notes:write"}},
+	})
+	if got := resultText(r); got != "2026-07-28 alice true true false" {
+		t.Errorf("who: %q", got)
+	}
+	if got := resultText(callTool(t, p, "batch", nil)); got != "client_roots,user_name" {
+		t.Errorf("batch: %q", got)
+	}
+	if c := h.take(); len(c) != 1 || c[0].name != abi.HostRequestInput || !strings.Contains(c[0].input, `"client_roots":{"method":"roots/list"}`) {
+		t.Errorf("request_input calls %v", c)
 	}
 
 	p2, _ := loadOK(t, "full.js", loadOpts{replies: map[string]string{abi.HostListRoots: "error:no roots here"}})

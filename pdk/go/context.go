@@ -23,6 +23,26 @@ type Context struct {
 	// Meta is the request's _meta, including progressToken when the client
 	// asked for progress notifications.
 	Meta abi.Meta
+	// ProtocolVersion is the MCP version the request is served at; "" for
+	// a host older than this field.
+	ProtocolVersion string
+	// ClientCapabilities is what the request's client declared it can do
+	// (an MCP ClientCapabilities object, raw); empty when unknown.
+	ClientCapabilities json.RawMessage
+	// Subject and Scopes name the caller when the host authenticates
+	// requests: its token's subject and scopes; empty otherwise.
+	Subject string
+	Scopes  []string
+}
+
+// HasScope reports whether the caller's token has scope.
+func (c *Context) HasScope(scope string) bool {
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
 }
 
 func newContext(c abi.Context, fallback abi.Meta) *Context {
@@ -30,7 +50,62 @@ func newContext(c abi.Context, fallback abi.Meta) *Context {
 	if meta == nil {
 		meta = fallback
 	}
-	return &Context{ID: c.ID, Meta: meta}
+	return &Context{ID: c.ID, Meta: meta, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities, Subject: c.Subject, Scopes: c.Scopes}
+}
+
+// ClientCan reports whether the request's client declared the capability
+// named by path, such as "elicitation" or "sampling", "tools".
+func (c *Context) ClientCan(path ...string) bool {
+	var caps map[string]json.RawMessage
+	raw := c.ClientCapabilities
+	for _, key := range path {
+		if unmarshal(raw, &caps) != nil {
+			return false
+		}
+		next, ok := caps[key]
+		if !ok || string(next) == "null" {
+			return false
+		}
+		raw, caps = next, nil
+	}
+	return len(path) > 0
+}
+
+// InputRequest is one question of RequestInput: Method is
+// "elicitation/create", "sampling/createMessage" or "roots/list", Params
+// its params (ElicitParams, CreateMessageParams, nil).
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// RequestInput asks the client several questions at once, each under a
+// key of the plugin's (host function request_input), and returns the
+// answers by key. In a 2026-07-28 request that does not hold every answer
+// yet it fails with an error for which IsInputRequired is true: return it
+// (or anything: the host sets the output aside), and the host runs the
+// call again, from the start, once the client answers (ABI.md section 3).
+func (c *Context) RequestInput(questions map[string]InputRequest) (map[string]json.RawMessage, error) {
+	in, err := allocJSON(map[string]any{"inputRequests": questions})
+	if err != nil {
+		return nil, err
+	}
+	out := hostRequestInput(in)
+	extFree(in)
+	var r struct {
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	if err := hostResult(abi.HostRequestInput, out, &r); err != nil {
+		return nil, err
+	}
+	return r.InputResponses, nil
+}
+
+// IsInputRequired reports whether err is the host saying that the client
+// is being asked, and the call will run again with its answer.
+func IsInputRequired(err error) bool {
+	he, ok := err.(*HostError)
+	return ok && strings.HasPrefix(he.Message, "input required")
 }
 
 // ProgressToken returns the request's _meta.progressToken, nil when the

@@ -657,3 +657,43 @@ func TestToolResultKinds(t *testing.T) {
 		t.Errorf("errorText = %s", got)
 	}
 }
+
+// TestRequestInputAndClientCapabilities: RequestInput sends the keyed
+// questions to request_input and returns the answers by key, telling the
+// host's "input required" apart; ClientCan reads the context's
+// clientCapabilities.
+func TestRequestInputAndClientCapabilities(t *testing.T) {
+	k := newFakeKernel(t)
+	ctx := newContext(abi.Context{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{"sampling":{"tools":{}},"roots":null}`)}, nil)
+	if ctx.ProtocolVersion != "2026-07-28" || !ctx.ClientCan("sampling") || !ctx.ClientCan("sampling", "tools") || ctx.ClientCan("elicitation") || ctx.ClientCan("roots") || ctx.ClientCan() {
+		t.Errorf("context %+v: ClientCan wrong", ctx)
+	}
+	k.replies[abi.HostRequestInput] = `{"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}}}`
+	got, err := ctx.RequestInput(map[string]InputRequest{"name": {Method: "elicitation/create", Params: ElicitParams{Message: "name?"}}})
+	if err != nil || string(got["name"]) != `{"action":"accept","content":{"name":"Ada"}}` {
+		t.Errorf("RequestInput = %s, %v", got, err)
+	}
+	if in := k.calls[len(k.calls)-1].input; in != `{"inputRequests":{"name":{"method":"elicitation/create","params":{"message":"name?"}}}}` {
+		t.Errorf("request_input input %s", in)
+	}
+	k.replies[abi.HostRequestInput] = `{"error":{"code":-32603,"message":"input required: mcphost answers this request with input_required"}}`
+	if _, err := ctx.RequestInput(map[string]InputRequest{"roots": {Method: "roots/list"}}); !IsInputRequired(err) {
+		t.Errorf("RequestInput while the client is asked: %v, want IsInputRequired", err)
+	}
+	if IsInputRequired(errors.New("input required")) {
+		t.Error("IsInputRequired of an error that is not the host's")
+	}
+}
+
+// TestContextNamesTheCaller: the context's Subject and Scopes are those
+// the host passes under authentication.
+func TestContextNamesTheCaller(t *testing.T) {
+	var in abi.Input
+	if err := unmarshal([]byte(`{"context":{"id":1,"subject":"alice","scopes":["mcp","notes:write"]}}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newContext(in.Context, nil)
+	if ctx.Subject != "alice" || !ctx.HasScope("notes:write") || ctx.HasScope("admin") {
+		t.Errorf("context %+v: subject or scopes wrong", ctx)
+	}
+}

@@ -14,6 +14,10 @@ func hostCreateElicitation(input uint64) uint64 {
 
 func hostListRoots() uint64 { return activeKernel.HostCall(abi.HostListRoots, 0) }
 
+func hostRequestInput(input uint64) uint64 {
+	return activeKernel.HostCall(abi.HostRequestInput, input)
+}
+
 func hostNotifyLoggingMessage(input uint64) {
 	activeKernel.HostCall(abi.HostNotifyLoggingMessage, input)
 }

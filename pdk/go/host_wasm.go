@@ -16,6 +16,9 @@ func hostCreateElicitation(input uint64) uint64
 //go:wasmimport extism:host/user list_roots
 func hostListRoots() uint64
 
+//go:wasmimport extism:host/user request_input
+func hostRequestInput(input uint64) uint64
+
 //go:wasmimport extism:host/user notify_logging_message
 func hostNotifyLoggingMessage(input uint64)
 

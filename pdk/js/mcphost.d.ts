@@ -296,6 +296,19 @@ declare namespace mcphost {
     /** The request's _meta. */
     readonly meta: Meta;
     readonly progressToken: string | number | undefined;
+    /** The MCP version the request is served at ("" when the host does not say). */
+    readonly protocolVersion: string;
+    /** What the client declared it can do (a ClientCapabilities object). */
+    readonly clientCapabilities: { [key: string]: unknown };
+    /** The caller's subject and token scopes when the host authenticates requests; "" and [] otherwise. */
+    readonly subject: string;
+    readonly scopes: string[];
+    /** Whether the client declared the capability at the path, e.g. clientCan('extensions', 'io.modelcontextprotocol/ui'). */
+    clientCan(...path: string[]): boolean;
+    /** Whether the caller's token has the scope. */
+    hasScope(scope: string): boolean;
+    /** Several questions at once, by key (request_input); returns the answers by key. In a 2026-07-28 request the host may replay the call with the answers: ask before acting. */
+    requestInput(questions: { [key: string]: { method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list'; params?: unknown } }): { [key: string]: unknown };
     /** notifications/progress (notify_progress); nothing unless the client sent a progressToken. Keep progress increasing; total <= 0 is unknown. */
     progress(progress: number, total?: number, message?: string): void;
     /** notifications/message (notify_logging_message): data = message, or {message, data} when data is given. */

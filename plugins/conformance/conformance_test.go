@@ -79,6 +79,11 @@ var wantTools = []string{
 	"test_error_handling", "test_reconnection", "test_sampling", "test_elicitation",
 	"test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "json_schema_2020_12_tool",
 	"test_missing_capability", "test_logging_tool", "test_streaming_elicitation", "test_custom_header",
+	"test_input_required_result_elicitation", "test_input_required_result_sampling",
+	"test_input_required_result_list_roots", "test_input_required_result_request_state",
+	"test_input_required_result_tampered_state", "test_input_required_result_multiple_inputs",
+	"test_input_required_result_multi_round", "test_input_required_result_capabilities",
+	"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task",
 }
 
 // TestManifestAndConfig: the plugin imports exactly the host functions its
@@ -88,7 +93,7 @@ func TestManifestAndConfig(t *testing.T) {
 	imported, _ := plugintest.InspectWasm(t, wasmPath(t))
 	m := plugintest.ReadManifest(t, "manifest.json")
 	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
-	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress}
+	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress, abi.HostRequestInput}
 	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
 		t.Errorf("imports %v, manifest declares %v, want %v", imported, declared, want)
 	}
@@ -591,7 +596,7 @@ func TestPrompts(t *testing.T) {
 			args[pr.Name] = append(args[pr.Name], a.Name)
 		}
 	}
-	if !slices.Equal(names, []string{"test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}) {
+	if !slices.Equal(names, []string{"test_input_required_result_prompt", "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource", "test_prompt_with_image"}) {
 		t.Errorf("prompts %v", names)
 	}
 	if !reflect.DeepEqual(args, map[string][]string{"test_prompt_with_arguments": {"arg1", "arg2"}, "test_prompt_with_embedded_resource": {"resourceUri"}}) {
@@ -709,5 +714,154 @@ func TestCustomHeaderTool(t *testing.T) {
 	}
 	if got := text(t, p.CallTool("test_custom_header", `{"region":"us-west1"}`, nil)); got != "Region: us-west1" {
 		t.Errorf("test_custom_header = %q", got)
+	}
+}
+
+// callWithCaps runs call_tool for name with a context naming the client's
+// capabilities.
+func callWithCaps(t *testing.T, p *plugintest.Plugin, name, caps string) abi.CallToolResult {
+	t.Helper()
+	in := plugintest.Input(abi.CallToolParams{Name: name}, nil)
+	in.Context.ProtocolVersion = "2026-07-28"
+	in.Context.ClientCapabilities = json.RawMessage(caps)
+	var r abi.CallToolResult
+	p.OK(abi.ExportCallTool, in, &r)
+	return r
+}
+
+// TestInputRequiredFixtures: the input-required-result-* scenarios of
+// 0.2.0-alpha.12 (SEP-2322) want their questions under given keys, several
+// at once, and only those the client declared it can answer.
+func TestInputRequiredFixtures(t *testing.T) {
+	p := load(t)
+	reply := func(in string) string {
+		var q struct {
+			InputRequests map[string]struct {
+				Method string `json:"method"`
+			} `json:"inputRequests"`
+		}
+		_ = json.Unmarshal([]byte(in), &q)
+		answers := map[string]any{}
+		for key, r := range q.InputRequests {
+			switch r.Method {
+			case "elicitation/create":
+				answers[key] = map[string]any{"action": "accept", "content": map[string]any{"name": "Alice", "ok": true, "color": "blue"}}
+			case "sampling/createMessage":
+				answers[key] = map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Paris"}, "model": "m"}
+			case "roots/list":
+				answers[key] = map[string]any{"roots": []any{map[string]any{"uri": "file:///test/root", "name": "Test Root"}}}
+			}
+		}
+		out, _ := json.Marshal(map[string]any{"inputResponses": answers})
+		return string(out)
+	}
+	reset := func() {
+		p.Host.Reset()
+		p.Host.Reply(abi.HostRequestInput, reply)
+	}
+	all := `{"elicitation":{},"sampling":{},"roots":{}}`
+	for tool, want := range map[string]string{
+		"test_input_required_result_elicitation":     "Hello, Alice!",
+		"test_input_required_result_request_state":   "state-ok",
+		"test_input_required_result_multiple_inputs": "Alice",
+		"test_input_required_result_multi_round":     "Alice likes blue",
+		"test_input_required_result_tampered_state":  "state-ok",
+	} {
+		reset()
+		if got := text(t, callWithCaps(t, p, tool, all)); !strings.Contains(got, want) {
+			t.Errorf("%s = %q, want it to contain %q", tool, got, want)
+		}
+	}
+	keys := func() []string {
+		var ks []string
+		for _, c := range p.Host.Calls(abi.HostRequestInput) {
+			var q struct {
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			}
+			_ = json.Unmarshal([]byte(c.Input), &q)
+			for k := range q.InputRequests {
+				ks = append(ks, k)
+			}
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	reset()
+	callWithCaps(t, p, "test_input_required_result_elicitation", all)
+	if got := keys(); !slices.Equal(got, []string{"user_name"}) {
+		t.Errorf("elicitation asks %v, want user_name", got)
+	}
+	reset()
+	callWithCaps(t, p, "test_input_required_result_multiple_inputs", all)
+	if got := keys(); !slices.Equal(got, []string{"client_roots", "greeting", "user_name"}) {
+		t.Errorf("multiple inputs ask %v, want client_roots, greeting, user_name at once", got)
+	}
+	reset()
+	callWithCaps(t, p, "test_input_required_result_multi_round", all)
+	if got := keys(); !slices.Equal(got, []string{"step1", "step2"}) {
+		t.Errorf("multi round asks %v, want step1 then step2", got)
+	}
+	reset()
+	callWithCaps(t, p, "test_input_required_result_capabilities", `{"sampling":{}}`)
+	if got := keys(); !slices.Equal(got, []string{"capital_question"}) {
+		t.Errorf("a sampling-only client is asked %v, want only the sampling question", got)
+	}
+	reset()
+	callWithCaps(t, p, "test_input_required_result_capabilities", all)
+	if got := keys(); !slices.Equal(got, []string{"capital_question", "user_name"}) {
+		t.Errorf("a client that can do both is asked %v, want both questions", got)
+	}
+}
+
+// TestTasksExtensionFixtures: the tasks-* scenarios of 0.2.0-alpha.12
+// (SEP-2663) want these tools, with their task support, outcomes and
+// questions; the host decides when a call becomes a task.
+func TestTasksExtensionFixtures(t *testing.T) {
+	p := load(t)
+	var list abi.ListToolsResult
+	p.OK(abi.ExportListTools, abi.ListInput{}, &list)
+	support := map[string]string{}
+	for _, tool := range list.Tools {
+		if tool.Execution != nil {
+			support[tool.Name] = tool.Execution.TaskSupport
+		}
+	}
+	want := map[string]string{"slow_compute": "optional", "failing_job": "required", "protocol_error_job": "optional",
+		"confirm_delete": "optional", "multi_input": "optional", "test_tool_with_task": "required"}
+	for name, ts := range want {
+		if support[name] != ts {
+			t.Errorf("%s: taskSupport %q, want %q", name, support[name], ts)
+		}
+	}
+	if support["greet"] != "" {
+		t.Errorf("greet declares taskSupport %q, want none", support["greet"])
+	}
+	if got := text(t, p.CallTool("greet", `{"name":"sep-2243"}`, nil)); got != "Hello, sep-2243!" {
+		t.Errorf("greet = %q", got)
+	}
+	if got := text(t, p.CallTool("slow_compute", `{"seconds":0,"label":"now"}`, nil)); !strings.Contains(got, "now") {
+		t.Errorf("slow_compute = %q", got)
+	}
+	if r := p.CallTool("failing_job", `{}`, nil); !r.IsError {
+		t.Errorf("failing_job = %+v, want a tool error", r)
+	}
+	if e := p.Fail(abi.ExportCallTool, plugintest.Input(abi.CallToolParams{Name: "protocol_error_job"}, nil)); e.Code != abi.CodeInternalError {
+		t.Errorf("protocol_error_job: %+v, want an internal error", e)
+	}
+	p.Host.Reply(abi.HostCreateElicitation, func(string) string { return `{"action":"accept","content":{"confirm":true,"name":"Alice"}}` })
+	if got := text(t, p.CallTool("confirm_delete", `{"filename":"a.txt"}`, nil)); got != "Deleted a.txt" {
+		t.Errorf("confirm_delete = %q", got)
+	}
+	if got := text(t, p.CallTool("test_tool_with_task", `{}`, nil)); !strings.Contains(got, "Alice") {
+		t.Errorf("test_tool_with_task = %q, want the name asked", got)
+	}
+	p.Host.Reply(abi.HostRequestInput, func(in string) string {
+		if !strings.Contains(in, `"first"`) || !strings.Contains(in, `"second"`) {
+			t.Errorf("multi_input asks %s, want first and second at once", in)
+		}
+		return `{"inputResponses":{"first":{"action":"accept","content":{"name":"a"}},"second":{"action":"accept","content":{"name":"b"}}}}`
+	})
+	if got := text(t, p.CallTool("multi_input", `{}`, nil)); got != "Answers: a, b" {
+		t.Errorf("multi_input = %q", got)
 	}
 }

@@ -1,7 +1,7 @@
 /* mcphost.manifest
 {"version": "1.0.0", "description": "pdk/js test plugin",
  "needs": {"host_functions": ["notify_progress", "notify_logging_message", "create_message",
-                              "create_elicitation", "list_roots"], "config": ["greeting"]}}
+                              "create_elicitation", "list_roots", "request_input"], "config": ["greeting"]}}
 */
 'use strict';
 
@@ -60,6 +60,15 @@ mcphost.tool('ask', 'Elicits.', (args, ctx) => {
   return r.action === 'accept' ? `name=${r.content.name}` : r.action;
 });
 mcphost.tool('roots', 'Lists roots.', (args, ctx) => ctx.listRoots().map((r) => r.uri).join(','));
+mcphost.tool('who', 'Names the caller.', (args, ctx) =>
+  [ctx.protocolVersion, ctx.subject, ctx.hasScope('notes:write'), ctx.clientCan('sampling', 'tools'), ctx.clientCan('elicitation')].join(' '));
+mcphost.tool('batch', 'Asks two questions at once.', (args, ctx) => {
+  const answers = ctx.requestInput({
+    user_name: { method: 'elicitation/create', params: { message: 'Name?' } },
+    client_roots: { method: 'roots/list' },
+  });
+  return Object.keys(answers).sort().join(',');
+});
 mcphost.tool('host_error', 'A host function that fails.', (args, ctx) => {
   try {
     ctx.listRoots();

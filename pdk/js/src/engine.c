@@ -53,6 +53,7 @@ EXTISM(log_error) void ext_log_error(u64 offset);
 HOST(create_message) u64 host_create_message(u64 in);
 HOST(create_elicitation) u64 host_create_elicitation(u64 in);
 HOST(list_roots) u64 host_list_roots(void);
+HOST(request_input) u64 host_request_input(u64 in);
 HOST(notify_logging_message) void host_notify_logging_message(u64 in);
 HOST(notify_progress) void host_notify_progress(u64 in);
 HOST(notify_tool_list_changed) void host_notify_tool_list_changed(void);
@@ -304,6 +305,8 @@ static JSValue js_host(JSContext *c, JSValueConst this_val, int argc, JSValueCon
         out_off = host_create_elicitation(in_off), has_out = 1;
     } else if (!strcmp(name, "list_roots")) {
         out_off = host_list_roots(), has_out = 1;
+    } else if (!strcmp(name, "request_input")) {
+        out_off = host_request_input(in_off), has_out = 1;
     } else if (!strcmp(name, "notify_logging_message")) {
         host_notify_logging_message(in_off);
     } else if (!strcmp(name, "notify_progress")) {

@@ -515,6 +515,31 @@
       c = isObject(c) ? c : {};
       this.id = c.id;
       this.meta = isObject(c._meta) ? c._meta : {};
+      this.protocolVersion = typeof c.protocolVersion === 'string' ? c.protocolVersion : '';
+      this.clientCapabilities = isObject(c.clientCapabilities) ? c.clientCapabilities : {};
+      this.subject = typeof c.subject === 'string' ? c.subject : '';
+      this.scopes = Array.isArray(c.scopes) ? c.scopes.map(String) : [];
+    }
+    // clientCan reports whether the client declared the capability at the
+    // path, such as clientCan('elicitation') or
+    // clientCan('extensions', 'io.modelcontextprotocol/ui').
+    clientCan(...path) {
+      let v = this.clientCapabilities;
+      for (const key of path) {
+        if (!isObject(v) || v[key] === undefined || v[key] === null) return false;
+        v = v[key];
+      }
+      return path.length > 0;
+    }
+    // hasScope reports whether the caller's token has the scope.
+    hasScope(scope) {
+      return this.scopes.includes(String(scope));
+    }
+    // requestInput asks the client several questions at once, by key
+    // ({key: {method, params}}), and returns the answers by key.
+    requestInput(questions) {
+      const r = callHost('request_input', { inputRequests: questions });
+      return isObject(r) && isObject(r.inputResponses) ? r.inputResponses : {};
     }
     get progressToken() {
       return this.meta.progressToken;

@@ -24,6 +24,18 @@ pub struct Context {
     /// The request's `_meta`, including `progressToken` when the client
     /// asked for progress notifications.
     pub meta: Meta,
+    /// The MCP version the request is served at; empty with a host that
+    /// does not say.
+    pub protocol_version: String,
+    /// What the request's client declared it can do (an MCP
+    /// ClientCapabilities object); `Null` when unknown.
+    pub client_capabilities: Value,
+    /// The caller's subject when the host authenticates requests; empty
+    /// otherwise.
+    pub subject: String,
+    /// The scopes of the caller's token when the host authenticates
+    /// requests.
+    pub scopes: Vec<String>,
 }
 
 /// Log levels of [`Context::log`] (RFC 5424, as MCP uses them).
@@ -178,6 +190,42 @@ impl Context {
     }
 
     /// The client's roots (MCP `roots/list`; host function `list_roots`).
+    /// Reports whether the client declared the capability at `path`, such
+    /// as `["elicitation"]` or `["extensions", "io.modelcontextprotocol/ui"]`.
+    pub fn client_can(&self, path: &[&str]) -> bool {
+        let mut v = &self.client_capabilities;
+        for key in path {
+            match v.get(*key) {
+                Some(next) if !next.is_null() => v = next,
+                _ => return false,
+            }
+        }
+        !path.is_empty()
+    }
+
+    /// Reports whether the caller's token has `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+
+    /// Asks the client several questions at once, each under a key of the
+    /// plugin's (host function `request_input`): `questions` maps keys to
+    /// `{"method": ..., "params": ...}`. Returns the answers by key. In a
+    /// 2026-07-28 request that does not hold every answer yet it fails with
+    /// an error whose message starts with "input required": return it, and
+    /// the host runs the call again once the client answers.
+    pub fn request_input(&self, questions: &Value) -> Result<Map<String, Value>, HostError> {
+        #[derive(Deserialize)]
+        struct Answers {
+            #[serde(default, rename = "inputResponses")]
+            input_responses: Map<String, Value>,
+        }
+        let input = alloc_json(&json!({ "inputRequests": questions }));
+        let out = unsafe { sys::request_input(input) };
+        kernel::free(input);
+        host_result::<Answers>("request_input", out).map(|a| a.input_responses)
+    }
+
     pub fn list_roots(&self) -> Result<Vec<Root>, HostError> {
         #[derive(Deserialize)]
         struct Roots {

@@ -32,6 +32,28 @@ struct ContextIn {
     id: Option<Value>,
     #[serde(default, rename = "_meta")]
     meta: Option<Map<String, Value>>,
+    #[serde(default, rename = "protocolVersion")]
+    protocol_version: String,
+    #[serde(default, rename = "clientCapabilities")]
+    client_capabilities: Value,
+    #[serde(default)]
+    subject: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+}
+
+impl ContextIn {
+    /// The handler's context, with `meta` as its `_meta`.
+    fn into_context(self, meta: Map<String, Value>) -> Context {
+        Context {
+            id: self.id,
+            meta,
+            protocol_version: self.protocol_version,
+            client_capabilities: self.client_capabilities,
+            subject: self.subject,
+            scopes: self.scopes,
+        }
+    }
 }
 
 fn decode_envelope(input: &[u8]) -> Result<Envelope> {
@@ -43,13 +65,13 @@ fn decode_envelope(input: &[u8]) -> Result<Envelope> {
 
 /// Decodes the envelope of a request export and its request.
 fn decode_input<T: DeserializeOwned>(input: &[u8]) -> Result<(Context, T)> {
-    let env = decode_envelope(input)?;
+    let mut env = decode_envelope(input)?;
     let request = match env.request {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v) => v,
     };
     // The request params' _meta when the host did not put one in the context.
-    let meta = match env.context.meta {
+    let meta = match env.context.meta.take() {
         Some(m) => m,
         None => match request.get("_meta") {
             Some(Value::Object(m)) => m.clone(),
@@ -58,13 +80,14 @@ fn decode_input<T: DeserializeOwned>(input: &[u8]) -> Result<(Context, T)> {
     };
     let params =
         serde_json::from_value(request).map_err(|e| Error::invalid_params(format!("invalid request: {}", e)))?;
-    Ok((Context { id: env.context.id, meta }, params))
+    Ok((env.context.into_context(meta), params))
 }
 
 /// Decodes the envelope of a list export.
 fn decode_list_input(input: &[u8]) -> Result<Context> {
-    let env = decode_envelope(input)?;
-    Ok(Context { id: env.context.id, meta: env.context.meta.unwrap_or_default() })
+    let mut env = decode_envelope(input)?;
+    let meta = env.context.meta.take().unwrap_or_default();
+    Ok(env.context.into_context(meta))
 }
 
 fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {

@@ -156,6 +156,9 @@ pub unsafe fn create_message(input: u64) -> u64 {
 pub unsafe fn create_elicitation(input: u64) -> u64 {
     host_call("create_elicitation", input)
 }
+pub unsafe fn request_input(input: u64) -> u64 {
+    host_call("request_input", input)
+}
 pub unsafe fn list_roots() -> u64 {
     host_call("list_roots", 0)
 }

@@ -36,6 +36,7 @@ pub(crate) mod sys {
         pub fn create_message(input: u64) -> u64;
         pub fn create_elicitation(input: u64) -> u64;
         pub fn list_roots() -> u64;
+        pub fn request_input(input: u64) -> u64;
         pub fn notify_logging_message(input: u64);
         pub fn notify_progress(input: u64);
         pub fn notify_tool_list_changed();

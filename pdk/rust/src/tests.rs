@@ -69,6 +69,23 @@ fn register() {
         })?;
         Ok(r.text())
     });
+    tool("who", "Names the caller.", |ctx: &Context, _: NoArgs| {
+        Ok(format!(
+            "{} {} {} {} {}",
+            ctx.protocol_version,
+            ctx.subject,
+            ctx.has_scope("notes:write"),
+            ctx.client_can(&["sampling", "tools"]),
+            ctx.client_can(&["elicitation"])
+        ))
+    });
+    tool("batch", "Asks two questions at once.", |ctx: &Context, _: NoArgs| {
+        let answers = ctx.request_input(&json!({
+            "user_name": {"method": "elicitation/create", "params": {"message": "Name?"}},
+            "client_roots": {"method": "roots/list"}
+        }))?;
+        Ok(format!("{} answers", answers.len()))
+    });
     tool("ask", "Uses elicitation.", |ctx: &Context, _: NoArgs| match ctx.elicit_as::<Form>("Who?")? {
         Elicited::Accepted(f) => Ok(format!("{} {:?}", f.name, f.age)),
         Elicited::Declined => Ok("declined".to_string()),
@@ -125,7 +142,7 @@ fn req(request: Value) -> String {
 fn lists_tools_with_schemas() {
     let out = call(list_tools, "{}").json();
     let tools = out["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 10);
     let shout = &tools[0];
     assert_eq!(shout["name"], "shout");
     assert_eq!(shout["title"], "Shout");
@@ -348,4 +365,30 @@ fn fetch_failures_are_errors() {
     set_http_answer(0, "");
     let err = fetch(&HttpRequest::get("https://api.example.com/")).unwrap_err();
     assert_eq!(err.message(), "fetch: no response from https://api.example.com/");
+}
+
+#[test]
+fn caller_and_request_input() {
+    let input = json!({
+        "request": {"name": "who"},
+        "context": {"id": 1, "protocolVersion": "2026-07-28", "clientCapabilities": {"sampling": {"tools": {}}},
+                    "subject": "alice", "scopes": ["mcp", "notes:write"]}
+    })
+    .to_string();
+    let out = call(call_tool, &input).json();
+    assert_eq!(out["content"][0]["text"], "2026-07-28 alice true true false");
+
+    take_host_calls();
+    set_host_answer(
+        "request_input",
+        r#"{"inputResponses":{"user_name":{"action":"accept","content":{}},"client_roots":{"roots":[]}}}"#,
+    );
+    let out = call(call_tool, &req(json!({"name":"batch"}))).json();
+    assert_eq!(out["content"][0]["text"], "2 answers");
+    let calls = take_host_calls();
+    assert_eq!(calls[0].0, "request_input");
+    assert_eq!(
+        serde_json::from_str::<Value>(&calls[0].1).unwrap()["inputRequests"]["client_roots"],
+        json!({"method": "roots/list"})
+    );
 }

@@ -1,0 +1,179 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+)
+
+// subscriptions/listen (2026-07-28) replaces the GET stream and
+// resources/subscribe: a long-lived request whose answer is a stream of the
+// notifications its filter asks for. Its first message is the
+// acknowledgement; every message carries the subscription's id (the
+// request's JSON-RPC id) in _meta. The client ends it by closing the stream
+// (HTTP) or with notifications/cancelled (stdio), and then gets no
+// response; the server ends it at shutdown with a complete result.
+
+const (
+	methodListen       = "subscriptions/listen"
+	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+)
+
+// listenFilter is the notifications a subscription asks for; the server
+// honours every kind, so the acknowledgement echoes it.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// listenParams are the params of subscriptions/listen.
+type listenParams struct {
+	meta
+	Notifications listenFilter `json:"notifications"`
+}
+
+// listenResult ends a subscription the server closes.
+type listenResult struct {
+	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+// listener is one open subscription.
+type listener struct {
+	id     json.RawMessage
+	sess   *Session
+	out    Outbound
+	filter listenFilter
+	end    chan struct{} // closed when the server ends the subscription
+	ended  sync.Once
+}
+
+// send sends a notification on the subscription, tagged with its id.
+func (l *listener) send(method string, params map[string]any) {
+	params["_meta"] = map[string]json.RawMessage{metaSubscriptionID: l.id}
+	_ = l.out.Send(encodeNotification(method, params))
+}
+
+func (l *listener) close() { l.ended.Do(func() { close(l.end) }) }
+
+// listeners are the open subscriptions of a server. The zero value is
+// ready to use.
+type listeners struct {
+	mu  sync.Mutex
+	set map[*listener]struct{}
+	// ended are the sessions whose subscriptions the server ended, and
+	// all is set once it ended every one: a subscription that registers
+	// later ends at once.
+	ended map[*Session]bool
+	all   bool
+}
+
+func (ls *listeners) add(l *listener) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.all || ls.ended[l.sess] {
+		l.close()
+		return
+	}
+	if ls.set == nil {
+		ls.set = map[*listener]struct{}{}
+	}
+	ls.set[l] = struct{}{}
+}
+
+// forget drops what the listeners know of a session that closed.
+func (ls *listeners) forget(sess *Session) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	delete(ls.ended, sess)
+}
+
+func (ls *listeners) remove(l *listener) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	delete(ls.set, l)
+}
+
+// active returns the number of open subscriptions.
+func (ls *listeners) active() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.set)
+}
+
+// matching returns the open subscriptions that want a notification.
+func (ls *listeners) matching(wants func(listenFilter) bool) []*listener {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	var out []*listener
+	for l := range ls.set {
+		if wants(l.filter) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// listChanged tells the subscriptions that asked for them of changes.
+func (ls *listeners) listChanged(changes ListChanges) {
+	for _, k := range []struct {
+		changed bool
+		method  string
+		wants   func(listenFilter) bool
+	}{
+		{changes.Tools, "notifications/tools/list_changed", func(f listenFilter) bool { return f.ToolsListChanged }},
+		{changes.Prompts, "notifications/prompts/list_changed", func(f listenFilter) bool { return f.PromptsListChanged }},
+		{changes.Resources, "notifications/resources/list_changed", func(f listenFilter) bool { return f.ResourcesListChanged }},
+	} {
+		if !k.changed {
+			continue
+		}
+		for _, l := range ls.matching(k.wants) {
+			l.send(k.method, map[string]any{})
+		}
+	}
+}
+
+// resourceUpdated tells the subscriptions that listed uri that it changed.
+func (ls *listeners) resourceUpdated(uri string) {
+	for _, l := range ls.matching(func(f listenFilter) bool { return slices.Contains(f.ResourceSubscriptions, uri) }) {
+		l.send("notifications/resources/updated", map[string]any{"uri": uri})
+	}
+}
+
+// end ends the subscriptions of sess, or every one when sess is nil: each
+// is answered with a complete result.
+func (ls *listeners) end(sess *Session) {
+	ls.mu.Lock()
+	if sess == nil {
+		ls.all = true
+	} else {
+		if ls.ended == nil {
+			ls.ended = map[*Session]bool{}
+		}
+		ls.ended[sess] = true
+	}
+	ls.mu.Unlock()
+	for _, l := range ls.matching(func(listenFilter) bool { return true }) {
+		if sess == nil || l.sess == sess {
+			l.close()
+		}
+	}
+}
+
+// handleListen serves subscriptions/listen: it acknowledges, then lasts
+// until the client or the server ends the subscription.
+func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
+	srv := req.sess.srv
+	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications, end: make(chan struct{})}
+	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
+	srv.listeners.add(l)
+	defer srv.listeners.remove(l)
+	select {
+	case <-ctx.Done():
+	case <-l.end:
+	}
+	return listenResult{Meta: map[string]json.RawMessage{metaSubscriptionID: req.id}}, nil
+}

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// subscriptionID returns the _meta subscriptionId of a message's params
+// (or result), nil without one.
+func subscriptionID(m map[string]any) any {
+	body, _ := m["params"].(map[string]any)
+	if body == nil {
+		body, _ = m["result"].(map[string]any)
+	}
+	meta, _ := body["_meta"].(map[string]any)
+	return meta[metaSubscriptionID]
+}
+
+// Two subscriptions on one stdio stream each get the acknowledgement
+// first, then only the kinds their filters ask for, each message tagged
+// with its subscription's id; a resource update goes only to those that
+// listed its URI. A cancelled subscription gets nothing more.
+func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
+	h := &harness{srv: NewServer(Options{Name: "t", Version: "1"}, transcriptCatalog()), out: newRecorder()}
+	h.sess = h.srv.NewSession(h.out)
+	t.Cleanup(h.sess.Close)
+	meta := modernMeta(`{}`, "")
+	h.send(`{"jsonrpc":"2.0","id":"tools","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":` + meta + `}}`)
+	if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" || subscriptionID(ack) != "tools" {
+		t.Fatalf("first message %v, want the acknowledgement of tools", ack)
+	}
+	h.send(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"promptsListChanged":true,"resourceSubscriptions":["docs://readme"]},"_meta":` + meta + `}}`)
+	ack := h.out.next(t)
+	if ack["method"] != "notifications/subscriptions/acknowledged" || subscriptionID(ack) != float64(9) {
+		t.Fatalf("second subscription's first message %v, want its acknowledgement", ack)
+	}
+	if got := ack["params"].(map[string]any)["notifications"]; !reflect.DeepEqual(got, map[string]any{"promptsListChanged": true, "resourceSubscriptions": []any{"docs://readme"}}) {
+		t.Errorf("acknowledged filter %v", got)
+	}
+	waitFor(t, "two listeners", func() bool { return h.srv.listeners.active() == 2 })
+
+	h.srv.announce(ListChanges{Tools: true, Prompts: true, Resources: true})
+	got := map[string]any{}
+	for range 2 {
+		m := h.out.next(t)
+		got[m["method"].(string)] = subscriptionID(m)
+	}
+	if want := map[string]any{"notifications/tools/list_changed": "tools", "notifications/prompts/list_changed": float64(9)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("list changes delivered %v, want %v", got, want)
+	}
+	updated := serverFn(t, h.srv, "docs", abi.HostNotifyResourceUpdated)
+	if _, err := updated(context.Background(), []byte(`{"uri":"docs://readme"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.out.next(t); m["method"] != "notifications/resources/updated" || subscriptionID(m) != float64(9) || m["params"].(map[string]any)["uri"] != "docs://readme" {
+		t.Errorf("resource update %v, want docs://readme tagged 9", m)
+	}
+	if _, err := updated(context.Background(), []byte(`{"uri":"docs://pages/intro"}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.out.none(t, 50*time.Millisecond)
+
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"tools"}}`)
+	waitFor(t, "one listener", func() bool { return h.srv.listeners.active() == 1 })
+	h.srv.announce(ListChanges{Tools: true})
+	h.out.none(t, 50*time.Millisecond)
+}
+
+// Over Streamable HTTP a subscription is the SSE answer to its POST:
+// acknowledgement first, then its notifications; closing the stream ends
+// the subscription.
+func TestListenOverHTTPIsAnSSEStream(t *testing.T) {
+	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
+	srv := hh.h.srv
+	resp := hh.modernPost(t, "subscriptions/listen", "", `{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}`)
+	er := readEvents(t, resp)
+	if _, ack := er.message(t); ack["method"] != "notifications/subscriptions/acknowledged" || subscriptionID(ack) != float64(7) {
+		t.Fatalf("first event %v, want the acknowledgement", ack)
+	}
+	waitFor(t, "the listener", func() bool { return srv.listeners.active() == 1 })
+	srv.announce(ListChanges{Tools: true, Prompts: true})
+	if _, m := er.message(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(7) {
+		t.Errorf("event %v, want tools/list_changed tagged 7", m)
+	}
+	resp.Body.Close()
+	waitFor(t, "no listener", func() bool { return srv.listeners.active() == 0 })
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: timed out", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
