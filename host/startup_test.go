@@ -125,3 +125,28 @@ func TestInitializeWaitCountsFromTheStart(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverAnswersWhilePluginsLoad: server/discover does not wait for
+// the plugins loading at start-up (clients probe it with a short timeout,
+// mcp-go's five seconds, and fall back to initialize; a first start
+// compiles for seconds): it answers at once, with the capabilities that
+// allow for the plugins still loading. The requests that follow wait for
+// them, as initialize would.
+func TestDiscoverAnswersWhilePluginsLoad(t *testing.T) {
+	h := newHarness(t)
+	_, done := h.srv.Loading(1, time.Minute) // a plugin that compiles for as long as the test
+	defer done()
+	answered := make(chan map[string]any, 1)
+	go func() { answered <- modernRequest(t, h, context.Background(), 1, "server/discover", `{}`, `{}`) }()
+	select {
+	case m := <-answered:
+		caps := mustJSONString(result(t, m)["capabilities"])
+		for _, kind := range []string{"tools", "prompts", "resources"} {
+			if !strings.Contains(caps, `"`+kind+`"`) {
+				t.Errorf("discover while plugins load: %s, want %s allowed for", caps, kind)
+			}
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("server/discover waited for the plugins loading")
+	}
+}
