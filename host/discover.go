@@ -14,11 +14,14 @@ type discoverResult struct {
 
 // handleDiscover names the protocol versions the server speaks: the modern
 // ones first, served per request, then those a legacy client negotiates
-// with initialize. Like initialize, it waits for the plugins loading at
-// start-up, as the capabilities come from the catalog.
+// with initialize. Unlike initialize, it does not wait for the plugins
+// loading at start-up: clients probe discovery with a short timeout (five
+// seconds for mcp-go) and fall back to initialize, and a first start
+// compiles for seconds. While plugins load, the capabilities allow for
+// what they may bring; the requests that follow wait for them.
 func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
 	srv := req.sess.srv
-	loading := srv.awaitStartup(ctx)
+	loading := srv.stillLoading()
 	return discoverResult{
 		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
 		Capabilities:      srv.Catalog().capabilities(Version20260728, loading),

@@ -273,9 +273,10 @@ func (sess *Session) serve(ctx context.Context, m *message, h method, era *moder
 			defer batch.Done()
 		}
 		defer sess.end(req)
-		if era != nil {
+		if era != nil && m.Method != methodDiscover {
 			// No initialize waited for the plugins loading at start-up:
-			// the request waits as initialize would.
+			// the request waits as initialize would. Discovery does not
+			// (handleDiscover).
 			sess.srv.awaitStartup(req.ctx)
 		}
 		res, err := h.serve(req.ctx, req, p)

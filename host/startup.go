@@ -75,6 +75,13 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// stillLoading reports whether plugins of the initial load are still
+// loading, without waiting.
+func (s *Server) stillLoading() bool {
+	st := s.startup.Load()
+	return st != nil && !closed(st.done)
+}
+
 // awaitStartup waits, within ctx, for the initial load as Loading says,
 // and reports whether plugins are still loading.
 func (s *Server) awaitStartup(ctx context.Context) (loading bool) {
