@@ -13,7 +13,7 @@
 #      submodule is not in the module: plugins cannot import net)
 #   3. TINYGOROOT/targets/wasip1.json replaced by internal/tinygo/wasip1.json:
 #      TinyGo's own, but linking /usr/lib/wasm32-wasi/libc.a and Debian's
-#      libclang_rt.builtins-wasm32.a, with a 256 KiB stack
+#      libclang_rt.builtins-wasm32.a, with 256 KiB goroutine and system stacks
 #   4. CGO_ENABLED=1 go build -tags llvm19 -o TINYGOROOT/bin/tinygo (about
 #      half a minute on 2 cores)
 #

@@ -2,7 +2,10 @@
 // installs and builds Go plugins with it, through the project's target
 // (wasip1.json beside this file, embedded): TinyGo's own wasip1 target
 // linking Debian's wasi-libc and compiler-rt builtins instead of the C
-// libraries TinyGo's releases bundle, with a 256 KiB goroutine stack.
+// libraries TinyGo's releases bundle, with 256 KiB stacks: each
+// goroutine's (default-stack-size) and the system stack (-zstack-size),
+// where the exports run without a scheduler; 64 KiB, TinyGo's default for
+// both, overflows in the notes example's init.
 //
 // mcphost build --tinygo and plugintest (the tests' plugin builds) use it.
 package tinygo

@@ -82,7 +82,7 @@ func TestParseScheduler(t *testing.T) {
 
 // TestTarget checks the project's target: TinyGo's wasip1 without the C
 // libraries it builds itself, linking Debian's instead, with 256 KiB
-// stacks.
+// goroutine and system stacks.
 func TestTarget(t *testing.T) {
 	var spec struct {
 		Libc, Rtlib, Scheduler, GOOS string
@@ -103,6 +103,11 @@ func TestTarget(t *testing.T) {
 		if !slices.Contains(spec.LDFlags, f) {
 			t.Errorf("ldflags %v lack %s", spec.LDFlags, f)
 		}
+	}
+	// The system stack, where the exports run without a scheduler: the
+	// linker's default 64 KiB overflows in the notes example's init.
+	if !slices.Contains(spec.LDFlags, "-zstack-size=262144") {
+		t.Errorf("ldflags %v do not give the system stack 256 KiB", spec.LDFlags)
 	}
 	if !slices.Contains(spec.CFlags, targetFiles[2]) {
 		t.Errorf("cflags %v lack -isystem %s", spec.CFlags, targetFiles[2])
