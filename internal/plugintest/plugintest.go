@@ -6,6 +6,7 @@
 package plugintest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func Build(t testing.TB, pkgDir string) string {
 }
 
 // BuildWith is Build with toolchain tc. Builds of different plugins or
-// toolchains may run at the same time (BuildAll).
+// toolchains may run at the same time (Prebuild).
 func BuildWith(t testing.TB, pkgDir string, tc Toolchain) string {
 	t.Helper()
 	path, err := buildOnce(pkgDir, tc)
@@ -56,11 +57,10 @@ func BuildWith(t testing.TB, pkgDir string, tc Toolchain) string {
 	return path
 }
 
-// BuildAll builds the plugins in pkgDirs with tc, two at a time (TinyGo
-// spends most of a build in one thread), and returns their paths.
-func BuildAll(t testing.TB, pkgDirs []string, tc Toolchain) []string {
-	t.Helper()
-	paths := make([]string, len(pkgDirs))
+// Prebuild builds the plugins in pkgDirs with tc, two at a time (TinyGo
+// spends most of a build in one thread), for Build and BuildWith to find
+// built: a TestMain calls it before the tests, which build one at a time.
+func Prebuild(pkgDirs []string, tc Toolchain) error {
 	errs := make([]error, len(pkgDirs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
@@ -70,16 +70,11 @@ func BuildAll(t testing.TB, pkgDirs []string, tc Toolchain) []string {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			paths[i], errs[i] = buildOnce(d, tc)
+			_, errs[i] = buildOnce(d, tc)
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return paths
+	return errors.Join(errs...)
 }
 
 func buildOnce(pkgDir string, tc Toolchain) (string, error) {
