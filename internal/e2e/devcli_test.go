@@ -474,7 +474,8 @@ func tinygoEnv(t *testing.T) []string {
 // TestDevNewBuildCallTinyGo: a TinyGo scaffold (go.mod says
 // //mcphost:build tinygo) is built with TinyGo by a plain mcphost build,
 // with either scheduler, and runs. (Its own test, the Go scaffold's, runs
-// the same mcphost build: TestDevNewBuildCallGo runs it.)
+// the same mcphost build: TestDevNewBuildCallGo runs it.) A plugin that
+// starts goroutines, built without a scheduler, fails saying what to do.
 func TestDevNewBuildCallTinyGo(t *testing.T) {
 	env := tinygoEnv(t)
 	root := devRoot(t)
@@ -491,17 +492,24 @@ func TestDevNewBuildCallTinyGo(t *testing.T) {
 		t.Errorf("go.mod lacks the TinyGo line:\n%s", gomod)
 	}
 	res = devMust(t, root, env, "build", dir)
-	if !strings.Contains(res.stdout, "built "+filepath.Join(dir, "hello.wasm")) || !strings.Contains(res.stdout, "TinyGo (wasip1, asyncify scheduler); manifest.json embedded") {
+	if !strings.Contains(res.stdout, "built "+filepath.Join(dir, "hello.wasm")) || !strings.Contains(res.stdout, "TinyGo (wasip1, none scheduler); manifest.json embedded") {
 		t.Errorf("build: %s", res.stdout)
 	}
 	devCheckScaffold(t, dir, "hello.wasm", "Go")
 
-	none := filepath.Join(dir, "none", "hello.wasm")
-	res = devMust(t, root, env, "build", dir, "--scheduler", "none", "-o", none)
-	if !strings.Contains(res.stdout, "TinyGo (wasip1, none scheduler)") {
-		t.Errorf("build --scheduler none: %s", res.stdout)
+	async := filepath.Join(dir, "asyncify", "hello.wasm")
+	res = devMust(t, root, env, "build", dir, "--scheduler", "asyncify", "-o", async)
+	if !strings.Contains(res.stdout, "TinyGo (wasip1, asyncify scheduler)") {
+		t.Errorf("build --scheduler asyncify: %s", res.stdout)
 	}
-	if res := devMust(t, dir, env, "call", none, "greet", "--arg", "name=World", "--config", "mcphost.toml"); res.stdout != "Hello, World!\n" {
-		t.Errorf("call greet on the build without scheduler: %q", res.stdout)
+	if res := devMust(t, dir, env, "call", async, "greet", "--arg", "name=World", "--config", "mcphost.toml"); res.stdout != "Hello, World!\n" {
+		t.Errorf("call greet on the asyncify build: %q", res.stdout)
+	}
+
+	// A plugin that starts goroutines, built without a scheduler: the
+	// error says which scheduler it needs.
+	res = devRunIn(t, root, env, "build", filepath.Join(root, "internal", "testplugins", "goroutines"), "--tinygo", "-o", filepath.Join(t.TempDir(), "g.wasm"))
+	if res.code != 1 || !strings.Contains(res.stderr, "the plugin starts goroutines") || !strings.Contains(res.stderr, "--scheduler asyncify") {
+		t.Errorf("build --tinygo of a plugin with goroutines: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }

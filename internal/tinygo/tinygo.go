@@ -53,8 +53,8 @@ var (
 type Scheduler string
 
 const (
-	// Asyncify is TinyGo's default for wasip1: goroutines, switched with
-	// Binaryen's asyncify transform.
+	// Asyncify is TinyGo's own default for wasip1, and the project
+	// target's: goroutines, switched with Binaryen's asyncify transform.
 	Asyncify Scheduler = "asyncify"
 	// None has no scheduler: smaller and faster modules, but a goroutine
 	// cannot block (channels, mutexes held elsewhere, time.Sleep in a
@@ -62,8 +62,10 @@ const (
 	None Scheduler = "none"
 )
 
-// Default is the variant mcphost build --tinygo makes when not told.
-const Default = Asyncify
+// Default is the variant mcphost build --tinygo makes when not told: the
+// fastest and smallest, which builds and runs every example (see
+// RATIONALE.md, "TinyGo"); a plugin that starts goroutines needs Asyncify.
+const Default = None
 
 // Schedulers are the variants, Default first.
 var Schedulers = []Scheduler{Asyncify, None}
@@ -191,7 +193,7 @@ func (t *Toolchain) Command(ctx context.Context, dir, out string, s Scheduler) (
 		return nil, fmt.Errorf("writing the TinyGo target: %w", err)
 	}
 	args := []string{"build", "-target=" + tf, "-buildmode=c-shared", "-no-debug"}
-	if s != Default {
+	if s != Asyncify { // the target's
 		args = append(args, "-scheduler="+string(s))
 	}
 	args = append(args, "-o", out, ".")
