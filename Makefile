@@ -32,6 +32,13 @@ define newline
 
 endef
 
+# The TinyGo builds of the Go plugins (scripts/setup-tinygo.sh installs
+# TinyGo; internal/tinygo holds the target): the default scheduler, none,
+# and asyncify, for plugins that start goroutines. make test runs the
+# examples' and the conformance plugin's tests on each
+# (MCPHOST_PLUGIN_TOOLCHAIN, internal/plugintest).
+TINYGO_VARIANTS := tinygo-none tinygo
+
 # Plugins are reactor modules: -buildmode=c-shared gives them the
 # _initialize export that runs package initialisation.
 WASM_ENV   := GOOS=wasip1 GOARCH=wasm
@@ -55,13 +62,16 @@ serve:
 	@$(MAKE) --no-print-directory build examples >&2
 	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
-## test: install what the tests need, check the code, run every test with the race detector, then the official MCP conformance suite
+## test: install what the tests need, check the code, run every test with the race detector, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
 test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
 	$(GO) test -count=1 -run AllocationCeiling ./host
+	$(GO) test -count=1 -run LinearMemoryStaysFlat ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
+	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh
+	CONFORMANCE_TOOLCHAIN=tinygo-none scripts/conformance.sh
 
 ## check: gofmt, go vet (native and wasip1), of the root module and of each nested module
 check:
@@ -70,6 +80,7 @@ check:
 	scripts/setup-js.sh
 	scripts/setup-haproxy.sh
 	scripts/setup-registry.sh
+	scripts/setup-tinygo.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -21,7 +21,12 @@
 # where that is an error.
 #
 # Environment: CONFORMANCE_PORT (default: a free port),
-# CONFORMANCE_START_TIMEOUT (seconds to wait for the server, default 120).
+# CONFORMANCE_START_TIMEOUT (seconds to wait for the server, default 120),
+# CONFORMANCE_TOOLCHAIN: go (default) builds plugins/conformance with the
+# standard Go toolchain (make conformance-plugin); tinygo or tinygo-none
+# builds it with `mcphost build --tinygo` (--scheduler asyncify or none),
+# which needs scripts/setup-tinygo.sh, into build/conformance-TOOLCHAIN,
+# where the run's logs and results go too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +34,12 @@ legacy_suite="0.1.16"
 modern_suite="0.2.0-alpha.12"
 node_major_wanted=22
 cache=.cache
-out=build/conformance
+toolchain=${CONFORMANCE_TOOLCHAIN:-go}
+case $toolchain in
+  go) out=build/conformance ;;
+  tinygo | tinygo-none) out=build/conformance-$toolchain ;;
+  *) echo "conformance: ERROR: CONFORMANCE_TOOLCHAIN=$toolchain: want go, tinygo or tinygo-none" >&2; exit 2 ;;
+esac
 start_timeout=${CONFORMANCE_START_TIMEOUT:-120}
 
 say() { echo "conformance: $*" >&2; }
@@ -145,7 +155,12 @@ install_suite "$modern_suite"
 node=$(cd "$(dirname "$node")" && pwd)/$(basename "$node")
 say "node $("$node" --version) ($node), suites $legacy_suite and $modern_suite"
 
-make build conformance-plugin
+case $toolchain in
+  go) make build conformance-plugin ;;
+  tinygo) make build && build/mcphost build plugins/conformance --tinygo --scheduler asyncify -o "$out/conformance.wasm" ;;
+  tinygo-none) make build && build/mcphost build plugins/conformance --tinygo --scheduler none -o "$out/conformance.wasm" ;;
+esac
+say "serving plugins/conformance built with $toolchain ($out/conformance.wasm)"
 
 port=${CONFORMANCE_PORT:-$("$node" -e '
 const s = require("net").createServer();
@@ -154,7 +169,7 @@ url="http://127.0.0.1:$port/mcp"
 mkdir -p "$out"
 server_log="$out/mcphost.log"
 
-build/mcphost serve --plugins build/conformance --config plugins/conformance/mcphost.toml \
+build/mcphost serve --plugins "$out" --config plugins/conformance/mcphost.toml \
   --transport http --listen "127.0.0.1:$port" </dev/null >"$server_log" 2>&1 &
 server_pid=$!
 

@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/tinygo"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -37,8 +38,9 @@ const (
 )
 
 type buildFlags struct {
-	out    string
-	tinygo bool
+	out       string
+	tinygo    bool
+	scheduler string // TinyGo's, "" for the go.mod directive's or tinygo.Default
 }
 
 func newBuildCommand() *cobra.Command {
@@ -53,9 +55,15 @@ detecting the language:
               ` + goPDKImport + `): built with the standard toolchain,
               GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath
               -ldflags=-s, then DIR/manifest.json is embedded as the
-              mcphost.manifest section. With --tinygo, TinyGo builds it
-              instead (tinygo build -target wasip1 -buildmode=c-shared
-              -no-debug; tinygo must be on PATH).
+              mcphost.manifest section. With --tinygo, or when go.mod has
+              the line ` + tinygoDirective + ` (mcphost new --lang tinygo
+              writes it), TinyGo builds it instead: tinygo build
+              -buildmode=c-shared -no-debug with mcphost's wasip1 target
+              (TinyGo's, linking Debian's wasi-libc, 256 KiB stacks), and
+              --scheduler asyncify (goroutines) or none (smaller and
+              faster; a plugin cannot start goroutines). TinyGo is found on
+              PATH, in $TINYGOROOT/bin, or where scripts/setup-tinygo.sh
+              installs it (~/.cache/mcphost/tinygo-` + tinygo.Version + `).
   Rust        Cargo.toml (a cdylib crate using mcphost-pdk, which embeds its
               manifest): cargo build --release for WASI, with the toolchain
               pdk/rust/build-plugin.sh would pick: Debian's rustc, cargo and
@@ -87,7 +95,9 @@ file goes inside it. The plugin's name when served is its file name.`,
 		},
 	}
 	cmd.Flags().StringVarP(&f.out, "out", "o", "", "output file or folder (default DIR/NAME.wasm)")
-	cmd.Flags().BoolVar(&f.tinygo, "tinygo", false, "build a Go plugin with TinyGo (smaller modules; tinygo must be on PATH)")
+	cmd.Flags().BoolVar(&f.tinygo, "tinygo", false, "build a Go plugin with TinyGo (smaller modules; see scripts/setup-tinygo.sh)")
+	cmd.Flags().StringVar(&f.scheduler, "scheduler", "", "TinyGo's goroutine scheduler: asyncify (goroutines) or none (smaller, faster, no goroutines) (default "+string(tinygo.Default)+")")
+	_ = cmd.RegisterFlagCompletionFunc("scheduler", cobra.FixedCompletions([]string{string(tinygo.Asyncify), string(tinygo.None)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -104,8 +114,8 @@ func buildPlugin(ctx context.Context, path string, f buildFlags, stdout, stderr 
 		return fmt.Errorf("%s: give a plugin's source folder (Go or Rust) or a .js file", path)
 	}
 	if _, err := os.Stat(filepath.Join(path, "Cargo.toml")); err == nil {
-		if f.tinygo {
-			return errors.New("--tinygo builds Go plugins; this is a Rust crate (Cargo.toml)")
+		if f.tinygo || f.scheduler != "" {
+			return errors.New("--tinygo and --scheduler build Go plugins; this is a Rust crate (Cargo.toml)")
 		}
 		return buildRust(ctx, path, f, stdout, stderr)
 	}
@@ -197,26 +207,35 @@ func buildGo(ctx context.Context, dir string, f buildFlags, stdout, stderr io.Wr
 	default:
 		fmt.Fprintf(stderr, "warning: no .go file of %s imports the Go PDK (%s); building it anyway\n", dir, goPDKImport)
 	}
+	useTinyGo, sched, err := goToolchain(dir, f)
+	if err != nil {
+		return err
+	}
 	tmp := out + ".tmp"
 	defer os.Remove(tmp)
 	var cmd *exec.Cmd
-	toolchain := ""
-	if f.tinygo {
-		tinygo, err := exec.LookPath("tinygo")
+	toolchain := "Go (wasip1)"
+	if useTinyGo {
+		tc, err := tinygo.Find()
 		if err != nil {
-			return errors.New("--tinygo: tinygo is not on PATH (https://tinygo.org/getting-started/install/); leave --tinygo out to build with the standard Go toolchain")
+			return fmt.Errorf("%s: %w; or build with the standard Go toolchain (leave --tinygo out, and the %s line of go.mod)", dir, err, tinygoDirective)
 		}
-		cmd = exec.CommandContext(ctx, tinygo, "build", "-target", "wasip1", "-buildmode=c-shared", "-no-debug", "-o", tmp, ".")
-		toolchain = "TinyGo"
+		if cmd, err = tc.Command(ctx, abs, tmp, sched); err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		toolchain = "TinyGo (wasip1, " + string(sched) + " scheduler)"
 	} else {
 		cmd = exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s", "-o", tmp, ".")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		toolchain = "Go"
+		cmd.Dir = dir
 	}
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = stderr, stderr
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stderr, &log), io.MultiWriter(stderr, &log)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %s build failed: %w", dir, toolchain, err)
+		if useTinyGo && sched == tinygo.None && strings.Contains(log.String(), "without a scheduler") {
+			return fmt.Errorf("%s: TinyGo build failed: the plugin starts goroutines, which -scheduler=none cannot run: build with --scheduler asyncify", dir)
+		}
+		return fmt.Errorf("%s: %s build failed: %w", dir, strings.Fields(toolchain)[0], err)
 	}
 	wasm, err := os.ReadFile(tmp)
 	if err != nil {
@@ -235,7 +254,46 @@ func buildGo(ctx context.Context, dir string, f buildFlags, stdout, stderr io.Wr
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
-	return buildReport(stdout, out, toolchain+" (wasip1)", note)
+	return buildReport(stdout, out, toolchain, note)
+}
+
+// tinygoDirective is the go.mod comment that makes mcphost build use
+// TinyGo: "//mcphost:build tinygo", optionally followed by
+// "scheduler=asyncify" or "scheduler=none".
+const tinygoDirective = "//mcphost:build tinygo"
+
+// goToolchain decides how the Go plugin in dir is built: with TinyGo (and
+// which scheduler) when --tinygo is given or go.mod has tinygoDirective;
+// --scheduler wins over the directive's scheduler.
+func goToolchain(dir string, f buildFlags) (useTinyGo bool, sched tinygo.Scheduler, err error) {
+	useTinyGo = f.tinygo
+	name := f.scheduler
+	if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), tinygoDirective)
+			if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+				continue
+			}
+			useTinyGo = true
+			for _, field := range strings.Fields(rest) {
+				v, ok := strings.CutPrefix(field, "scheduler=")
+				if !ok {
+					return false, "", fmt.Errorf("%s: %q: want %s [scheduler=asyncify|none]", filepath.Join(dir, "go.mod"), strings.TrimSpace(line), tinygoDirective)
+				}
+				if name == "" {
+					name = v
+				}
+			}
+		}
+	}
+	if !useTinyGo {
+		if f.scheduler != "" {
+			return false, "", errors.New("--scheduler is TinyGo's: give --tinygo too")
+		}
+		return false, "", nil
+	}
+	sched, err = tinygo.ParseScheduler(name)
+	return true, sched, err
 }
 
 // goImports returns the import paths of the non-test .go files of dir.
@@ -481,8 +539,8 @@ func cargoArtifact(messages []byte, manifestPath string) string {
 
 // buildJS checks a JavaScript plugin and copies it to -o, if given.
 func buildJS(ctx context.Context, path string, f buildFlags, stdout io.Writer) error {
-	if f.tinygo {
-		return errors.New("--tinygo builds Go plugins; this is a JavaScript plugin")
+	if f.tinygo || f.scheduler != "" {
+		return errors.New("--tinygo and --scheduler build Go plugins; this is a JavaScript plugin")
 	}
 	name := strings.TrimSuffix(filepath.Base(path), js.Ext)
 	if !pluginNamePattern.MatchString(name) {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mcphost/mcphost/internal/tinygo"
+
 	"github.com/spf13/cobra"
 )
 
@@ -58,6 +60,16 @@ var scaffolds = map[string][]scaffoldFile{
 		{"go/README.md.tmpl", "README.md", 0o644},
 		{"go/gitignore.tmpl", ".gitignore", 0o644},
 	},
+	// TinyGo's is Go's, with go.mod's tinygoDirective.
+	"tinygo": {
+		{"go/main.go.tmpl", "main.go", 0o644},
+		{"go/main_test.go.tmpl", "main_test.go", 0o644},
+		{"go/go.mod.tmpl", "go.mod", 0o644},
+		{"go/manifest.json.tmpl", "manifest.json", 0o644},
+		{"mcphost.toml.tmpl", "mcphost.toml", 0o644},
+		{"go/README.md.tmpl", "README.md", 0o644},
+		{"go/gitignore.tmpl", ".gitignore", 0o644},
+	},
 	"rust": {
 		{"rust/Cargo.toml.tmpl", "Cargo.toml", 0o644},
 		{"rust/lib.rs.tmpl", "src/lib.rs", 0o644},
@@ -82,6 +94,10 @@ type scaffoldData struct {
 
 	Checkout string // the mcphost checkout used, "" when none
 
+	TinyGo          bool   // a Go scaffold built with TinyGo
+	TinyGoDirective string // tinygoDirective
+	TinyGoVersion   string // tinygo.Version
+
 	GoModule     string
 	GoVersion    string
 	GoPDKVersion string // the version of the Go PDK go.mod requires
@@ -104,18 +120,20 @@ type newFlags struct {
 func newNewCommand() *cobra.Command {
 	var f newFlags
 	cmd := &cobra.Command{
-		Use:   "new NAME [--lang go|rust|js] [--dir DIR]",
-		Short: "Create a new plugin from a template: Go, Rust or JavaScript",
+		Use:   "new NAME [--lang go|tinygo|rust|js] [--dir DIR]",
+		Short: "Create a new plugin from a template: Go, TinyGo, Rust or JavaScript",
 		Long: `New creates the source of a plugin named NAME in DIR (default ./NAME): a
 tool (greet), a prompt (welcome) and a resource, the manifest that declares
 what it needs, an mcphost.toml that grants it, a README and a test:
 
-  go    main.go using the Go PDK, manifest.json, go.mod, main_test.go (the
-        logic natively, then the plugin built and run with mcphost).
-  rust  Cargo.toml depending on mcphost-pdk, src/lib.rs with native tests
-        (cargo test, through the PDK's testing module), manifest.json.
-  js    NAME.js with its manifest comment, and test.sh, which runs it with
-        mcphost call, get-prompt and read.
+  go      main.go using the Go PDK, manifest.json, go.mod, main_test.go
+          (the logic natively, then the plugin built and run with mcphost).
+  tinygo  the same, whose go.mod says ` + tinygoDirective + `: mcphost build
+          builds it with TinyGo (scripts/setup-tinygo.sh installs it).
+  rust    Cargo.toml depending on mcphost-pdk, src/lib.rs with native tests
+          (cargo test, through the PDK's testing module), manifest.json.
+  js      NAME.js with its manifest comment, and test.sh, which runs it with
+          mcphost call, get-prompt and read.
 
 The scaffold uses the PDK of an mcphost checkout when there is one: the one
 --checkout names, else the checkout this mcphost was built from, else the one
@@ -140,11 +158,11 @@ Then: mcphost build DIR, and mcphost call DIR/NAME.wasm greet --arg name=World.`
 			return newPlugin(args[0], f, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&f.lang, "lang", "go", "language: go, rust or js")
+	cmd.Flags().StringVar(&f.lang, "lang", "go", "language: go, tinygo (Go built with TinyGo), rust or js")
 	cmd.Flags().StringVar(&f.dir, "dir", "", "folder to create (default ./NAME)")
 	cmd.Flags().StringVar(&f.checkout, "checkout", "", "an mcphost source checkout whose PDK the scaffold uses (default: the checkout this mcphost was built from, else the one the current folder is in, if any)")
 	cmd.Flags().StringVar(&f.pdk, "pdk", "", "where the PDK comes from: checkout (an mcphost checkout, which must exist) or published (the Go module proxy, crates.io) (default: a checkout if there is one)")
-	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"go", "rust", "js"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"go", "tinygo", "rust", "js"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("dir", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	})
@@ -162,7 +180,7 @@ var rustNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 func newPlugin(name string, f newFlags, stdout io.Writer) error {
 	files, ok := scaffolds[f.lang]
 	if !ok {
-		return fmt.Errorf("--lang %q: want go, rust or js", f.lang)
+		return fmt.Errorf("--lang %q: want go, tinygo, rust or js", f.lang)
 	}
 	if !pluginNamePattern.MatchString(name) {
 		return fmt.Errorf("plugin name %q: use letters, digits, '-' and '_' (it becomes the plugin's file name)", name)
@@ -214,7 +232,8 @@ func newPlugin(name string, f newFlags, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "using the PDK of the mcphost checkout at %s\n", checkout)
 	}
 	fmt.Fprintln(stdout, "\nNext:")
-	if f.lang == "go" && checkout == "" {
+	goLike := f.lang == "go" || f.lang == "tinygo"
+	if goLike && checkout == "" {
 		fmt.Fprintf(stdout, "  (cd %s && go mod tidy)\n", dir)
 	}
 	switch f.lang {
@@ -225,7 +244,7 @@ func newPlugin(name string, f newFlags, stdout io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "  mcphost build %s\n", dir)
 		fmt.Fprintf(stdout, "  mcphost call %s greet --arg name=World --config %s\n", filepath.Join(dir, data.File), filepath.Join(dir, "mcphost.toml"))
-		if f.lang == "go" {
+		if goLike {
 			fmt.Fprintf(stdout, "  (cd %s && go test ./...)\n", dir)
 		} else {
 			fmt.Fprintf(stdout, "  (cd %s && cargo test)\n", dir)
@@ -238,6 +257,8 @@ func langName(lang string) string {
 	switch lang {
 	case "go":
 		return "Go"
+	case "tinygo":
+		return "TinyGo"
 	case "rust":
 		return "Rust"
 	}
@@ -296,6 +317,7 @@ func fillScaffoldData(name, lang, dir, checkout string) (*scaffoldData, error) {
 	d := &scaffoldData{
 		Name: name, File: name + ".wasm", URI: "docs://" + name + "/about",
 		Checkout: checkout, GoModule: name, GoVersion: "1.24",
+		TinyGo: lang == "tinygo", TinyGoDirective: tinygoDirective, TinyGoVersion: tinygo.Version,
 		GoPDKVersion: goPDKVersion, GoABIVersion: goPDKVersion, RustVersion: rustPDKVersion,
 	}
 	if lang == "js" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/tinygo"
 )
 
 // The plugin developer commands (new, build, inspect, call, get-prompt,
@@ -446,10 +447,79 @@ func TestDevNewOutsideACheckout(t *testing.T) {
 			t.Errorf("mcphost %s succeeded", strings.Join(bad, " "))
 		}
 	}
-	if _, err := exec.LookPath("tinygo"); err != nil {
-		res := devRunIn(t, dir, nil, "build", filepath.Join(dir, "outside"), "--tinygo")
-		if res.code != 1 || !strings.Contains(res.stderr, "tinygo is not on PATH") {
-			t.Errorf("build --tinygo without tinygo: exit %d, stderr %q", res.code, res.stderr)
-		}
+	// No TinyGo on PATH, in $TINYGOROOT or in the cache (devRunIn's).
+	noTinyGo := []string{"PATH=" + filepath.Dir(goBin(t)), "TINYGOROOT="}
+	res = devRunIn(t, dir, noTinyGo, "build", filepath.Join(dir, "outside"), "--tinygo")
+	if res.code != 1 || !strings.Contains(res.stderr, "TinyGo not found") || !strings.Contains(res.stderr, "scripts/setup-tinygo.sh") {
+		t.Errorf("build --tinygo without TinyGo: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+// goBin returns the go command's path.
+func goBin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// tinygoEnv returns the environment under which mcphost finds the TinyGo
+// plugintest builds with (devRunIn moves the user's cache, where
+// scripts/setup-tinygo.sh installs it): $TINYGOROOT, or PATH.
+func tinygoEnv(t *testing.T) []string {
+	t.Helper()
+	plugintest.RequireTinyGo(t)
+	tc, err := tinygo.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Root != "" && filepath.Join(tc.Root, "bin", "tinygo") == tc.Bin {
+		return []string{"TINYGOROOT=" + tc.Root}
+	}
+	return []string{"PATH=" + filepath.Dir(tc.Bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+}
+
+// TestDevNewBuildCallTinyGo: a TinyGo scaffold (go.mod says
+// //mcphost:build tinygo) is built with TinyGo by a plain mcphost build,
+// with either scheduler, and runs. (Its own test, the Go scaffold's, runs
+// the same mcphost build: TestDevNewBuildCallGo runs it.) A plugin that
+// starts goroutines, built without a scheduler, fails saying what to do.
+func TestDevNewBuildCallTinyGo(t *testing.T) {
+	env := tinygoEnv(t)
+	root := devRoot(t)
+	dir := filepath.Join(t.TempDir(), "hello")
+	res := devMust(t, root, env, "new", "hello", "--lang", "tinygo", "--dir", dir)
+	if !strings.Contains(res.stdout, "created TinyGo plugin hello") {
+		t.Errorf("new --lang tinygo: %s", res.stdout)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gomod), "\n//mcphost:build tinygo\n") {
+		t.Errorf("go.mod lacks the TinyGo line:\n%s", gomod)
+	}
+	res = devMust(t, root, env, "build", dir)
+	if !strings.Contains(res.stdout, "built "+filepath.Join(dir, "hello.wasm")) || !strings.Contains(res.stdout, "TinyGo (wasip1, none scheduler); manifest.json embedded") {
+		t.Errorf("build: %s", res.stdout)
+	}
+	devCheckScaffold(t, dir, "hello.wasm", "Go")
+
+	async := filepath.Join(dir, "asyncify", "hello.wasm")
+	res = devMust(t, root, env, "build", dir, "--scheduler", "asyncify", "-o", async)
+	if !strings.Contains(res.stdout, "TinyGo (wasip1, asyncify scheduler)") {
+		t.Errorf("build --scheduler asyncify: %s", res.stdout)
+	}
+	if res := devMust(t, dir, env, "call", async, "greet", "--arg", "name=World", "--config", "mcphost.toml"); res.stdout != "Hello, World!\n" {
+		t.Errorf("call greet on the asyncify build: %q", res.stdout)
+	}
+
+	// A plugin that starts goroutines, built without a scheduler: the
+	// error says which scheduler it needs.
+	res = devRunIn(t, root, env, "build", filepath.Join(root, "internal", "testplugins", "goroutines"), "--tinygo", "-o", filepath.Join(t.TempDir(), "g.wasm"))
+	if res.code != 1 || !strings.Contains(res.stderr, "the plugin starts goroutines") || !strings.Contains(res.stderr, "--scheduler asyncify") {
+		t.Errorf("build --tinygo of a plugin with goroutines: exit %d, stderr:\n%s", res.code, res.stderr)
 	}
 }

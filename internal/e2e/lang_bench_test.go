@@ -1,17 +1,19 @@
 package e2e
 
 // The same tool, wordcount, written with each PDK: Go
-// (internal/testplugins/samego), Rust (internal/testplugins/samerust) and
+// (internal/testplugins/samego, built with standard Go, and with TinyGo with
+// and without its scheduler), Rust (internal/testplugins/samerust) and
 // JavaScript (internal/testplugins/samejs/wordcount.js). The test checks
-// that the three are indistinguishable to a client of `mcphost serve`; the
-// benchmark compares their size, start-up and call latency:
+// that they are indistinguishable to a client of `mcphost serve`; the
+// benchmark compares their size, start-up, call latency and memory:
 //
 //	go test ./internal/e2e -run SameToolInEveryLanguage
 //	go test ./internal/e2e -run '^$' -bench Languages -benchtime 200x -timeout 30m
 //
 // Both need a Rust toolchain for WebAssembly for the Rust plugin
-// (scripts/setup-rust.sh installs Debian's); without one they skip it
-// loudly, except in CI, where that is a failure.
+// (scripts/setup-rust.sh installs Debian's) and TinyGo for the TinyGo builds
+// (scripts/setup-tinygo.sh); without them they skip those loudly, except in
+// CI, where that is a failure.
 
 import (
 	"context"
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -26,6 +29,7 @@ import (
 
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/tinygo"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,7 +48,7 @@ type samePlugin struct {
 	skip string // why it is missing (no Rust toolchain), or ""
 }
 
-var sameLangs = []string{"go", "rust", "js"}
+var sameLangs = []string{"go", "tinygo", "tinygo-none", "rust", "js"}
 
 // buildSame returns the wordcount plugin of lang, building it if needed.
 // Without a Rust toolchain the Rust plugin comes back with skip set (a
@@ -54,6 +58,18 @@ func buildSame(tb testing.TB, lang string) samePlugin {
 	switch lang {
 	case "go":
 		wasm, err := os.ReadFile(plugintest.Build(tb, sameGo))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return samePlugin{lang: lang, file: "samego.wasm", data: wasm}
+	case "tinygo", "tinygo-none":
+		if _, err := tinygo.Find(); err != nil {
+			if os.Getenv("CI") != "" {
+				tb.Fatalf("CI is set, and %v", err)
+			}
+			return samePlugin{lang: lang, skip: "SKIPPED: " + err.Error()}
+		}
+		wasm, err := os.ReadFile(plugintest.BuildWith(tb, sameGo, plugintest.Toolchain(lang)))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -224,6 +240,8 @@ const sameCallText = "The quick brown fox jumps over the lazy dog.\nPack my box 
 //	cached      the same with a warm compilation cache
 //	call        one tools/call wordcount round trip on sameCallText
 //	call_64KiB  the same on 64 KiB of text, where the language's speed shows
+//	rss         the server's resident memory after a call, less that of a
+//	            server without plugins: the compiled module and one instance
 //
 // then baseline/cold, a server without plugins, and table, whose output is
 // a table of all the results:
@@ -304,6 +322,13 @@ func BenchmarkLanguages(b *testing.B) {
 				calls(b, served, text)
 				r.call64k = perOp(b)
 			})
+			b.Run("rss", func(b *testing.B) {
+				for b.Loop() {
+				}
+				r.rss = serverRSS(b, served, true) - serverRSS(b, sameFixture(b, samePlugin{}, ""), false)
+				b.ReportMetric(float64(r.rss), "rss-bytes")
+				b.ReportMetric(0, "ns/op") // nothing is timed
+			})
 		})
 	}
 	base := &sameRow{size: "-"}
@@ -324,10 +349,42 @@ func BenchmarkLanguages(b *testing.B) {
 	})
 }
 
+// serverRSS starts a server of f, makes one wordcount call when call is
+// set, and returns the server's resident memory (VmRSS, Linux only; 0
+// elsewhere) after a collection of its heap settles.
+func serverRSS(b *testing.B, f fixture, call bool) int {
+	b.Helper()
+	cmd := f.command()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	if call {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wordcount", Arguments: map[string]any{"text": sameCallText}}); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			kib, _ := strconv.Atoi(f[1])
+			return kib << 10
+		}
+	}
+	return 0
+}
+
 // sameRow is one line of BenchmarkLanguages' table.
 type sameRow struct {
 	size                        string
 	cold, cached, call, call64k time.Duration
+	rss                         int
 	skip                        string
 }
 
@@ -335,7 +392,7 @@ type sameRow struct {
 func sameTable(rows map[string]*sameRow) string {
 	var out strings.Builder
 	w := tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "language\tsize\tcold start\tcached start\ttools/call\ttools/call 64 KiB\t")
+	fmt.Fprintln(w, "language\tsize\tcold start\tcached start\ttools/call\ttools/call 64 KiB\tRSS, 1 instance\t")
 	show := func(d time.Duration) string {
 		switch {
 		case d == 0:
@@ -347,14 +404,18 @@ func sameTable(rows map[string]*sameRow) string {
 		}
 		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 	}
-	for _, lang := range []string{"go", "rust", "js", "baseline"} {
+	for _, lang := range append(sameLangs, "baseline") {
 		r := rows[lang]
 		switch {
 		case r == nil:
 		case r.skip != "":
-			fmt.Fprintf(w, "%s\tSKIPPED: no Rust toolchain\t\t\t\t\t\n", lang)
+			fmt.Fprintf(w, "%s\tSKIPPED: no toolchain\t\t\t\t\t\t\n", lang)
 		default:
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\n", lang, r.size, show(r.cold), show(r.cached), show(r.call), show(r.call64k))
+			rss := "-"
+			if r.rss > 0 {
+				rss = kb(r.rss)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", lang, r.size, show(r.cold), show(r.cached), show(r.call), show(r.call64k), rss)
 		}
 	}
 	_ = w.Flush()

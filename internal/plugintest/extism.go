@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // notAvailable is what a host function with an output answers when the
@@ -198,7 +199,59 @@ type Plugin struct {
 	t      testing.TB
 	Extism *extism.Plugin
 	Host   *Host
+	mems   *meteredMemories // LoadMetered's
 }
+
+// LinearMemory returns the size in bytes of the plugin's linear memory
+// (not the Extism kernel's) of a plugin loaded with LoadMetered.
+func (p *Plugin) LinearMemory() uint64 {
+	p.t.Helper()
+	if p.mems == nil {
+		p.t.Fatal("LinearMemory: load the plugin with LoadMetered")
+	}
+	p.mems.mu.Lock()
+	defer p.mems.mu.Unlock()
+	// Extism instantiates its kernel first and the plugin last; WASI and
+	// the host modules have no memory.
+	if len(p.mems.mems) < 2 {
+		p.t.Fatalf("LinearMemory: %d memories allocated, want the kernel's and the plugin's", len(p.mems.mems))
+	}
+	return uint64(len(p.mems.mems[len(p.mems.mems)-1].buf))
+}
+
+// meteredMemories allocates linear memories on the Go heap, as wazero
+// does, and keeps them to be measured.
+type meteredMemories struct {
+	mu   sync.Mutex
+	mems []*meteredMemory
+}
+
+func (m *meteredMemories) allocate(_, max uint64) experimental.LinearMemory {
+	mem := &meteredMemory{max: max}
+	m.mu.Lock()
+	m.mems = append(m.mems, mem)
+	m.mu.Unlock()
+	return mem
+}
+
+type meteredMemory struct {
+	buf []byte
+	max uint64
+}
+
+// Reallocate implements experimental.LinearMemory.
+func (m *meteredMemory) Reallocate(size uint64) []byte {
+	if size > m.max {
+		return nil
+	}
+	if size > uint64(len(m.buf)) {
+		m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
+	}
+	return m.buf[:size]
+}
+
+// Free implements experimental.LinearMemory.
+func (m *meteredMemory) Free() { m.buf = nil }
 
 // Load loads the plugin at wasmPath with manifest (whose Wasm it sets) and
 // the host functions of host (a new Host when nil), with WASI and real
@@ -206,11 +259,26 @@ type Plugin struct {
 // closed when the test ends.
 func Load(t testing.TB, wasmPath string, manifest extism.Manifest, host *Host) *Plugin {
 	t.Helper()
+	return load(t, context.Background(), wasmPath, manifest, host)
+}
+
+// LoadMetered is Load, keeping track of the plugin's linear memory
+// (Plugin.LinearMemory).
+func LoadMetered(t testing.TB, wasmPath string, manifest extism.Manifest, host *Host) *Plugin {
+	t.Helper()
+	mems := &meteredMemories{}
+	ctx := experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(mems.allocate))
+	p := load(t, ctx, wasmPath, manifest, host)
+	p.mems = mems
+	return p
+}
+
+func load(t testing.TB, ctx context.Context, wasmPath string, manifest extism.Manifest, host *Host) *Plugin {
+	t.Helper()
 	if host == nil {
 		host = NewHost()
 	}
 	manifest.Wasm = []extism.Wasm{extism.WasmFile{Path: wasmPath}}
-	ctx := context.Background()
 	p, err := extism.NewPlugin(ctx, manifest, extism.PluginConfig{
 		EnableWasi:    true,
 		RuntimeConfig: RuntimeConfig(),

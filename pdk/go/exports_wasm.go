@@ -1,10 +1,11 @@
-//go:build wasm
+//go:build wasm && !(tinygo && scheduler.asyncify)
 
 package pdk
 
 // The ABI exports. Every plugin built with the PDK has all of them; each
 // answers from what the plugin registered, so a plugin that registered no
-// prompts answers list_prompts with an empty list.
+// prompts answers list_prompts with an empty list. TinyGo's asyncify
+// scheduler gets them from exports_asyncify.go instead.
 
 //go:wasmexport list_tools
 func exportListTools() int32 { return run(handleListTools) }

@@ -1,0 +1,79 @@
+package tinygo_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// TestGoroutines runs tools that block on goroutines (channels, a mutex, a
+// WaitGroup, time.Sleep) in a plugin built with standard Go and with
+// TinyGo's asyncify scheduler, whose exports pdk/go runs on a worker
+// goroutine: each call waits for its goroutines, and a goroutine started by
+// one call goes on running during the next ones. (Each goroutine costs a
+// TinyGo plugin a 256 KiB stack that its collector may keep alive: see
+// pdk/go/README.md.)
+func TestGoroutines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WebAssembly plugins")
+	}
+	for _, tc := range []plugintest.Toolchain{plugintest.Go, plugintest.TinyGo} {
+		t.Run(string(tc), func(t *testing.T) {
+			if tc != plugintest.Go {
+				plugintest.RequireTinyGo(t)
+			}
+			p := plugintest.Load(t, plugintest.BuildWith(t, "internal/testplugins/goroutines", tc), extism.Manifest{}, nil)
+			var sums struct{ Squares, Count int }
+			for range 20 {
+				structured(t, p.CallTool("fanout", `{"n":10}`, nil), &sums)
+				if sums.Squares != 285 || sums.Count != 10 {
+					t.Fatalf("fanout(10) = %+v, want squares 285, count 10", sums)
+				}
+			}
+			p.CallTool("start_ticker", "", nil)
+			var before, after struct{ Ticks int }
+			structured(t, p.CallTool("ticks", `{"ms":20}`, nil), &before)
+			structured(t, p.CallTool("ticks", `{"ms":20}`, nil), &after)
+			if before.Ticks < 5 || after.Ticks < before.Ticks+5 {
+				t.Errorf("the ticker goroutine ticked %d times during a call's 20 ms, then %d during the next: want it running during both", before.Ticks, after.Ticks-before.Ticks)
+			}
+		})
+	}
+}
+
+// TestNoSchedulerRefusesGoroutines checks what pdk/go/README.md says of
+// -scheduler=none: a plugin that starts goroutines does not build.
+func TestNoSchedulerRefusesGoroutines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds WebAssembly plugins")
+	}
+	plugintest.RequireTinyGo(t)
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = plugintest.BuildToWith(root, "internal/testplugins/goroutines", filepath.Join(t.TempDir(), "g.wasm"), plugintest.TinyGoNone)
+	if err == nil || !strings.Contains(err.Error(), "goroutine") {
+		t.Fatalf("building a plugin with go statements with -scheduler=none: %v, want an error about goroutines", err)
+	}
+}
+
+// structured decodes a tool result's structured content into v.
+func structured(t *testing.T, r abi.CallToolResult, v any) {
+	t.Helper()
+	if r.IsError {
+		t.Fatalf("tool error: %+v", r.Content)
+	}
+	b, err := json.Marshal(r.StructuredContent)
+	if err == nil {
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}

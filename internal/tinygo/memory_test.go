@@ -1,0 +1,80 @@
+package tinygo_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/plugintest"
+)
+
+// flatCalls is how many calls TestLinearMemoryStaysFlat makes.
+const flatCalls = 100_000
+
+// A plugin's linear memory is flat when, after warmUp calls, it no longer
+// grows at all, and when it never grows more than maxGrowth past its size
+// after the first call: a garbage collector needs some room (standard Go
+// takes one more 4 MiB heap arena, once), but neither a heap that grows with
+// the calls (a leak) nor one the collector lets balloon (the TinyGo asyncify
+// build went from 1.5 to 48 MiB in 100 calls, then stalled for 0.3 to 1 s
+// every 70 calls) is.
+const (
+	warmUp    = 10_000
+	maxGrowth = 8 << 20
+)
+
+// hashInput is a tools/call of the tools example's hash tool.
+func hashInput(t testing.TB, text string) []byte {
+	b, err := json.Marshal(plugintest.Input(abi.CallToolParams{Name: "hash", Arguments: json.RawMessage(fmt.Sprintf(`{"text":%q}`, text))}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLinearMemoryStaysFlat calls the tools example's hash tool 100,000
+// times, built with each toolchain, and checks that the plugin's linear
+// memory stays within maxGrowth of its size after the first call.
+func TestLinearMemoryStaysFlat(t *testing.T) {
+	if testing.Short() || plugintest.RaceEnabled {
+		t.Skip("makes 100,000 calls per build; make test runs it without -race")
+	}
+	for _, tc := range plugintest.Toolchains {
+		t.Run(string(tc), func(t *testing.T) {
+			t.Parallel()
+			if tc != plugintest.Go {
+				plugintest.RequireTinyGo(t)
+			}
+			p := plugintest.LoadMetered(t, plugintest.BuildWith(t, "plugins/examples/tools", tc), extism.Manifest{}, nil)
+			call := func(i int) {
+				rc, out, err := p.Extism.Call(abi.ExportCallTool, hashInput(t, fmt.Sprint(i)))
+				if rc != 0 || err != nil {
+					t.Fatalf("call %d: rc %d, %s, %v", i, rc, out, err)
+				}
+			}
+			call(0)
+			first := p.LinearMemory()
+			start := time.Now()
+			var warm uint64
+			for i := 1; i <= flatCalls; i++ {
+				call(i)
+				if i%1000 != 0 {
+					continue
+				}
+				m := p.LinearMemory()
+				if m > first+maxGrowth {
+					t.Fatalf("linear memory grew from %d KiB after the first call to %d KiB after %d calls (at most %d KiB more allowed)", first>>10, m>>10, i, maxGrowth>>10)
+				}
+				if i == warmUp {
+					warm = m
+				} else if i > warmUp && m != warm {
+					t.Fatalf("linear memory grew from %d KiB after %d calls to %d KiB after %d", warm>>10, warmUp, m>>10, i)
+				}
+			}
+			t.Logf("%d calls in %v: linear memory %d KiB after the first, %d KiB after %d and after %d", flatCalls, time.Since(start).Round(time.Millisecond), first>>10, warm>>10, warmUp, flatCalls)
+		})
+	}
+}
