@@ -51,25 +51,9 @@ type scaffoldFile struct {
 // scaffolds are the files of each language's scaffold; NAME in a path is
 // the plugin's name.
 var scaffolds = map[string][]scaffoldFile{
-	"go": {
-		{"go/main.go.tmpl", "main.go", 0o644},
-		{"go/main_test.go.tmpl", "main_test.go", 0o644},
-		{"go/go.mod.tmpl", "go.mod", 0o644},
-		{"go/manifest.json.tmpl", "manifest.json", 0o644},
-		{"mcphost.toml.tmpl", "mcphost.toml", 0o644},
-		{"go/README.md.tmpl", "README.md", 0o644},
-		{"go/gitignore.tmpl", ".gitignore", 0o644},
-	},
-	// TinyGo's is Go's, with go.mod's tinygoDirective.
-	"tinygo": {
-		{"go/main.go.tmpl", "main.go", 0o644},
-		{"go/main_test.go.tmpl", "main_test.go", 0o644},
-		{"go/go.mod.tmpl", "go.mod", 0o644},
-		{"go/manifest.json.tmpl", "manifest.json", 0o644},
-		{"mcphost.toml.tmpl", "mcphost.toml", 0o644},
-		{"go/README.md.tmpl", "README.md", 0o644},
-		{"go/gitignore.tmpl", ".gitignore", 0o644},
-	},
+	"go": goScaffold,
+	// TinyGo's is Go's, whose templates add go.mod's tinygoDirective.
+	"tinygo": goScaffold,
 	"rust": {
 		{"rust/Cargo.toml.tmpl", "Cargo.toml", 0o644},
 		{"rust/lib.rs.tmpl", "src/lib.rs", 0o644},
@@ -84,6 +68,17 @@ var scaffolds = map[string][]scaffoldFile{
 		{"mcphost.toml.tmpl", "mcphost.toml", 0o644},
 		{"js/README.md.tmpl", "README.md", 0o644},
 	},
+}
+
+// goScaffold is the scaffold of a Go plugin, built with either toolchain.
+var goScaffold = []scaffoldFile{
+	{"go/main.go.tmpl", "main.go", 0o644},
+	{"go/main_test.go.tmpl", "main_test.go", 0o644},
+	{"go/go.mod.tmpl", "go.mod", 0o644},
+	{"go/manifest.json.tmpl", "manifest.json", 0o644},
+	{"mcphost.toml.tmpl", "mcphost.toml", 0o644},
+	{"go/README.md.tmpl", "README.md", 0o644},
+	{"go/gitignore.tmpl", ".gitignore", 0o644},
 }
 
 // scaffoldData is what the templates see.
