@@ -230,7 +230,15 @@ for (const d of fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []) {
 }
 if (lines.length) console.log("\nFailures and warnings (details in " + dir + "):\n" + lines.join("\n"));
 EOF
-  summary+=("$(printf '%-9s %-15s %s (exit %d)' "$name" "$version" "$(grep -o 'Total: .*' "$out/$name.log" | tail -1)" "$status")")
+  # The suite exits 0 in --requirements mode whatever failed: its total
+  # decides.
+  local total failed
+  total=$(grep -o 'Total: .*' "$out/$name.log" | tail -1)
+  failed=$(printf '%s\n' "$total" | sed -n 's/.*, \([0-9][0-9]*\) failed.*/\1/p')
+  if [ -z "$total" ] || [ "${failed:-1}" -ne 0 ]; then
+    status=1
+  fi
+  summary+=("$(printf '%-9s %-15s %s (exit %d)' "$name" "$version" "$total" "$status")")
   return "$status"
 }
 
