@@ -71,7 +71,7 @@ test: check
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh
-	CONFORMANCE_TOOLCHAIN=tinygo-none scripts/conformance.sh
+	CONFORMANCE_TOOLCHAIN=tinygo scripts/conformance.sh
 
 ## check: gofmt, go vet (native and wasip1), of the root module and of each nested module
 check:
