@@ -1,0 +1,241 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// testScopesKey carries a request's token scopes in the tests, standing in
+// for package auth.
+type testScopesKey struct{}
+
+func withScopes(scopes ...string) context.Context {
+	return context.WithValue(context.Background(), testScopesKey{}, scopes)
+}
+
+func testScopes(ctx context.Context) []string {
+	s, _ := ctx.Value(testScopesKey{}).([]string)
+	return s
+}
+
+// everythingPlugin offers one of each kind: a tool, a prompt, a resource
+// and a template, all named after the plugin, and completes.
+func everythingPlugin(name string, opts ...PluginOption) *Plugin {
+	text := func(s string) []byte {
+		raw, _ := json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: s}}})
+		return raw
+	}
+	return NewPlugin(name, "", fakeRuntime{
+		abi.ExportListTools:             returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: name + "_tool", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
+		abi.ExportCallTool:              func(context.Context, []byte) ([]byte, error) { return text("called " + name), nil },
+		abi.ExportListPrompts:           returns(abi.ListPromptsResult{Prompts: []abi.Prompt{{Name: name + "_prompt"}}}),
+		abi.ExportGetPrompt:             returns(abi.GetPromptResult{Messages: []abi.PromptMessage{{Role: "user", Content: abi.Content{Type: "text", Text: name}}}}),
+		abi.ExportListResources:         returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: name + "://doc", Name: "doc"}}}),
+		abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{ResourceTemplates: []abi.ResourceTemplate{{URITemplate: name + "://pages/{page}", Name: "page"}}}),
+		abi.ExportReadResource: func(_ context.Context, in []byte) ([]byte, error) {
+			var input struct {
+				Request abi.ReadResourceParams `json:"request"`
+			}
+			_ = json.Unmarshal(in, &input)
+			return json.Marshal(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: input.Request.URI, Text: name}}})
+		},
+		abi.ExportComplete: returns(abi.CompleteResult{Completion: abi.Completion{Values: []string{name}}}),
+	}, opts...)
+}
+
+// scopedHarness serves an open plugin and one, secret, that requires the
+// scopes team-a and read, to sessions whose requests carry the scopes of
+// their context.
+func scopedHarness(t *testing.T) *harness {
+	t.Helper()
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(context.Background(), []*Plugin{
+		everythingPlugin("open"),
+		everythingPlugin("secret", WithRequiredScopes([]string{"team-a", "read"})),
+	}, nil))
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
+	t.Cleanup(h.sess.Close)
+	return h
+}
+
+// ask sends a request with ctx (its token's scopes) and returns its
+// response; meta, unless "", makes it a 2026-07-28 request.
+func (h *harness) ask(t *testing.T, ctx context.Context, id int, method string, params map[string]any, meta string) map[string]any {
+	t.Helper()
+	raw, _ := json.Marshal(params)
+	if meta != "" {
+		if len(params) == 0 {
+			raw = []byte(`{"_meta":` + meta + `}`)
+		} else {
+			raw = []byte(string(raw[:len(raw)-1]) + `,"_meta":` + meta + `}`)
+		}
+	}
+	h.sess.Handle(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, raw), h.out)
+	return h.out.next(t)
+}
+
+// names returns the names (or URIs) a list response holds.
+func names(t *testing.T, resp map[string]any, field, key string) []string {
+	t.Helper()
+	var names []string
+	for _, it := range result(t, resp)[field].([]any) {
+		names = append(names, it.(map[string]any)[key].(string))
+	}
+	return names
+}
+
+// uses are one request per way of using an item of a plugin named name,
+// with the request that uses a name nobody offers in the same way.
+func uses(name string) []struct {
+	method          string
+	params, unknown map[string]any
+} {
+	return []struct {
+		method          string
+		params, unknown map[string]any
+	}{
+		{"tools/call", map[string]any{"name": name + "_tool"}, map[string]any{"name": "nobody_tool"}},
+		{"prompts/get", map[string]any{"name": name + "_prompt"}, map[string]any{"name": "nobody_prompt"}},
+		{"resources/read", map[string]any{"uri": name + "://doc"}, map[string]any{"uri": "nobody://doc"}},
+		{"resources/read", map[string]any{"uri": name + "://pages/1"}, map[string]any{"uri": "nobody://pages/1"}},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": name + "_prompt"}, "argument": map[string]any{"name": "a", "value": ""}},
+			map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "nobody_prompt"}, "argument": map[string]any{"name": "a", "value": ""}}},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": name + "://pages/{page}"}, "argument": map[string]any{"name": "page", "value": ""}},
+			map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "nobody://pages/{page}"}, "argument": map[string]any{"name": "page", "value": ""}}},
+		{"resources/subscribe", map[string]any{"uri": name + "://doc"}, map[string]any{"uri": "nobody://doc"}},
+	}
+}
+
+// hiddenAsUnknown checks that using an item of plugin secret is answered
+// as using an item nobody offers is, but for the name: the same code, the
+// same message and data with the name replaced.
+func hiddenAsUnknown(t *testing.T, h *harness, ctx context.Context, meta, what string) {
+	t.Helper()
+	for i, u := range uses("secret") {
+		if meta != "" && u.method == "resources/subscribe" {
+			continue // subscriptions/listen serves modern requests
+		}
+		got := h.ask(t, ctx, 100+i, u.method, u.params, meta)
+		want := h.ask(t, ctx, 100+i, u.method, u.unknown, meta)
+		g, _ := json.Marshal(got["error"])
+		w, _ := json.Marshal(want["error"])
+		if got["error"] == nil || string(g) != strings.ReplaceAll(string(w), "nobody", "secret") {
+			t.Errorf("%s: %s %v: %s, want it answered as unknown: %s", what, u.method, u.params, mustJSON(got), w)
+		}
+	}
+}
+
+// TestAPluginRequiringScopesIsHiddenFromTokensWithoutThem: a plugin with
+// required scopes is listed and used only by requests whose token holds
+// every one of them; to the others, its tools, prompts, resources,
+// templates and completions do not exist, and using one is answered
+// exactly as using one nobody offers. Legacy sessions and 2026-07-28
+// requests alike.
+func TestAPluginRequiringScopesIsHiddenFromTokensWithoutThem(t *testing.T) {
+	h := scopedHarness(t)
+	h.init(t, Version20251125)
+	modern := modernMeta(`{}`, "")
+	for _, era := range []struct{ name, meta string }{{"2025-11-25", ""}, {"2026-07-28", modern}} {
+		for _, scopes := range [][]string{nil, {"team-a"}, {"read", "other"}} {
+			ctx := withScopes(scopes...)
+			what := fmt.Sprintf("%s, scopes %v", era.name, scopes)
+			for _, l := range []struct{ method, field, key string }{
+				{"tools/list", "tools", "name"}, {"prompts/list", "prompts", "name"},
+				{"resources/list", "resources", "uri"}, {"resources/templates/list", "resourceTemplates", "uriTemplate"},
+			} {
+				for _, name := range names(t, h.ask(t, ctx, 1, l.method, nil, era.meta), l.field, l.key) {
+					if !slices.Contains([]string{"open_tool", "open_prompt", "open://doc", "open://pages/{page}"}, name) {
+						t.Errorf("%s: %s lists %s", what, l.method, name)
+					}
+				}
+			}
+			hiddenAsUnknown(t, h, ctx, era.meta, what)
+			for i, u := range uses("open") {
+				if era.meta != "" && u.method == "resources/subscribe" {
+					continue
+				}
+				if resp := h.ask(t, ctx, 200+i, u.method, u.params, era.meta); resp["error"] != nil {
+					t.Errorf("%s: %s of the open plugin: %v", what, u.method, resp["error"])
+				}
+			}
+		}
+		ctx := withScopes("read", "team-a", "other")
+		if got := names(t, h.ask(t, ctx, 1, "tools/list", nil, era.meta), "tools", "name"); !reflect.DeepEqual(got, []string{"open_tool", "secret_tool"}) {
+			t.Errorf("%s, every scope: tools %v", era.name, got)
+		}
+		for i, u := range uses("secret") {
+			if era.meta != "" && u.method == "resources/subscribe" {
+				continue
+			}
+			if resp := h.ask(t, ctx, 300+i, u.method, u.params, era.meta); resp["error"] != nil {
+				t.Errorf("%s, every scope: %s: %v", era.name, u.method, resp["error"])
+			}
+		}
+	}
+}
+
+// TestStdioServesNoPluginRequiringScopes: without authentication (stdio,
+// no Options.Scopes), no request has a token, so a plugin requiring
+// scopes is served to nobody.
+func TestStdioServesNoPluginRequiringScopes(t *testing.T) {
+	h := newHarness(t, everythingPlugin("open"), everythingPlugin("secret", WithRequiredScopes([]string{"read"})))
+	h.init(t, Version20251125)
+	if got := names(t, h.call(t, 1, "tools/list", nil), "tools", "name"); !reflect.DeepEqual(got, []string{"open_tool"}) {
+		t.Errorf("tools over stdio: %v", got)
+	}
+	hiddenAsUnknown(t, h, context.Background(), "", "stdio")
+}
+
+// TestListChangesReachOnlyThoseWhoSeeThem: when only a scoped plugin's
+// lists change, the sessions and subscriptions whose token lacks its
+// scopes are not told; those that hold them are.
+func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
+	secret := func(tool string) *Plugin {
+		return NewPlugin("secret", "", fakeRuntime{abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: tool, InputSchema: json.RawMessage(`{"type":"object"}`)}}})},
+			WithRequiredScopes([]string{"read"}))
+	}
+	open := toolsPlugin("open", abi.Tool{Name: "pub", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(context.Background(), []*Plugin{open, secret("one")}, nil))
+	session := func(scopes ...string) *harness {
+		out := newRecorder()
+		h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
+		t.Cleanup(h.sess.Close)
+		h.ask(t, withScopes(scopes...), 0, "initialize", map[string]any{"protocolVersion": Version20251125, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "")
+		h.sess.Handle(withScopes(scopes...), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), h.out)
+		h.sess.Handle(withScopes(scopes...), []byte(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}}`), h.out)
+		if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
+			t.Fatalf("listen: %v", ack)
+		}
+		return h
+	}
+	reader, stranger := session("read"), session("write")
+	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+
+	srv.ReplacePlugins(context.Background(), []*Plugin{open, secret("two")})
+	got := map[any]bool{}
+	for range 2 {
+		m := reader.out.next(t)
+		got[m["method"].(string)+fmt.Sprint(subscriptionID(m))] = true
+	}
+	if !got["notifications/tools/list_changed<nil>"] || !got["notifications/tools/list_changedl"] {
+		t.Errorf("the reader's session and subscription were told %v", got)
+	}
+	stranger.out.none(t, 50*time.Millisecond)
+
+	srv.ReplacePlugins(context.Background(), []*Plugin{toolsPlugin("open", abi.Tool{Name: "pub2", InputSchema: json.RawMessage(`{"type":"object"}`)}), secret("two")})
+	for _, h := range []*harness{reader, stranger} {
+		for range 2 {
+			if m := h.out.next(t); m["method"] != "notifications/tools/list_changed" {
+				t.Errorf("a change of the open plugin: %v", m)
+			}
+		}
+	}
+}
