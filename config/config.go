@@ -31,6 +31,9 @@ type Config struct {
 	HTTP HTTPConfig
 	// Auth holds the [auth] table: authorization on the HTTP transport.
 	Auth AuthConfig
+	// Endpoints are the [[endpoints]] tables: further Streamable HTTP
+	// endpoints, each serving only its plugins, in the order of the file.
+	Endpoints []Endpoint
 	// Path is the absolute path of the loaded file; "" for Default.
 	Path string
 
@@ -208,6 +211,18 @@ type HTTPConfig struct {
 	MaxBatchResponseBytes int
 }
 
+// Endpoint is one [[endpoints]] table: an MCP endpoint of the HTTP
+// transport that serves only some plugins.
+type Endpoint struct {
+	// Path is where it serves Streamable HTTP; it serves HTTP+SSE at
+	// Path+"/sse" (messages at Path+"/messages"). "/mcp" changes what the
+	// default endpoint, with its /sse, serves.
+	Path string
+	// Plugins are the names of the plugins it serves, each with a
+	// [plugins.NAME] table.
+	Plugins []string
+}
+
 // AuthMode is how HTTP requests are authenticated.
 type AuthMode string
 
@@ -382,6 +397,11 @@ type PluginConfig struct {
 	// OAuth2 are the OAuth2 clients the plugin may get access tokens of
 	// with get_access_token.
 	OAuth2 []OAuth2Client
+	// RequireScopes are the OAuth scopes a client's token must all hold
+	// for the client to see the plugin at all (its tools, prompts,
+	// resources, templates and completions); nil for every client. Only
+	// [auth] mode "jwt" gives clients scopes.
+	RequireScopes []string
 	// CacheTTL and CacheScope are the caching hints (2026-07-28 ttlMs and
 	// cacheScope) of what the plugin lists and reads: how long a client
 	// may reuse it, and whether it may share it between users ("public")

@@ -32,14 +32,14 @@ import (
 
 // Key names of the schema.
 var (
-	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth"}
+	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
 		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
-		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2"}, defaultsKeys...)
+		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes"}, defaultsKeys...)
 	mountKeys = []string{"host", "guest", "mode"}
 	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
@@ -101,6 +101,8 @@ func parse(file, dir, src string) (*Config, Errors) {
 	if v, ok := root["auth"]; ok {
 		d.auth(v, keyPath{"auth"}, cfg)
 	}
+	d.checkRequireScopes(cfg)
+	cfg.Endpoints = d.endpoints(root, cfg)
 	cfg.derive()
 	sort.SliceStable(d.errs, func(i, j int) bool { return d.errs[i].Line < d.errs[j].Line })
 	return cfg, d.errs
@@ -594,6 +596,12 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	pc.TaskSupport = d.taskSupport(t, p)
 	pc.Keyring = d.keyring(t, p)
 	pc.OAuth2 = d.oauth2(t, p)
+	if _, ok := t["require_scopes"]; ok {
+		pc.RequireScopes = d.strs(t, p, "require_scopes", checkScope)
+		if len(pc.RequireScopes) == 0 {
+			d.errorf(p.add("require_scopes"), "must not be empty: leave it out to serve the plugin to every client")
+		}
+	}
 	if ttl, ok := d.duration(t, p, "cache_ttl", 24*time.Hour); ok {
 		pc.CacheTTL = ttl
 	}

@@ -57,7 +57,7 @@ func TestRequireScopesAndEndpointsErrors(t *testing.T) {
 			`endpoints[0].plugins[1]: no [plugins.tols] table: an endpoint names plugins by their table (did you mean "tools"?)`},
 		{"unknown plugin, nothing close", "[plugins.notes]\n\n[[endpoints]]\npath = \"/mcp/a\"\nplugins = [\"zzzzzz\"]\n", 5,
 			`endpoints[0].plugins[0]: no [plugins.zzzzzz] table: an endpoint names plugins by their table`},
-		{"unknown endpoint key", "[plugins.notes]\n[[endpoints]]\npath = \"/mcp/a\"\nplugin = [\"notes\"]\n", 4, `unknown key "endpoints[0].plugin" (did you mean "plugins"?)`},
+		{"unknown endpoint key", "[plugins.notes]\n[[endpoints]]\npath = \"/mcp/a\"\nplugins = [\"notes\"]\npluginz = [\"notes\"]\n", 5, `unknown key "endpoints[0].pluginz" (did you mean "plugins"?)`},
 		{"missing path", "[plugins.notes]\n[[endpoints]]\nplugins = [\"notes\"]\n", 2, `endpoints[0]: missing "path"`},
 		{"missing plugins", "[[endpoints]]\npath = \"/mcp/a\"\n", 1, `endpoints[0]: missing "plugins"`},
 		{"relative path", "[plugins.notes]\n[[endpoints]]\npath = \"mcp/a\"\nplugins = [\"notes\"]\n", 3, `endpoints[0].path: "mcp/a" is not a clean absolute path such as "/mcp/team-a"`},
