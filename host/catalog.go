@@ -422,14 +422,14 @@ func (p *Plugin) checkTemplates(templates []abi.ResourceTemplate, log *slog.Logg
 	return entries
 }
 
-// resolveResource finds the plugin that serves uri: a listed resource first,
-// then the first matching template.
-func (c *Catalog) resolveResource(uri string) *Plugin {
-	if e, ok := c.resourceIndex[uri]; ok {
+// resolveResource finds the plugin that serves uri among those v sees: a
+// listed resource first, then the first matching template.
+func (c *Catalog) resolveResource(uri string, v view) *Plugin {
+	if e, ok := c.resourceIndex[uri]; ok && v.sees(e.plugin) {
 		return e.plugin
 	}
 	for _, t := range c.templates {
-		if t.compiled.Match(uri) != nil {
+		if v.sees(t.plugin) && t.compiled.Match(uri) != nil {
 			return t.plugin
 		}
 	}
@@ -437,20 +437,21 @@ func (c *Catalog) resolveResource(uri string) *Plugin {
 }
 
 // templateOwner finds the plugin offering the template with this exact
-// uriTemplate.
-func (c *Catalog) templateOwner(uriTemplate string) *Plugin {
+// uriTemplate among those v sees.
+func (c *Catalog) templateOwner(uriTemplate string, v view) *Plugin {
 	for _, t := range c.templates {
-		if t.template.URITemplate == uriTemplate {
+		if t.template.URITemplate == uriTemplate && v.sees(t.plugin) {
 			return t.plugin
 		}
 	}
 	return nil
 }
 
-// capabilities derives the server capabilities from what the catalog holds,
-// for the negotiated version. While plugins are still loading, any of them
-// may bring tools, prompts or resources: all three are declared.
-func (c *Catalog) capabilities(version string, loading bool) map[string]any {
+// capabilities derives the server capabilities from what the catalog holds
+// of the plugins v sees, for the negotiated version. While plugins are
+// still loading, any of them may bring tools, prompts or resources: all
+// three are declared.
+func (c *Catalog) capabilities(version string, loading bool, v view) map[string]any {
 	// 2026-07-28 announces changes and resource updates on
 	// subscriptions/listen, and tasks as an extension; mcphost serves
 	// neither to modern requests yet, so it does not declare them.
@@ -465,17 +466,17 @@ func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 		return m
 	}
 	caps := map[string]any{"logging": map[string]any{}}
-	if loading || len(c.tools) > 0 || c.mayAnnounce(abi.HostNotifyToolListChanged, abi.ExportListTools) {
+	if loading || len(visible(v, c.tools)) > 0 || c.mayAnnounce(v, abi.HostNotifyToolListChanged, abi.ExportListTools) {
 		caps["tools"] = changes("listChanged")
 	}
-	if loading || len(c.prompts) > 0 || c.mayAnnounce(abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
+	if loading || len(visible(v, c.prompts)) > 0 || c.mayAnnounce(v, abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
 		caps["prompts"] = changes("listChanged")
 	}
-	if loading || len(c.resources) > 0 || len(c.templates) > 0 ||
-		c.mayAnnounce(abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
+	if loading || len(visible(v, c.resources)) > 0 || len(visible(v, c.templates)) > 0 ||
+		c.mayAnnounce(v, abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
 		caps["resources"] = changes("subscribe", "listChanged")
 	}
-	if atLeast(version, Version20250326) && c.completes() {
+	if atLeast(version, Version20250326) && c.completes(v) {
 		caps["completions"] = map[string]any{}
 	}
 	switch {
@@ -487,23 +488,23 @@ func (c *Catalog) capabilities(version string, loading bool) map[string]any {
 	return caps
 }
 
-// mayAnnounce reports whether a plugin that has one of the list exports was
-// granted the host function that announces changes to that list: its list,
-// empty today, may fill later, so the server declares the capability.
-func (c *Catalog) mayAnnounce(hostFunction string, exports ...string) bool {
+// mayAnnounce reports whether a plugin v sees that has one of the list
+// exports was granted the host function that announces changes to that
+// list: its list, empty today, may fill later, so the server declares the
+// capability.
+func (c *Catalog) mayAnnounce(v view, hostFunction string, exports ...string) bool {
 	for _, p := range c.plugins {
-		if !p.legacy && slices.Contains(p.granted, hostFunction) && slices.ContainsFunc(exports, p.rt.HasExport) {
+		if v.sees(p) && !p.legacy && slices.Contains(p.granted, hostFunction) && slices.ContainsFunc(exports, p.rt.HasExport) {
 			return true
 		}
 	}
 	return false
 }
 
-// completes reports whether any plugin with prompts or templates completes
-// arguments.
-func (c *Catalog) completes() bool {
+// completes reports whether any plugin v sees completes arguments.
+func (c *Catalog) completes(v view) bool {
 	for _, p := range c.plugins {
-		if p.rt.HasExport(abi.ExportComplete) && !p.legacy {
+		if v.sees(p) && p.rt.HasExport(abi.ExportComplete) && !p.legacy {
 			return true
 		}
 	}

@@ -21,13 +21,13 @@ func handleComplete(ctx context.Context, req *request, p *completeParams) (any, 
 	var owner *Plugin
 	switch p.Ref.Type {
 	case "ref/prompt":
-		e, ok := c.promptIndex[p.Ref.Name]
+		e, ok := c.prompt(p.Ref.Name, req.view())
 		if !ok {
 			return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Ref.Name)
 		}
 		owner, in.Ref = e.plugin, abi.CompleteRef{Type: abi.RefPrompt, Name: e.original}
 	case "ref/resource":
-		if owner = c.templateOwner(p.Ref.URI); owner == nil {
+		if owner = c.templateOwner(p.Ref.URI, req.view()); owner == nil {
 			return nil, rpcErrorf(CodeInvalidParams, "unknown resource template: %q", p.Ref.URI)
 		}
 		in.Ref = abi.CompleteRef{Type: abi.RefResource, URI: p.Ref.URI}

@@ -24,7 +24,7 @@ func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
 	loading := srv.stillLoading()
 	return discoverResult{
 		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
-		Capabilities:      srv.Catalog().capabilities(Version20260728, loading),
+		Capabilities:      srv.Catalog().capabilities(Version20260728, loading, req.view()),
 		Instructions:      srv.opts.Instructions,
 	}, nil
 }

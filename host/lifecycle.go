@@ -41,11 +41,12 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 		sess.mu.Unlock()
 		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
+	srv := sess.srv
 	sess.version = version
 	sess.clientCaps = p.Capabilities
+	sess.scopes = srv.scopes(ctx)
 	sess.mu.Unlock()
 
-	srv := sess.srv
 	info := srv.info()
 	if !atLeast(version, Version20250618) {
 		info.Title = ""
@@ -56,7 +57,7 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 	loading := srv.awaitStartup(ctx)
 	return initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    srv.Catalog().capabilities(version, loading),
+		Capabilities:    srv.Catalog().capabilities(version, loading, sess.view()),
 		ServerInfo:      info,
 		Instructions:    srv.opts.Instructions,
 	}, nil

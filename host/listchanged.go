@@ -61,12 +61,15 @@ type ListChanges struct {
 func (c ListChanges) Any() bool { return c.Tools || c.Prompts || c.Resources }
 
 // diffCatalogs compares what clients see of two catalogs, kind by kind.
-func diffCatalogs(a, b *Catalog) ListChanges {
+func diffCatalogs(a, b *Catalog) ListChanges { return diffCatalogsFor(a, b, everything) }
+
+// diffCatalogsFor compares what the view v sees of two catalogs.
+func diffCatalogsFor(a, b *Catalog, v view) ListChanges {
 	return ListChanges{
-		Tools:   !sameList(a.tools, b.tools, func(e *toolEntry) any { return e.tool }),
-		Prompts: !sameList(a.prompts, b.prompts, func(e *promptEntry) any { return e.prompt }),
-		Resources: !sameList(a.resources, b.resources, func(e *resourceEntry) any { return e.resource }) ||
-			!sameList(a.templates, b.templates, func(e *templateEntry) any { return e.template }),
+		Tools:   !sameList(visible(v, a.tools), visible(v, b.tools), func(e *toolEntry) any { return e.tool }),
+		Prompts: !sameList(visible(v, a.prompts), visible(v, b.prompts), func(e *promptEntry) any { return e.prompt }),
+		Resources: !sameList(visible(v, a.resources), visible(v, b.resources), func(e *resourceEntry) any { return e.resource }) ||
+			!sameList(visible(v, a.templates), visible(v, b.templates), func(e *templateEntry) any { return e.template }),
 	}
 }
 
@@ -124,9 +127,10 @@ func (s *Server) replaceCatalog(build func(cur *Catalog) *Catalog) (*Catalog, Li
 	if cur == nil {
 		cur = &Catalog{}
 	}
-	old, changes := s.swapCatalog(build(cur))
+	next := build(cur)
+	old, changes := s.swapCatalog(next)
 	s.refreshMu.Unlock()
-	s.announce(changes)
+	s.announceTo(changes, viewChanges(old, next))
 	return old, changes
 }
 
@@ -143,22 +147,17 @@ func (s *Server) swapCatalog(c *Catalog) (*Catalog, ListChanges) {
 
 // announce sends the list_changed notifications of changes to every
 // initialized session, on its server-initiated stream.
-func (s *Server) announce(changes ListChanges) {
-	if !changes.Any() {
+func (s *Server) announce(changes ListChanges) { s.announceTo(changes, nil) }
+
+// announceTo sends each initialized session and subscription the
+// list_changed notifications of what its view sees change (of), or of
+// changes when of is nil: every client sees every plugin.
+func (s *Server) announceTo(changes ListChanges, of func(view) ListChanges) {
+	if !changes.Any() && of == nil {
 		return
 	}
-	var msgs [][]byte
-	for _, k := range []struct {
-		changed bool
-		method  string
-	}{
-		{changes.Tools, "notifications/tools/list_changed"},
-		{changes.Prompts, "notifications/prompts/list_changed"},
-		{changes.Resources, "notifications/resources/list_changed"},
-	} {
-		if k.changed {
-			msgs = append(msgs, encodeNotification(k.method, struct{}{}))
-		}
+	if of == nil {
+		of = func(view) ListChanges { return changes }
 	}
 	sessions := s.sessions.initialized()
 	level := slog.LevelInfo
@@ -167,15 +166,40 @@ func (s *Server) announce(changes ListChanges) {
 	}
 	s.log().Log(context.Background(), level, "plugin lists changed", "tools", changes.Tools, "prompts", changes.Prompts, "resources", changes.Resources, "sessions", len(sessions))
 	for _, sess := range sessions {
-		for _, m := range msgs {
-			if err := sess.out.Send(m); err != nil {
+		for _, method := range of(sess.view()).methods() {
+			if err := sess.out.Send(encodeNotification(method, struct{}{})); err != nil {
 				s.log().Debug("list_changed not delivered", "err", err)
 				break
 			}
 		}
 	}
-	s.listeners.listChanged(changes)
+	s.listeners.listChanged(of)
 }
+
+// methods returns the list_changed notifications of c.
+func (c ListChanges) methods() []string {
+	var out []string
+	for _, k := range []struct {
+		changed bool
+		method  string
+	}{
+		{c.Tools, methodToolsListChanged},
+		{c.Prompts, methodPromptsListChanged},
+		{c.Resources, methodResourcesListChanged},
+	} {
+		if k.changed {
+			out = append(out, k.method)
+		}
+	}
+	return out
+}
+
+// The list_changed notifications.
+const (
+	methodToolsListChanged     = "notifications/tools/list_changed"
+	methodPromptsListChanged   = "notifications/prompts/list_changed"
+	methodResourcesListChanged = "notifications/resources/list_changed"
+)
 
 // Debouncing of notify_*_list_changed: the first call arms a timer; calls
 // within listChangedDelay of the previous one push it back, but never more

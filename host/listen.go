@@ -46,6 +46,7 @@ type listener struct {
 	sess   *Session
 	out    Outbound
 	filter listenFilter
+	view   view          // what the request that opened it sees
 	end    chan struct{} // closed when the server ends the subscription
 	ended  sync.Once
 }
@@ -116,30 +117,37 @@ func (ls *listeners) matching(wants func(listenFilter) bool) []*listener {
 	return out
 }
 
-// listChanged tells the subscriptions that asked for them of changes.
-func (ls *listeners) listChanged(changes ListChanges) {
-	for _, k := range []struct {
-		changed bool
-		method  string
-		wants   func(listenFilter) bool
-	}{
-		{changes.Tools, "notifications/tools/list_changed", func(f listenFilter) bool { return f.ToolsListChanged }},
-		{changes.Prompts, "notifications/prompts/list_changed", func(f listenFilter) bool { return f.PromptsListChanged }},
-		{changes.Resources, "notifications/resources/list_changed", func(f listenFilter) bool { return f.ResourcesListChanged }},
-	} {
-		if !k.changed {
-			continue
-		}
-		for _, l := range ls.matching(k.wants) {
-			l.send(k.method, map[string]any{})
+// listChanged tells each subscription of the changes it asked for that
+// its view sees (of).
+func (ls *listeners) listChanged(of func(view) ListChanges) {
+	for _, l := range ls.matching(func(listenFilter) bool { return true }) {
+		for _, method := range of(l.view).methods() {
+			if l.filter.wants(method) {
+				l.send(method, map[string]any{})
+			}
 		}
 	}
 }
 
-// resourceUpdated tells the subscriptions that listed uri that it changed.
-func (ls *listeners) resourceUpdated(uri string) {
+// wants reports whether the filter asks for the list_changed notification
+// method.
+func (f listenFilter) wants(method string) bool {
+	switch method {
+	case methodToolsListChanged:
+		return f.ToolsListChanged
+	case methodPromptsListChanged:
+		return f.PromptsListChanged
+	}
+	return f.ResourcesListChanged
+}
+
+// resourceUpdated tells the subscriptions that listed uri, of a resource
+// of owner, that it changed, if they see owner.
+func (ls *listeners) resourceUpdated(uri string, owner *Plugin) {
 	for _, l := range ls.matching(func(f listenFilter) bool { return slices.Contains(f.ResourceSubscriptions, uri) }) {
-		l.send("notifications/resources/updated", map[string]any{"uri": uri})
+		if l.view.sees(owner) {
+			l.send("notifications/resources/updated", map[string]any{"uri": uri})
+		}
 	}
 }
 
@@ -167,7 +175,7 @@ func (ls *listeners) end(sess *Session) {
 // until the client or the server ends the subscription.
 func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
 	srv := req.sess.srv
-	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications, end: make(chan struct{})}
+	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications, view: req.view(), end: make(chan struct{})}
 	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
 	srv.listeners.add(l)
 	defer srv.listeners.remove(l)

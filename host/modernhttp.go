@@ -50,7 +50,7 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 	if !isModern(m) && !slices.Contains(modernVersions, r.Header.Get(headerVersion)) {
 		return false
 	}
-	era, rpcErr := checkModernHeaders(r, m, h.srv.Catalog())
+	era, rpcErr := checkModernHeaders(r, m, h.srv.Catalog(), h.viewOf(r))
 	if rpcErr != nil {
 		writeJSON(w, http.StatusBadRequest, encodeResponse(m.ID, nil, rpcErr))
 		return true
@@ -71,9 +71,10 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 
 // checkModernHeaders checks a modern request's _meta, and that its headers
 // mirror its body, including the x-mcp-header parameters of the catalog's
-// tools. The headers are compared first, so that a version that differs
+// tools that v sees (a hidden tool is checked as an unknown one is, when
+// it is called). The headers are compared first, so that a version that differs
 // from its header is a mismatch before it is unsupported.
-func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCError) {
+func checkModernHeaders(r *http.Request, m *message, c *Catalog, v view) (*modern, *RPCError) {
 	var p struct {
 		requestMeta
 		Name      *string         `json:"name"`
@@ -107,7 +108,7 @@ func checkModernHeaders(r *http.Request, m *message, c *Catalog) (*modern, *RPCE
 		}
 	}
 	if m.Method == "tools/call" && p.Name != nil {
-		if e, ok := c.toolIndex[*p.Name]; ok {
+		if e, ok := c.tool(*p.Name, v); ok {
 			if rpcErr := checkHeaderParams(r, e.headerParams, p.Arguments); rpcErr != nil {
 				return nil, rpcErr
 			}

@@ -40,7 +40,7 @@ func pageFrom(list string, start, n, size int) (int, int, string, *RPCError) {
 // listPage serves one page of a catalog list for a list request, each entry
 // seen through view at the session's protocol version.
 func listPage[E owned, T any](req *request, p *listParams, list string, entries []E, view func(E, string) T) ([]T, string, error) {
-	entries = usable(req, entries)
+	entries = usable(req, visible(req.view(), entries))
 	owners := make([]*Plugin, len(entries))
 	for i, e := range entries {
 		owners[i] = e.owner()

@@ -76,6 +76,9 @@ type Plugin struct {
 	// exactEnvelope: the plugin gets hyper-mcp's request context, id and
 	// _meta alone (WithExactHyperMCPContext).
 	exactEnvelope bool
+	// scopes are the token scopes a request needs to see the plugin
+	// (visibility.go).
+	scopes []string
 }
 
 // ToolNames is a rule for exposed tool names.

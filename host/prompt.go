@@ -19,7 +19,7 @@ func handleListPrompts(_ context.Context, req *request, params *listParams) (any
 // handleGetPrompt checks required arguments, then asks the owning plugin.
 func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams) (any, error) {
 	p := params.GetPromptParams
-	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*promptEntry, bool) { e, ok := c.promptIndex[p.Name]; return e, ok })
+	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*promptEntry, bool) { return c.prompt(p.Name, req.view()) })
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
 	}

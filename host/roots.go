@@ -36,7 +36,7 @@ func (sess *Session) rootsListChanged(params json.RawMessage) {
 	}
 	input := rootsChangedInput(notification.Meta)
 	for _, p := range srv.Catalog().plugins {
-		if p.legacy || !p.rt.HasExport(abi.ExportOnRootsListChanged) {
+		if p.legacy || !p.rt.HasExport(abi.ExportOnRootsListChanged) || !sess.view().sees(p) {
 			continue
 		}
 		req := sess.beginNotification("notifications/roots/list_changed")

@@ -27,6 +27,7 @@ type Session struct {
 	version       string          // negotiated version; "" before initialize
 	ready         bool            // notifications/initialized received
 	clientCaps    json.RawMessage // capabilities the client declared
+	scopes        []string        // of the token that initialized it (visibility.go)
 	logLevel      logLevel
 	inflight      map[string]*request
 	pending       map[string]chan *message // requests sent to the client, by id

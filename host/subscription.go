@@ -71,7 +71,7 @@ func (s *subscriptions) subscribers(uri string) []*Session {
 // handleSubscribe subscribes the session to updates of a resource some
 // plugin serves.
 func handleSubscribe(_ context.Context, req *request, p *subscribeParams) (any, error) {
-	if req.sess.srv.Catalog().resolveResource(p.URI) == nil {
+	if req.sess.srv.Catalog().resolveResource(p.URI, req.view()) == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
 	req.sess.srv.subs.add(req.sess, p.URI)
@@ -94,15 +94,17 @@ func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, 
 		if err := json.Unmarshal(in, &p); err != nil {
 			return nil, fmt.Errorf("notify_resource_updated: bad input: %w", err)
 		}
-		owner := s.Catalog().resolveResource(p.URI)
+		owner := s.Catalog().resolveResource(p.URI, everything)
 		if owner == nil || owner.Name != plugin {
 			return nil, errors.New("notify_resource_updated: " + p.URI + " is not a resource of this plugin")
 		}
 		msg := encodeNotification("notifications/resources/updated", p)
 		for _, sess := range s.subs.subscribers(p.URI) {
-			_ = sess.out.Send(msg)
+			if sess.view().sees(owner) {
+				_ = sess.out.Send(msg)
+			}
 		}
-		s.listeners.resourceUpdated(p.URI)
+		s.listeners.resourceUpdated(p.URI, owner)
 		return nil, nil
 	}
 }
@@ -115,7 +117,7 @@ func (s *Server) dropOrphanSubscriptions() {
 	s.subs.mu.Lock()
 	var gone []string
 	for uri := range s.subs.byURI {
-		if c.resolveResource(uri) == nil {
+		if c.resolveResource(uri, everything) == nil {
 			gone = append(gone, uri)
 		}
 	}

@@ -27,7 +27,7 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	if p.Name == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: name is required")
 	}
-	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*toolEntry, bool) { e, ok := c.toolIndex[p.Name]; return e, ok })
+	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*toolEntry, bool) { return c.tool(p.Name, req.view()) })
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
