@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -237,5 +238,95 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 				t.Errorf("a change of the open plugin: %v", m)
 			}
 		}
+	}
+}
+
+// TestEndpointsServeOnlyTheirPlugins: an endpoint serves its plugins
+// alone, to 2025 sessions and 2026-07-28 requests over Streamable HTTP at
+// its path and to HTTP+SSE sessions at its path + /sse; a session belongs
+// to the endpoint that opened it (another one answers 404, as for an
+// unknown session); /mcp serves every plugin unless an endpoint takes
+// that path.
+func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
+	hh := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp/a", Plugins: []string{"a"}}}},
+		everythingPlugin("a"), everythingPlugin("b"))
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	open := func(path string) string {
+		resp := hh.do(t, http.MethodPost, path, initialize)
+		resp.Body.Close()
+		id := resp.Header.Get(headerSessionID)
+		if resp.StatusCode != http.StatusOK || id == "" {
+			t.Fatalf("initialize at %s: %d", path, resp.StatusCode)
+		}
+		if resp := hh.do(t, http.MethodPost, path, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headerSessionID, id); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("initialized at %s: %d", path, resp.StatusCode)
+		}
+		return id
+	}
+	ask := func(path, id, body string) map[string]any {
+		resp := hh.do(t, http.MethodPost, path, body, headerSessionID, id)
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s %s: %d", path, body, resp.StatusCode)
+		}
+		return decodeBody(t, resp)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	call := func(tool string) string {
+		return `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `"}}`
+	}
+
+	a := open("/mcp/a")
+	if got := names(t, ask("/mcp/a", a, list), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
+		t.Errorf("/mcp/a lists %v", got)
+	}
+	got, want := ask("/mcp/a", a, call("b_tool"))["error"], ask("/mcp/a", a, call("nobody_tool"))["error"]
+	if g, w := mustJSON(got), mustJSON(want); got == nil || string(g) != strings.ReplaceAll(string(w), "nobody", "b") {
+		t.Errorf("/mcp/a calling b_tool: %s, want %s", g, w)
+	}
+	all := open("/mcp")
+	if got := names(t, ask("/mcp", all, list), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool", "b_tool"}) {
+		t.Errorf("/mcp lists %v", got)
+	}
+	for _, c := range []struct{ path, id string }{{"/mcp", a}, {"/mcp/a", all}} {
+		if resp := hh.do(t, http.MethodPost, c.path, list, headerSessionID, c.id); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("a session of another endpoint at %s: %d, want 404", c.path, resp.StatusCode)
+		}
+	}
+
+	resp := hh.do(t, http.MethodPost, "/mcp/a", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":`+modernMeta(`{}`, "")+`}}`,
+		headerVersion, Version20260728, "Mcp-Method", "tools/list")
+	if got := names(t, decodeBody(t, resp), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
+		t.Errorf("2026-07-28 at /mcp/a lists %v", got)
+	}
+	resp.Body.Close()
+
+	events := readEvents(t, hh.do(t, http.MethodGet, "/mcp/a/sse", ""))
+	defer events.body.Close()
+	e, _ := events.next(t)
+	if e.name != "endpoint" || !strings.HasPrefix(e.data, "/mcp/a/messages?sessionId=") {
+		t.Fatalf("HTTP+SSE at /mcp/a/sse: %+v", e)
+	}
+	for _, msg := range []string{strings.ReplaceAll(initialize, "2025-11-25", "2024-11-05"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, list} {
+		if resp := hh.do(t, http.MethodPost, e.data, msg); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %s: %d", e.data, resp.StatusCode)
+		}
+	}
+	for {
+		e, _ := events.next(t)
+		var m map[string]any
+		_ = json.Unmarshal([]byte(e.data), &m)
+		if m["id"] == float64(1) {
+			if got := names(t, m, "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
+				t.Errorf("HTTP+SSE at /mcp/a lists %v", got)
+			}
+			break
+		}
+	}
+
+	only := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp", Plugins: []string{"b"}}}}, everythingPlugin("a"), everythingPlugin("b"))
+	hh = only
+	if got := names(t, ask("/mcp", open("/mcp"), list), "tools", "name"); !reflect.DeepEqual(got, []string{"b_tool"}) {
+		t.Errorf("/mcp configured to serve b lists %v", got)
 	}
 }
