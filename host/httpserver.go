@@ -106,6 +106,10 @@ type HTTPOptions struct {
 	// ResponseWriter it passes on must flush (http.Flusher, or Unwrap).
 	// Nil: none.
 	Middleware func(http.Handler) http.Handler
+	// Endpoints are further MCP endpoints, each serving only some
+	// plugins; an Endpoint at /mcp changes what the default one serves.
+	// None: /mcp serves every plugin.
+	Endpoints []Endpoint
 	// Public maps further paths to handlers served after the Host and Origin
 	// checks but without Middleware, e.g. the OAuth protected resource
 	// metadata, which clients must read before they have a token.
@@ -170,8 +174,8 @@ func setDefault[T int | int64 | time.Duration](v *T, def T) {
 }
 
 // HTTPHandler serves MCP over HTTP: Streamable HTTP at /mcp (streamable.go)
-// and the legacy HTTP+SSE transport at /sse and /messages (sse.go); other
-// paths get 404. Every request first passes the DNS-rebinding checks: a Host
+// and the legacy HTTP+SSE transport at /sse and /messages (sse.go), and
+// the same at each of HTTPOptions.Endpoints; other paths get 404. Every request first passes the DNS-rebinding checks: a Host
 // or Origin header that is not allowed gets 403.
 type HTTPHandler struct {
 	srv   *Server
@@ -218,14 +222,19 @@ func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandle
 		h.hosts = append(h.hosts, parseHostPort(a))
 	}
 	h.mux = http.NewServeMux()
-	for pattern, fn := range map[string]http.HandlerFunc{
-		"POST /mcp":      h.postMCP,
-		"GET /mcp":       h.getMCP,
-		"DELETE /mcp":    h.deleteMCP,
-		"GET /sse":       h.getSSE,
-		"POST /messages": h.postMessages,
-	} {
-		h.mux.Handle(pattern, h.opts.Middleware(fn))
+	for _, ep := range endpoints(opts.Endpoints) {
+		for pattern, fn := range map[string]http.HandlerFunc{
+			"POST " + ep.path:     h.postMCP,
+			"GET " + ep.path:      h.getMCP,
+			"DELETE " + ep.path:   h.deleteMCP,
+			"GET " + ep.sse:       h.getSSE,
+			"POST " + ep.messages: h.postMessages,
+		} {
+			h.mux.Handle(pattern, h.opts.Middleware(ep.serve(fn)))
+		}
+		if ep.plugins != nil {
+			s.partial.Store(true)
+		}
 	}
 	for path, handler := range h.opts.Public {
 		h.mux.Handle(path, handler)
@@ -278,9 +287,10 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 // httpSession is a Session served over HTTP, with its SSE streams.
 type httpSession struct {
 	id         string
-	subject    string // the authenticated subject that opened it; only it may use it
-	client     string // the address of the client that opened it
-	legacy     bool   // HTTP+SSE: the session lives as long as its /sse stream
+	subject    string    // the authenticated subject that opened it; only it may use it
+	client     string    // the address of the client that opened it
+	legacy     bool      // HTTP+SSE: the session lives as long as its /sse stream
+	endpoint   *endpoint // the endpoint that opened it; only it may use it
 	sess       *Session
 	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
 	done       chan struct{} // closed when the session ends
@@ -306,7 +316,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
 	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		client: h.clientAddress(r), legacy: legacy, done: make(chan struct{}), active: 1}
+		client: h.clientAddress(r), legacy: legacy, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -322,7 +332,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes)
+	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes, hs.endpoint)
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
@@ -331,7 +341,8 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 // acquire finds the session request r names by id and marks it in use.
 // When it cannot, it answers the request (400, 404) and returns nil. A
 // session is found only for the subject that opened it: to anyone else it
-// is unknown, and the attempt is logged.
+// is unknown, and the attempt is logged; and only at the endpoint that
+// opened it.
 func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
 	if id == "" {
 		writeRPCError(w, http.StatusBadRequest, missingSessionID)
@@ -346,7 +357,7 @@ func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string,
 			hs = nil
 		}
 	}
-	if hs == nil || hs.legacy != legacy {
+	if hs == nil || hs.legacy != legacy || hs.endpoint != endpointOf(r) {
 		http.Error(w, "session not found: it ended or never existed; initialize a new one", http.StatusNotFound)
 		return nil
 	}

@@ -130,7 +130,7 @@ func (s *Server) replaceCatalog(build func(cur *Catalog) *Catalog) (*Catalog, Li
 	next := build(cur)
 	old, changes := s.swapCatalog(next)
 	s.refreshMu.Unlock()
-	s.announceTo(changes, viewChanges(old, next))
+	s.announceTo(changes, viewChanges(old, next, s.partial.Load()))
 	return old, changes
 }
 

@@ -56,7 +56,7 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 		return true
 	}
 	reply := &modernReply{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
-	sess := h.srv.statelessSession(reply, defaultMaxBatchReply)
+	sess := h.srv.statelessSession(reply, defaultMaxBatchReply, endpointOf(r))
 	defer sess.Close() // cancels the request if the client left first
 	if resp := sess.serveModern(r.Context(), m, era, reply, nil); resp != nil {
 		_ = reply.Send(resp)

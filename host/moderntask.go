@@ -78,7 +78,7 @@ func (discardOutbound) Send([]byte) error { return nil }
 // taskOwner is the session the tasks of the extension belong to: one per
 // server, never initialized nor closed, that no client talks to.
 func (s *Server) taskOwner() *Session {
-	s.ownerOnce.Do(func() { s.owner = s.statelessSession(discardOutbound{}, defaultMaxBatchReply) })
+	s.ownerOnce.Do(func() { s.owner = s.statelessSession(discardOutbound{}, defaultMaxBatchReply, nil) })
 	return s.owner
 }
 

@@ -62,6 +62,7 @@ type Server struct {
 	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)
 	now          func() time.Time        // the clock of requestState expiry; nil: time.Now
 	ownerState                           // owns the tasks of 2026-07-28 requests (moderntask.go)
+	partial      atomic.Bool             // some HTTP endpoint serves only some plugins (visibility.go)
 }
 
 // defaultPageSize applies when Options.PageSize is not positive.

@@ -22,6 +22,9 @@ type Session struct {
 	srv *Server
 	out Outbound
 	id  string // unique in the process (Caller)
+	// endpoint is the HTTP endpoint it was opened at; nil serves every
+	// plugin (visibility.go).
+	endpoint *endpoint
 
 	mu            sync.Mutex
 	version       string          // negotiated version; "" before initialize
@@ -46,23 +49,24 @@ var sessionIDs atomic.Uint64
 // The reply to a batch holds at most 8 MiB (HTTPOptions.MaxBatchResponseBytes
 // sets it for HTTP sessions).
 func (s *Server) NewSession(out Outbound) *Session {
-	return s.newSession(out, defaultMaxBatchReply)
+	return s.newSession(out, defaultMaxBatchReply, nil)
 }
 
 // newSession starts a session whose batch replies hold at most
-// maxBatchReply bytes.
-func (s *Server) newSession(out Outbound, maxBatchReply int64) *Session {
-	sess := s.statelessSession(out, maxBatchReply)
+// maxBatchReply bytes, serving the plugins of ep (nil: every plugin).
+func (s *Server) newSession(out Outbound, maxBatchReply int64, ep *endpoint) *Session {
+	sess := s.statelessSession(out, maxBatchReply, ep)
 	s.sessions.add(sess)
 	return sess
 }
 
 // statelessSession makes a session that takes no server-initiated
 // messages, as it is not among the server's sessions: the carrier of one
-// 2026-07-28 request over HTTP (modernhttp.go).
-func (s *Server) statelessSession(out Outbound, maxBatchReply int64) *Session {
+// 2026-07-28 request over HTTP (modernhttp.go), serving the plugins of ep
+// (nil: every plugin).
+func (s *Server) statelessSession(out Outbound, maxBatchReply int64, ep *endpoint) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
+	return &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), endpoint: ep, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
 }
 
 // initialized reports whether the client finished initializing: it sent

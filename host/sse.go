@@ -341,7 +341,7 @@ func (h *HTTPHandler) getSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.end(hs)
 	hs.standalone.mu.Lock()
-	hs.standalone.appendLocked("endpoint", []byte("/messages?sessionId="+hs.id))
+	hs.standalone.appendLocked("endpoint", []byte(hs.endpoint.messages+"?sessionId="+hs.id))
 	hs.standalone.mu.Unlock()
 	h.serveStream(w, r, hs, hs.standalone, 0)
 }

@@ -269,6 +269,10 @@ func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("POST %s %s: %d", path, body, resp.StatusCode)
 		}
+		if resp.Header.Get("Content-Type") == "text/event-stream" {
+			_, m := readEvents(t, resp).message(t)
+			return m
+		}
 		return decodeBody(t, resp)
 	}
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
@@ -313,9 +317,7 @@ func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
 		}
 	}
 	for {
-		e, _ := events.next(t)
-		var m map[string]any
-		_ = json.Unmarshal([]byte(e.data), &m)
+		_, m := events.message(t)
 		if m["id"] == float64(1) {
 			if got := names(t, m, "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
 				t.Errorf("HTTP+SSE at /mcp/a lists %v", got)
