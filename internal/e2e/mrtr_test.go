@@ -48,6 +48,12 @@ func (f fixture) withServerSetting(t *testing.T, line string) fixture {
 // headers that mirror it, and returns the JSON-RPC response.
 func postModern(t *testing.T, url string, id int, method, name string, params map[string]any) map[string]any {
 	t.Helper()
+	return postModernAs(t, url, "", id, method, name, params)
+}
+
+// postModernAs is postModern with a bearer token, unless it is "".
+func postModernAs(t *testing.T, url, token string, id int, method, name string, params map[string]any) map[string]any {
+	t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
@@ -63,6 +69,9 @@ func postModern(t *testing.T, url string, id int, method, name string, params ma
 	req.Header.Set("Mcp-Method", method)
 	if name != "" {
 		req.Header.Set("Mcp-Name", name)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,34 +24,9 @@ import (
 // plugin instance: plugins are isolated per user when clients
 // authenticate.
 func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
-			"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
-			"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
-		}}})
-	}))
-	defer jwks.Close()
-	const resource, issuer = "http://127.0.0.1:8080/mcp", "https://issuer.example"
-	tokenFor := func(subject string) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
-			"iss": issuer, "sub": subject, "aud": resource,
-			"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(),
-		})
-		tok.Header["kid"] = "k1"
-		s, err := tok.SignedString(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	f := newFixture(t, "[auth]\nmode = \"jwt\"\nresource = \""+resource+"\"\nissuer = \""+issuer+"\"\njwks_url = \""+jwks.URL+"\"\n",
-		"plugins/examples/tools")
+	issuer := newJWTIssuer(t)
+	tokenFor := func(subject string) string { return issuer.token(t, subject) }
+	f := newFixture(t, issuer.auth, "plugins/examples/tools")
 	if err := os.WriteFile(filepath.Join(f.plugins, "memo.js"), []byte(memoPlugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +76,57 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	if got := text(alice, 4, "recall", map[string]any{}); got != "alice-secret" {
 		t.Errorf("alice's own instance lost her text: %q", got)
 	}
+}
+
+// jwtIssuer stands in for an OAuth authorization server: it publishes a
+// JWK set and signs access tokens for the resource of [auth].
+type jwtIssuer struct {
+	key *rsa.PrivateKey
+	// auth is the [auth] table of a server that takes its tokens.
+	auth string
+}
+
+// The resource and issuer of jwtIssuer's tokens.
+const jwtResource, jwtIssuerURL = "http://127.0.0.1:8080/mcp", "https://issuer.example"
+
+// newJWTIssuer starts an issuer's JWK set endpoint, which ends with the
+// test.
+func newJWTIssuer(t *testing.T) *jwtIssuer {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
+			"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
+			"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
+		}}})
+	}))
+	t.Cleanup(jwks.Close)
+	return &jwtIssuer{key: key, auth: "[auth]\nmode = \"jwt\"\nresource = \"" + jwtResource + "\"\nissuer = \"" + jwtIssuerURL + "\"\njwks_url = \"" + jwks.URL + "\"\n"}
+}
+
+// token returns an access token for subject, valid for an hour, holding
+// scopes (a scope claim) when there are any.
+func (i *jwtIssuer) token(t *testing.T, subject string, scopes ...string) string {
+	t.Helper()
+	claims := jwt.MapClaims{
+		"iss": jwtIssuerURL, "sub": subject, "aud": jwtResource,
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(),
+	}
+	if len(scopes) > 0 {
+		claims["scope"] = strings.Join(scopes, " ")
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tok.Header["kid"] = "k1"
+	s, err := tok.SignedString(i.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // memoPlugin keeps the last text it was given in a global of its instance.
