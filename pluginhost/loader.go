@@ -270,6 +270,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		host.WithRank(pc.Rank),
 		host.WithToolNames(toolNames(cfg)),
 		host.WithListBudget(budget),
+		host.WithRequiredScopes(pc.RequireScopes),
 	}
 	if manifest == nil { // written for hyper-mcp (or mcp.run): its envelope, exactly
 		opts = append(opts, host.WithExactHyperMCPContext())

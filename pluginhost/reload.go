@@ -283,6 +283,9 @@ func restartOnlyChanges(old, cur *config.Config) []string {
 	if !reflect.DeepEqual(oa, ca) {
 		tables = append(tables, "[auth]")
 	}
+	if !reflect.DeepEqual(old.Endpoints, cur.Endpoints) {
+		tables = append(tables, "[[endpoints]]")
+	}
 	return tables
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -162,6 +163,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if f.transport == "http" {
 		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, logger)
 	} else {
+		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
 	}
 	var failed startError
@@ -378,5 +380,27 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
 		TrustedProxies:                cfg.HTTP.TrustedProxies,
 		MaxBatchResponseBytes:         int64(cfg.HTTP.MaxBatchResponseBytes),
+		Endpoints:                     endpoints(cfg, logger),
 	})
+}
+
+// endpoints returns the [[endpoints]] of cfg, logging where each serves.
+func endpoints(cfg *config.Config, logger *slog.Logger) []host.Endpoint {
+	out := make([]host.Endpoint, len(cfg.Endpoints))
+	for i, e := range cfg.Endpoints {
+		out[i] = host.Endpoint{Path: e.Path, Plugins: e.Plugins}
+		logger.Info("endpoint", "path", e.Path, "plugins", strings.Join(e.Plugins, ","))
+	}
+	return out
+}
+
+// warnStdioScopes warns of each plugin whose table requires scopes: stdio
+// has no token, so over stdio they are served to nobody.
+func warnStdioScopes(cfg *config.Config, logger *slog.Logger) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		if pc := cfg.Plugins[name]; len(pc.RequireScopes) > 0 && !pc.Disabled {
+			logger.Warn("plugin not served over stdio: it requires scopes, and stdio has no token (serve it with --transport http)",
+				"plugin", name, "require_scopes", strings.Join(pc.RequireScopes, ","))
+		}
+	}
 }

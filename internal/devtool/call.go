@@ -251,9 +251,13 @@ func openDevHost(ctx context.Context, command, path string, f runFlags, stderr i
 		return nil, err
 	}
 	h := &pluginServer{engine: engine}
+	// The developer stands in for a client holding the scopes the plugin
+	// requires: serve shows it only to such clients.
+	scopes := cfg.Plugin(name).RequireScopes
 	h.srv = host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger,
+		Scopes: func(context.Context) []string { return scopes },
 	}, nil)
 	p, err := (&pluginhost.Loader{Engine: engine, Server: h.srv, Logger: logger}).LoadFile(ctx, path, cfg)
 	if err != nil {
