@@ -207,6 +207,15 @@
 //	                       # get_keyring_secret (hyper-mcp's
 //	                       # allowed_secrets), each answered with the value
 //	                       # of the key of secrets it names
+//	require_scopes = ["notes:read", "team-a"]
+//	                       # OAuth scopes a client's token must all hold
+//	                       # for the client to see the plugin at all: to a
+//	                       # token without them its tools, prompts,
+//	                       # resources, templates and completions do not
+//	                       # exist (using one is answered as using one
+//	                       # nobody offers); needs [auth] mode = "jwt"; not
+//	                       # empty; over stdio, which has no token, the
+//	                       # plugin is served to nobody (see below)
 //
 //	[[plugins.NAME.oauth2]]  # one table per OAuth2 client whose access
 //	                       # tokens the plugin may get (get_access_token)
@@ -317,6 +326,19 @@
 //	scopes_supported = []  # jwt: scopes advertised in the protected
 //	                       # resource metadata; [] = scopes
 //
+//	[[endpoints]]          # one table per further MCP endpoint of the
+//	                       # HTTP transport, serving only some plugins
+//	path = "/mcp/team-a"   # where it serves Streamable HTTP; HTTP+SSE at
+//	                       # path + "/sse" (messages at path + "/messages");
+//	                       # required; a clean absolute path, not one the
+//	                       # server takes (/, /sse, /messages, /readyz,
+//	                       # /.well-known/...) nor another endpoint's;
+//	                       # "/mcp" sets what the default endpoint (and its
+//	                       # /sse) serves, every plugin otherwise
+//	plugins = ["notes", "tools"]  # the plugins it serves, each named by
+//	                       # its [plugins.NAME] table (write an empty one
+//	                       # for a plugin that needs no settings); required
+//
 // The host functions are those of abi.HostFunctionNames: create_message,
 // create_elicitation, list_roots, request_input (asks several of the first
 // three's questions at once), notify_logging_message, notify_progress,
@@ -385,6 +407,20 @@
 // absolute https URLs, or http for localhost and loopback addresses, with
 // no user info or fragment; resource and issuer take no query either. Scopes
 // are OAuth scope tokens: printable ASCII without spaces, '"' or '\'.
+//
+// Who sees which plugins: a client sees the plugins of the endpoint it
+// uses whose require_scopes its token holds. A plugin hidden from a client
+// is absent from its lists and list_changed notifications, and using one
+// of its items is answered exactly as using an item nobody offers. Names
+// and resource URIs are given over every plugin, hidden or not: give a
+// plugin that requires scopes a prefix and URIs of its own, so that it
+// does not push a visible plugin's names to <plugin>_<name> or take its
+// URIs. A session belongs to the endpoint that opened it, and
+// its notifications follow the scopes of the token it initialized with.
+// Over stdio no request has a token: a plugin with require_scopes is not
+// served there (serve warns at start), and the developer commands (call,
+// get-prompt, read, complete) act as a client holding the plugin's scopes.
+// [[endpoints]] take effect on restart.
 //
 // Host and origin matching ignores case; the host/ transport applies the
 // defaults of empty allowed_hosts and allowed_origins. The defaults of
