@@ -130,7 +130,7 @@ func (s *Server) replaceCatalog(build func(cur *Catalog) *Catalog) (*Catalog, Li
 	next := build(cur)
 	old, changes := s.swapCatalog(next)
 	s.refreshMu.Unlock()
-	s.announceTo(changes, viewChanges(old, next, s.partial.Load()))
+	s.announce(changes, viewChanges(old, next, s.partial.Load()))
 	return old, changes
 }
 
@@ -145,14 +145,11 @@ func (s *Server) swapCatalog(c *Catalog) (*Catalog, ListChanges) {
 	return old, diffCatalogs(old, c)
 }
 
-// announce sends the list_changed notifications of changes to every
-// initialized session, on its server-initiated stream.
-func (s *Server) announce(changes ListChanges) { s.announceTo(changes, nil) }
-
-// announceTo sends each initialized session and subscription the
-// list_changed notifications of what its view sees change (of), or of
-// changes when of is nil: every client sees every plugin.
-func (s *Server) announceTo(changes ListChanges, of func(view) ListChanges) {
+// announce sends each initialized session, on its server-initiated
+// stream, and each subscription the list_changed notifications of what its
+// view sees change (of), or of changes when of is nil: every client sees
+// every plugin.
+func (s *Server) announce(changes ListChanges, of func(view) ListChanges) {
 	if !changes.Any() && of == nil {
 		return
 	}

@@ -43,7 +43,7 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 	}
 	waitFor(t, "two listeners", func() bool { return h.srv.listeners.active() == 2 })
 
-	h.srv.announce(ListChanges{Tools: true, Prompts: true, Resources: true})
+	h.srv.announce(ListChanges{Tools: true, Prompts: true, Resources: true}, nil)
 	got := map[string]any{}
 	for range 2 {
 		m := h.out.next(t)
@@ -66,7 +66,7 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"tools"}}`)
 	waitFor(t, "one listener", func() bool { return h.srv.listeners.active() == 1 })
-	h.srv.announce(ListChanges{Tools: true})
+	h.srv.announce(ListChanges{Tools: true}, nil)
 	h.out.none(t, 50*time.Millisecond)
 }
 
@@ -82,7 +82,7 @@ func TestListenOverHTTPIsAnSSEStream(t *testing.T) {
 		t.Fatalf("first event %v, want the acknowledgement", ack)
 	}
 	waitFor(t, "the listener", func() bool { return srv.listeners.active() == 1 })
-	srv.announce(ListChanges{Tools: true, Prompts: true})
+	srv.announce(ListChanges{Tools: true, Prompts: true}, nil)
 	if _, m := er.message(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(7) {
 		t.Errorf("event %v, want tools/list_changed tagged 7", m)
 	}
