@@ -215,7 +215,9 @@
 //	                       # exist (using one is answered as using one
 //	                       # nobody offers); needs [auth] mode = "jwt"; not
 //	                       # empty; over stdio, which has no token, the
-//	                       # plugin is served to nobody (see below)
+//	                       # plugin is served to nobody (see below); list
+//	                       # them in [auth] scopes_supported for clients to
+//	                       # learn that they may ask for them
 //
 //	[[plugins.NAME.oauth2]]  # one table per OAuth2 client whose access
 //	                       # tokens the plugin may get (get_access_token)
