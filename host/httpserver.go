@@ -175,8 +175,9 @@ func setDefault[T int | int64 | time.Duration](v *T, def T) {
 
 // HTTPHandler serves MCP over HTTP: Streamable HTTP at /mcp (streamable.go)
 // and the legacy HTTP+SSE transport at /sse and /messages (sse.go), and
-// the same at each of HTTPOptions.Endpoints; other paths get 404. Every request first passes the DNS-rebinding checks: a Host
-// or Origin header that is not allowed gets 403.
+// the same at each of HTTPOptions.Endpoints; other paths get 404. Every
+// request first passes the DNS-rebinding checks: a Host or Origin header
+// that is not allowed gets 403.
 type HTTPHandler struct {
 	srv   *Server
 	log   *slog.Logger

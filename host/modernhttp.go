@@ -72,8 +72,8 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 // checkModernHeaders checks a modern request's _meta, and that its headers
 // mirror its body, including the x-mcp-header parameters of the catalog's
 // tools that v sees (a hidden tool is checked as an unknown one is, when
-// it is called). The headers are compared first, so that a version that differs
-// from its header is a mismatch before it is unsupported.
+// it is called). The headers are compared first, so that a version that
+// differs from its header is a mismatch before it is unsupported.
 func checkModernHeaders(r *http.Request, m *message, c *Catalog, v view) (*modern, *RPCError) {
 	var p struct {
 		requestMeta
