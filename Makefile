@@ -67,6 +67,7 @@ test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
 	$(GO) test -count=1 -run AllocationCeiling ./host
+	$(GO) -C pdk/go test -count=1 -run AllocationCeiling .
 	$(GO) test -count=1 -run 'LinearMemoryStaysFlat|Goroutines' ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
