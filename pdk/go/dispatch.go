@@ -53,7 +53,7 @@ func decodeInput(in []byte, request any) (*Context, error) {
 		return nil, InvalidParams("invalid request: %v", err)
 	}
 	var fallback abi.Meta
-	if input.Context.Meta == nil {
+	if input.Context.Meta == nil && bytes.Contains(raw, []byte(`"_meta"`)) {
 		fallback = requestMeta(raw)
 	}
 	return newContext(input.Context, fallback), nil

@@ -62,15 +62,31 @@ type planField struct {
 	plan  *plan
 }
 
-var plans sync.Map // reflect.Type -> *plan, nil for types left to encoding/json
+// plans holds the plans made so far, nil for types left to encoding/json.
+// It is a list, not a map keyed by reflect.Type: a plugin decodes a few
+// types, and in TinyGo looking up an interface key allocates, while
+// comparing one does not.
+var plans struct {
+	sync.Mutex
+	list []typePlan
+}
+
+type typePlan struct {
+	t reflect.Type
+	p *plan
+}
 
 // planFor returns the plan of t, nil when encoding/json must decode it.
 func planFor(t reflect.Type) *plan {
-	if p, ok := plans.Load(t); ok {
-		return p.(*plan)
+	plans.Lock()
+	defer plans.Unlock()
+	for _, tp := range plans.list {
+		if tp.t == t {
+			return tp.p
+		}
 	}
 	p := planner{}.plan(t)
-	plans.Store(t, p)
+	plans.list = append(plans.list, typePlan{t, p})
 	return p
 }
 
@@ -179,14 +195,14 @@ func isValidTag(s string) bool {
 
 // field returns the position in p.fields of the field a key decodes into,
 // matched as encoding/json does: exactly, else ignoring case; -1 for none.
-func (p *plan) field(key string) int {
+func (p *plan) field(key []byte) int {
 	for i, f := range p.fields {
-		if f.name == key {
+		if f.name == string(key) {
 			return i
 		}
 	}
 	for i, f := range p.fields {
-		if strings.EqualFold(f.name, key) {
+		if strings.EqualFold(f.name, string(key)) {
 			return i
 		}
 	}
@@ -360,7 +376,7 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 			v.SetMapIndex(k, elem)
 			return true
 		}
-		i := p.field(string(key))
+		i := p.field(key)
 		switch {
 		case i < 0:
 			return d.skip()

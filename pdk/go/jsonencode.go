@@ -25,7 +25,7 @@ func marshal(v any) ([]byte, error) {
 	switch r := v.(type) {
 	case *abi.CallToolResult:
 		if r != nil {
-			b, err = appendCallToolResult(nil, r)
+			b, err = appendCallToolResult(make([]byte, 0, callToolResultSize(r)), r)
 		}
 	case *abi.ReadResourceResult:
 		if r != nil {
@@ -36,6 +36,23 @@ func marshal(v any) ([]byte, error) {
 		return json.Marshal(v) // also gives encoding/json's errors
 	}
 	return b, nil
+}
+
+// callToolResultSize estimates the length of r as JSON, so that its
+// encoding is written in one buffer: in a TinyGo plugin the buffers an
+// append outgrows are garbage, and garbage is what makes its collector run.
+// Text is counted with a quarter more for escapes (a structured result's
+// text is JSON, whose quotes are escaped).
+func callToolResultSize(r *abi.CallToolResult) int {
+	n := 64
+	for i := range r.Content {
+		c := &r.Content[i]
+		n += 32 + len(c.Text) + len(c.Text)/4 + len(c.Data) + len(c.MimeType) + len(c.URI) + len(c.Name)
+	}
+	if raw, ok := r.StructuredContent.(json.RawMessage); ok {
+		n += 24 + len(raw)
+	}
+	return n
 }
 
 func appendCallToolResult(b []byte, r *abi.CallToolResult) ([]byte, error) {
