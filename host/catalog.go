@@ -425,15 +425,23 @@ func (p *Plugin) checkTemplates(templates []abi.ResourceTemplate, log *slog.Logg
 // resolveResource finds the plugin that serves uri among those v sees: a
 // listed resource first, then the first matching template.
 func (c *Catalog) resolveResource(uri string, v view) *Plugin {
+	owner, _ := c.resourceRoute(uri, v)
+	return owner
+}
+
+// resourceRoute returns the plugin among those v sees that serves uri, and
+// the _meta of the listed resource or the template that routes uri to it
+// (whose requirement a read must meet).
+func (c *Catalog) resourceRoute(uri string, v view) (*Plugin, abi.Meta) {
 	if e, ok := c.resourceIndex[uri]; ok && v.sees(e.plugin) {
-		return e.plugin
+		return e.plugin, e.resource.Meta
 	}
 	for _, t := range c.templates {
 		if v.sees(t.plugin) && t.compiled.Match(uri) != nil {
-			return t.plugin
+			return t.plugin, t.template.Meta
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // templateOwner finds the plugin offering the template with this exact
