@@ -288,3 +288,73 @@ func TestModernTaskAfterAnInputRound(t *testing.T) {
 		t.Errorf("the task's result %v, want hello Ada", res)
 	}
 }
+
+// Options.TaskAfter sets how long a call of a task-supporting tool runs as
+// a plain request before it becomes a task.
+func TestTaskAfterIsConfigurable(t *testing.T) {
+	patient, _ := modernTaskHarness(t, Options{TaskAfter: 5 * time.Second})
+	if res := result(t, modernRequest(t, patient, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":600}}`)); res["resultType"] != "complete" {
+		t.Errorf("a 600ms call with task_after 5s: %v, want it answered directly", res)
+	}
+	eager, _ := modernTaskHarness(t, Options{TaskAfter: 20 * time.Millisecond})
+	created := result(t, modernRequest(t, eager, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":200}}`))
+	if created["resultType"] != "task" {
+		t.Fatalf("a 200ms call with task_after 20ms: %v, want a task", created)
+	}
+	pollTask(t, eager, context.Background(), created["taskId"].(string), taskCompleted)
+}
+
+// Tasks are bounded per user (the authenticated subject) and in all: a
+// task beyond either bound is refused, naming the setting to raise, and
+// one user at its bound leaves the others theirs.
+func TestTasksAreBoundedPerUserAndInAll(t *testing.T) {
+	h, _ := modernTaskHarness(t, Options{
+		Subject:         func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s },
+		MaxTasksPerUser: 2,
+		MaxTasks:        3,
+	})
+	as := func(subject string) context.Context {
+		return context.WithValue(context.Background(), subjectKey{}, subject)
+	}
+	id := 0
+	start := func(ctx context.Context) map[string]any {
+		id++
+		return modernRequest(t, h, ctx, id, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":60000}}`)
+	}
+	var tasks []struct {
+		ctx context.Context
+		id  string
+	}
+	defer func() {
+		for _, task := range tasks {
+			id++
+			modernRequest(t, h, task.ctx, id, "tasks/cancel", tasksCaps, `{"taskId":"`+task.id+`"}`)
+		}
+	}()
+	started := func(ctx context.Context) {
+		t.Helper()
+		res := result(t, start(ctx))
+		if res["resultType"] != "task" {
+			t.Fatalf("want a task, got %v", res)
+		}
+		tasks = append(tasks, struct {
+			ctx context.Context
+			id  string
+		}{ctx, res["taskId"].(string)})
+	}
+	refused := func(ctx context.Context, setting string) {
+		t.Helper()
+		resp := start(ctx)
+		if code := errCode(t, resp); code != CodeInternalError || !strings.Contains(fmt.Sprint(resp["error"]), "[server] "+setting+" ") {
+			t.Errorf("a task beyond the bound: %v, want an error naming [server] %s", resp, setting)
+		}
+	}
+	started(as("alice"))
+	started(as("alice"))
+	refused(as("alice"), "max_tasks_per_user")
+	started(as("bob"))
+	refused(as("carol"), "max_tasks")
+	if res := result(t, modernRequest(t, h, as("carol"), 99, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":0}}`)); res["resultType"] != "complete" {
+		t.Errorf("a quick call at the bound: %v, want it answered", res)
+	}
+}
