@@ -62,14 +62,14 @@ func modernTaskPlugin(srv *Server, runs *atomic.Int32) *Plugin {
 				}
 				return text("slept")
 			case "fails":
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "it broke"}}, IsError: true})
 			case "crash":
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return nil, &CallError{Own: true, Message: `{"code":-32603,"message":"the job crashed"}`}
 			case "multi":
 				runs.Add(1)
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				out, err := hf[abi.HostRequestInput](ctx, []byte(`{"inputRequests":{
 					"first":{"method":"elicitation/create","params":{"message":"first?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}},
 					"second":{"method":"elicitation/create","params":{"message":"second?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}}}}`))
@@ -88,7 +88,7 @@ func modernTaskPlugin(srv *Server, runs *atomic.Int32) *Plugin {
 				if err != nil {
 					return nil, &CallError{Own: true, Message: err.Error()}
 				}
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return text("hello " + name)
 			}
 			return text("Hello!")
@@ -177,7 +177,7 @@ func TestModernTasksNeedTheExtension(t *testing.T) {
 }
 
 // With the extension, a task-supporting tool that is still running after
-// taskAfter becomes a task: a flat CreateTaskResult, which tasks/get sees
+// DefaultTaskAfter becomes a task: a flat CreateTaskResult, which tasks/get sees
 // at once; a terminal tasks/get inlines the result (a tool error is
 // completed with isError, a protocol error failed with the error); a quick
 // call answers directly; tasks/cancel is an empty ack, also for an ended
