@@ -39,6 +39,13 @@ type Options struct {
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; DefaultRequestStateTTL when not positive.
 	RequestStateTTL time.Duration
+	// CatalogChanges tells the server that its catalog may be replaced
+	// while it serves (a watched plugins folder, a config reload):
+	// 2026-07-28 discovery then declares listChanged for the lists it has,
+	// and subscriptions/listen honours them. Without it, a list is
+	// declared to change only when a plugin may announce changes to it.
+	// (Legacy sessions are always told listChanged, as before.)
+	CatalogChanges bool
 	// TaskAfter is how long a 2026-07-28 call of a task-supporting tool
 	// runs as a plain request before it becomes a task; DefaultTaskAfter
 	// when not positive.
