@@ -457,8 +457,8 @@ func (c *Catalog) templateOwner(uriTemplate string, v view) *Plugin {
 
 // capabilities derives the server capabilities from what the catalog holds
 // of the plugins v sees, for the negotiated version. While plugins are
-// still loading, any of them may bring tools, prompts or resources: all
-// three are declared. A legacy session is told every list may change;
+// still loading, any of them may bring tools, prompts, resources or
+// completions: all are declared. A legacy session is told every list may change;
 // 2026-07-28, whose clients open subscriptions/listen for it, is told so
 // of a list only when it can: the catalog may be replaced (reloads:
 // Options.CatalogChanges, or plugins still loading) or a plugin may
@@ -489,7 +489,7 @@ func (c *Catalog) capabilities(version string, loading, reloads bool, v view) ma
 			caps["resources"].(map[string]any)["subscribe"] = true
 		}
 	}
-	if atLeast(version, Version20250326) && c.completes(v) {
+	if atLeast(version, Version20250326) && (loading || c.completes(v)) {
 		caps["completions"] = map[string]any{}
 	}
 	switch {
