@@ -25,7 +25,7 @@ func mrtrFixture(t *testing.T, keys string) fixture {
 	}
 	return newFixture(t, `
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 `, "plugins/conformance").withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keyFile))
 }
 
@@ -166,7 +166,7 @@ func TestInstructionsAndCacheHintsFromTheConfig(t *testing.T) {
 	}
 	f := newFixture(t, `
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 cache_ttl = "90s"
 cache_scope = "public"
 `, "plugins/conformance").withServerSetting(t, "instructions = \"Call greet first.\"\n")

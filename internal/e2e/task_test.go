@@ -28,7 +28,7 @@ timeout = "60s"
 task_support = { "*" = "optional", "ok" = "forbidden" }
 
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 task_support = { "test_elicitation" = "required" }
 `
 
