@@ -873,32 +873,29 @@ func TestTasksExtensionFixtures(t *testing.T) {
 // every call) and announces that list's change, once.
 func TestTriggersChangeTheListsAndAnnounceIt(t *testing.T) {
 	p := load(t)
-	toolDescription := func() string {
-		var list abi.ListToolsResult
-		p.OK(abi.ExportListTools, abi.ListInput{}, &list)
-		for _, tool := range list.Tools {
-			if tool.Name == "test_dynamic_tool" {
-				return tool.Description
+	// description is that of the item name in the list an export answers.
+	description := func(export, list, name string) func() string {
+		return func() string {
+			var res map[string]json.RawMessage
+			p.OK(export, abi.ListInput{}, &res)
+			var items []struct{ Name, Description string }
+			if err := json.Unmarshal(res[list], &items); err != nil {
+				t.Fatalf("%s: %v", export, err)
 			}
-		}
-		return ""
-	}
-	promptDescription := func() string {
-		var list abi.ListPromptsResult
-		p.OK(abi.ExportListPrompts, abi.ListInput{}, &list)
-		for _, prompt := range list.Prompts {
-			if prompt.Name == "test_dynamic_prompt" {
-				return prompt.Description
+			for _, item := range items {
+				if item.Name == name {
+					return item.Description
+				}
 			}
+			return ""
 		}
-		return ""
 	}
 	for _, tc := range []struct {
 		trigger, announce string
 		description       func() string
 	}{
-		{"test_trigger_tool_change", abi.HostNotifyToolListChanged, toolDescription},
-		{"test_trigger_prompt_change", abi.HostNotifyPromptListChanged, promptDescription},
+		{"test_trigger_tool_change", abi.HostNotifyToolListChanged, description(abi.ExportListTools, "tools", "test_dynamic_tool")},
+		{"test_trigger_prompt_change", abi.HostNotifyPromptListChanged, description(abi.ExportListPrompts, "prompts", "test_dynamic_prompt")},
 	} {
 		var seen []string
 		for i := range 2 {
