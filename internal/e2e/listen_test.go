@@ -50,7 +50,7 @@ func TestListenAnnouncesAPluginDroppedIntoTheWatchedFolder(t *testing.T) {
 		ack["params"].(map[string]any)["notifications"].(map[string]any)["toolsListChanged"] != true {
 		t.Fatalf("first message %v, want the acknowledgement of toolsListChanged tagged 2", ack)
 	}
-	if names := modernToolNames(t, srv.url); slices.Contains(names, "wordcount") {
+	if names := modernToolNames(t, srv.url, ""); slices.Contains(names, "wordcount") {
 		t.Fatalf("tools %v before the plugin was dropped in", names)
 	}
 
@@ -59,20 +59,22 @@ func TestListenAnnouncesAPluginDroppedIntoTheWatchedFolder(t *testing.T) {
 	if changed["method"] != "notifications/tools/list_changed" || subscription(changed) != float64(2) {
 		t.Fatalf("message %v, want tools/list_changed tagged 2", changed)
 	}
-	if names := modernToolNames(t, srv.url); !slices.Contains(names, "wordcount") {
+	if names := modernToolNames(t, srv.url, ""); !slices.Contains(names, "wordcount") {
 		t.Errorf("tools %v after list_changed: want wordcount, the dropped plugin's tool", names)
 	}
 }
 
-// modernToolNames lists every tool with 2026-07-28 requests, page by page.
-func modernToolNames(t *testing.T, url string) []string {
+// modernToolNames lists every tool with 2026-07-28 requests, page by page,
+// with a bearer token unless it is "".
+func modernToolNames(t *testing.T, url, token string) []string {
 	t.Helper()
 	var names []string
 	params := map[string]any{}
 	for id := 100; ; id++ {
-		res, _ := postModern(t, url, id, "tools/list", "", params)["result"].(map[string]any)
+		resp := postModernAs(t, url, token, id, "tools/list", "", params)
+		res, _ := resp["result"].(map[string]any)
 		if res == nil {
-			t.Fatalf("tools/list page %d failed", id-100)
+			t.Fatalf("2026-07-28 tools/list: %v", resp)
 		}
 		for _, tool := range res["tools"].([]any) {
 			names = append(names, tool.(map[string]any)["name"].(string))
