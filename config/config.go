@@ -92,6 +92,15 @@ type ServerConfig struct {
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; 0 for the server's default.
 	RequestStateTTL time.Duration
+	// TaskAfter is how long a 2026-07-28 call of a task-supporting tool
+	// runs before it becomes a task; 0 for the server's default.
+	TaskAfter time.Duration
+	// MaxTasks bounds the tasks the server holds at once; 0 for the
+	// server's default.
+	MaxTasks int
+	// MaxTasksPerUser bounds the tasks one user holds at once; 0 for the
+	// server's default.
+	MaxTasksPerUser int
 }
 
 // TLSConfig is the [server.tls] table: the files of the certificate the

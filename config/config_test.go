@@ -1111,3 +1111,28 @@ func TestInstructionsAndCacheHints(t *testing.T) {
 		t.Errorf("cache_scope shared: %v", errs)
 	}
 }
+
+// [server] task_after, max_tasks and max_tasks_per_user set when a
+// 2026-07-28 call becomes a task and how many tasks the server and each
+// user hold at once; unset, they are 0: the server's defaults.
+func TestTaskSettings(t *testing.T) {
+	cfg := load(t, "[server]\ntask_after = \"2s\"\nmax_tasks = 500\nmax_tasks_per_user = 20\n")
+	if s := cfg.Server; s.TaskAfter != 2*time.Second || s.MaxTasks != 500 || s.MaxTasksPerUser != 20 {
+		t.Errorf("task settings: %v %d %d", s.TaskAfter, s.MaxTasks, s.MaxTasksPerUser)
+	}
+	if s := load(t, "").Server; s.TaskAfter != 0 || s.MaxTasks != 0 || s.MaxTasksPerUser != 0 {
+		t.Errorf("defaults: %v %d %d, want 0s", s.TaskAfter, s.MaxTasks, s.MaxTasksPerUser)
+	}
+	for text, want := range map[string]string{
+		"task_after = \"0s\"":                     `server.task_after: "0s" is not positive`,
+		"task_after = \"2h\"":                     `server.task_after: "2h" is longer than 1h0m0s`,
+		"max_tasks = 0":                           `server.max_tasks: 0 is out of range (1..1000000)`,
+		"max_tasks_per_user = -1":                 `server.max_tasks_per_user: -1 is out of range (1..1000000)`,
+		"max_tasks = 10\nmax_tasks_per_user = 11": `server.max_tasks_per_user: 11 is more than max_tasks (10)`,
+	} {
+		_, errs := loadErrors(t, "[server]\n"+text+"\n")
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("%s: %v, want %q", text, errs, want)
+		}
+	}
+}

@@ -34,7 +34,8 @@ import (
 var (
 	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
-		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions"}
+		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions",
+		"task_after", "max_tasks", "max_tasks_per_user"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
@@ -65,6 +66,7 @@ const (
 	maxFailures    = 1000
 	maxWindow      = time.Hour
 	maxBackoff     = 24 * time.Hour
+	maxTasks       = 1000000
 )
 
 // parse decodes and checks src, the content of file, whose directory is the
@@ -348,6 +350,24 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if dur, ok := d.duration(t, p, "request_state_ttl", 24*time.Hour); ok {
 		s.RequestStateTTL = dur
+	}
+	d.tasks(t, p, s)
+}
+
+// tasks reads the [server] settings of tasks into s.
+func (d *decoder) tasks(t map[string]any, p keyPath, s *ServerConfig) {
+	if dur, ok := d.duration(t, p, "task_after", maxWindow); ok {
+		s.TaskAfter = dur
+	}
+	if n, ok := d.integer(t, p, "max_tasks", 1, maxTasks); ok {
+		s.MaxTasks = n
+	}
+	if n, ok := d.integer(t, p, "max_tasks_per_user", 1, maxTasks); ok {
+		if s.MaxTasks > 0 && n > s.MaxTasks {
+			d.errorf(p.add("max_tasks_per_user"), "%d is more than max_tasks (%d)", n, s.MaxTasks)
+		} else {
+			s.MaxTasksPerUser = n
+		}
 	}
 }
 

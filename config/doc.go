@@ -90,6 +90,22 @@
 //	                       # unset: a random key per process
 //	request_state_ttl = "15m"  # how long a requestState is accepted,
 //	                       # > 0 and <= 24h
+//	task_after = "250ms"   # how long a 2026-07-28 call of a tool that may
+//	                       # run as a task (execution.taskSupport, or
+//	                       # task_support) runs as a plain request before
+//	                       # it becomes a task, for a client that declared
+//	                       # the io.modelcontextprotocol/tasks extension;
+//	                       # > 0 and <= 1h
+//	max_tasks = 1000       # tasks the server holds at once, of all users,
+//	                       # 1..1000000; beyond it a task-augmented call
+//	                       # fails with "server busy: ... [server] max_tasks"
+//	max_tasks_per_user = 100  # tasks one user holds at once, 1..max_tasks:
+//	                       # the authenticated subject; without [auth], a
+//	                       # legacy session, or every 2026-07-28 request
+//	                       # together; beyond it a task-augmented call fails
+//	                       # with "too many tasks: ... [server]
+//	                       # max_tasks_per_user". A task counts until it
+//	                       # ends and its ttl expires
 //
 //	[defaults]             # limits of every plugin that does not override them
 //	memory_mib = 128       # linear memory cap in MiB, 4..4096

@@ -425,15 +425,23 @@ func (p *Plugin) checkTemplates(templates []abi.ResourceTemplate, log *slog.Logg
 // resolveResource finds the plugin that serves uri among those v sees: a
 // listed resource first, then the first matching template.
 func (c *Catalog) resolveResource(uri string, v view) *Plugin {
+	owner, _ := c.resourceRoute(uri, v)
+	return owner
+}
+
+// resourceRoute returns the plugin among those v sees that serves uri, and
+// the _meta of the listed resource or the template that routes uri to it
+// (whose requirement a read must meet).
+func (c *Catalog) resourceRoute(uri string, v view) (*Plugin, abi.Meta) {
 	if e, ok := c.resourceIndex[uri]; ok && v.sees(e.plugin) {
-		return e.plugin
+		return e.plugin, e.resource.Meta
 	}
 	for _, t := range c.templates {
 		if v.sees(t.plugin) && t.compiled.Match(uri) != nil {
-			return t.plugin
+			return t.plugin, t.template.Meta
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // templateOwner finds the plugin offering the template with this exact
@@ -449,34 +457,39 @@ func (c *Catalog) templateOwner(uriTemplate string, v view) *Plugin {
 
 // capabilities derives the server capabilities from what the catalog holds
 // of the plugins v sees, for the negotiated version. While plugins are
-// still loading, any of them may bring tools, prompts or resources: all
-// three are declared.
-func (c *Catalog) capabilities(version string, loading bool, v view) map[string]any {
-	// 2026-07-28 announces changes and resource updates on
-	// subscriptions/listen, and tasks as an extension; mcphost serves
-	// neither to modern requests yet, so it does not declare them.
+// still loading, any of them may bring tools, prompts, resources or
+// completions: all are declared. A legacy session is told every list may change;
+// 2026-07-28, whose clients open subscriptions/listen for it, is told so
+// of a list only when it can: the catalog may be replaced (reloads:
+// Options.CatalogChanges, or plugins still loading) or a plugin may
+// announce changes to that list. 2026-07-28 declares tasks as an
+// extension.
+func (c *Catalog) capabilities(version string, loading, reloads bool, v view) map[string]any {
 	legacy := !atLeast(version, Version20260728)
-	changes := func(features ...string) map[string]any {
+	changes := func(announced bool, features ...string) map[string]any {
 		m := map[string]any{}
-		for _, f := range features {
-			if legacy {
+		if legacy || loading || reloads || announced {
+			for _, f := range features {
 				m[f] = true
 			}
 		}
 		return m
 	}
 	caps := map[string]any{"logging": map[string]any{}}
-	if loading || len(visible(v, c.tools)) > 0 || c.mayAnnounce(v, abi.HostNotifyToolListChanged, abi.ExportListTools) {
-		caps["tools"] = changes("listChanged")
+	if announced := c.mayAnnounce(v, abi.HostNotifyToolListChanged, abi.ExportListTools); loading || len(visible(v, c.tools)) > 0 || announced {
+		caps["tools"] = changes(announced, "listChanged")
 	}
-	if loading || len(visible(v, c.prompts)) > 0 || c.mayAnnounce(v, abi.HostNotifyPromptListChanged, abi.ExportListPrompts) {
-		caps["prompts"] = changes("listChanged")
+	if announced := c.mayAnnounce(v, abi.HostNotifyPromptListChanged, abi.ExportListPrompts); loading || len(visible(v, c.prompts)) > 0 || announced {
+		caps["prompts"] = changes(announced, "listChanged")
 	}
-	if loading || len(visible(v, c.resources)) > 0 || len(visible(v, c.templates)) > 0 ||
-		c.mayAnnounce(v, abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates) {
-		caps["resources"] = changes("subscribe", "listChanged")
+	announced := c.mayAnnounce(v, abi.HostNotifyResourceListChanged, abi.ExportListResources, abi.ExportListResourceTemplates)
+	if loading || len(visible(v, c.resources)) > 0 || len(visible(v, c.templates)) > 0 || announced {
+		caps["resources"] = changes(announced, "listChanged")
+		if legacy {
+			caps["resources"].(map[string]any)["subscribe"] = true
+		}
 	}
-	if atLeast(version, Version20250326) && c.completes(v) {
+	if atLeast(version, Version20250326) && (loading || c.completes(v)) {
 		caps["completions"] = map[string]any{}
 	}
 	switch {

@@ -21,10 +21,15 @@ type discoverResult struct {
 // what they may bring; the requests that follow wait for them.
 func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
 	srv := req.sess.srv
-	loading := srv.stillLoading()
 	return discoverResult{
 		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
-		Capabilities:      srv.Catalog().capabilities(Version20260728, loading, req.view()),
+		Capabilities:      srv.modernCapabilities(req.view()),
 		Instructions:      srv.opts.Instructions,
 	}, nil
+}
+
+// modernCapabilities are the capabilities of the server at 2026-07-28, as
+// of now, for a request that sees v.
+func (s *Server) modernCapabilities(v view) map[string]any {
+	return s.Catalog().capabilities(Version20260728, s.stillLoading(), s.opts.CatalogChanges, v)
 }

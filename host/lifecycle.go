@@ -57,7 +57,7 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 	loading := srv.awaitStartup(ctx)
 	return initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    srv.Catalog().capabilities(version, loading, sess.view()),
+		Capabilities:    srv.Catalog().capabilities(version, loading, srv.opts.CatalogChanges, sess.view()),
 		ServerInfo:      info,
 		Instructions:    srv.opts.Instructions,
 	}, nil

@@ -20,8 +20,8 @@ const (
 	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 )
 
-// listenFilter is the notifications a subscription asks for; the server
-// honours every kind, so the acknowledgement echoes it.
+// listenFilter is the notifications a subscription asks for; the
+// acknowledgement names those the server honours (honoured).
 type listenFilter struct {
 	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
@@ -38,6 +38,20 @@ type listenParams struct {
 // listenResult ends a subscription the server closes.
 type listenResult struct {
 	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+// honoured returns the part of f the server honours: the list changes of
+// the lists whose capabilities (caps, at 2026-07-28) declare listChanged,
+// and the resource updates.
+func (f listenFilter) honoured(caps map[string]any) listenFilter {
+	changes := func(list string) bool {
+		c, _ := caps[list].(map[string]any)
+		return c["listChanged"] == true
+	}
+	f.ToolsListChanged = f.ToolsListChanged && changes("tools")
+	f.PromptsListChanged = f.PromptsListChanged && changes("prompts")
+	f.ResourcesListChanged = f.ResourcesListChanged && changes("resources")
+	return f
 }
 
 // listener is one open subscription.
@@ -175,7 +189,8 @@ func (ls *listeners) end(sess *Session) {
 // until the client or the server ends the subscription.
 func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
 	srv := req.sess.srv
-	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications, view: req.view(), end: make(chan struct{})}
+	v := req.view()
+	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications.honoured(srv.modernCapabilities(v)), view: v, end: make(chan struct{})}
 	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
 	srv.listeners.add(l)
 	defer srv.listeners.remove(l)

@@ -25,7 +25,7 @@ func subscriptionID(m map[string]any) any {
 // with its subscription's id; a resource update goes only to those that
 // listed its URI. A cancelled subscription gets nothing more.
 func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
-	h := &harness{srv: NewServer(Options{Name: "t", Version: "1"}, transcriptCatalog()), out: newRecorder()}
+	h := &harness{srv: NewServer(Options{Name: "t", Version: "1", CatalogChanges: true}, transcriptCatalog()), out: newRecorder()}
 	h.sess = h.srv.NewSession(h.out)
 	t.Cleanup(h.sess.Close)
 	meta := modernMeta(`{}`, "")
@@ -76,6 +76,7 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 func TestListenOverHTTPIsAnSSEStream(t *testing.T) {
 	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
 	srv := hh.h.srv
+	srv.opts.CatalogChanges = true // before any request
 	resp := hh.modernPost(t, "subscriptions/listen", "", `{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}`)
 	er := readEvents(t, resp)
 	if _, ack := er.message(t); ack["method"] != "notifications/subscriptions/acknowledged" || subscriptionID(ack) != float64(7) {
@@ -99,5 +100,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waiting for %s: timed out", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// 2026-07-28 discovery declares listChanged for a list only when it can
+// change while the server serves: the catalog may be replaced
+// (Options.CatalogChanges: a watched folder, a config reload) or a plugin
+// was granted the host function that announces changes to that list.
+// Otherwise it is absent, and a subscription's acknowledgement leaves out
+// the list changes it asked for, which the server will never send.
+func TestDiscoveryDeclaresListChangedOnlyWhenListsCanChange(t *testing.T) {
+	prompts := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListPrompts: returns(abi.ListPromptsResult{Prompts: []abi.Prompt{{Name: "brief"}}}),
+		abi.ExportListTools:   returns(abi.ListToolsResult{}),
+	}, WithGrantedHostFunctions([]string{abi.HostNotifyToolListChanged}))
+	for _, tc := range []struct {
+		name           string
+		opts           Options
+		plugins        []*Plugin
+		tools, prompts any
+		acked          map[string]any
+	}{
+		{"static", Options{}, []*Plugin{toolsPlugin("a", echoTool)}, map[string]any{}, nil,
+			map[string]any{"resourceSubscriptions": []any{"docs://x"}}},
+		{"reloadable", Options{CatalogChanges: true}, []*Plugin{toolsPlugin("a", echoTool)}, map[string]any{"listChanged": true}, nil,
+			map[string]any{"toolsListChanged": true, "resourceSubscriptions": []any{"docs://x"}}},
+		{"announcing", Options{}, []*Plugin{prompts}, map[string]any{"listChanged": true}, map[string]any{},
+			map[string]any{"toolsListChanged": true, "resourceSubscriptions": []any{"docs://x"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := session(t, NewServer(tc.opts, BuildCatalog(context.Background(), tc.plugins, nil)))
+			caps := result(t, modernRequest(t, h, context.Background(), 1, "server/discover", `{}`, `{}`))["capabilities"].(map[string]any)
+			if !reflect.DeepEqual(caps["tools"], tc.tools) || !reflect.DeepEqual(caps["prompts"], tc.prompts) {
+				t.Errorf("tools %v, prompts %v; want %v, %v", caps["tools"], caps["prompts"], tc.tools, tc.prompts)
+			}
+			h.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["docs://x"]},"_meta":` + modernMeta(`{}`, "") + `}}`)
+			ack := h.out.next(t)
+			if got := ack["params"].(map[string]any)["notifications"]; !reflect.DeepEqual(got, tc.acked) {
+				t.Errorf("acknowledged %v, want %v", got, tc.acked)
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 // it the tasks methods and tools that require a task are -32021 naming it,
 // and tools that may run as tasks run directly. With it, the server
 // decides: a tools/call of a task-supporting tool runs as an ordinary
-// request for up to taskAfter; answered by then (a result, an error, or
+// request for up to Options.TaskAfter; answered by then (a result, an error, or
 // input_required on a multi round-trip), it is answered directly;
 // otherwise it becomes a task, answered with a flat CreateTaskResult
 // (resultType "task"), and runs on. tasks/get inlines the outcome: a tool
@@ -33,9 +33,13 @@ import (
 // extTasks names the tasks extension.
 const extTasks = "io.modelcontextprotocol/tasks"
 
+// DefaultTaskAfter is how long a call of a task-supporting tool runs as a
+// plain request before it becomes a task, unless Options.TaskAfter says.
+const DefaultTaskAfter = 250 * time.Millisecond
+
 // taskAfter is how long a call of a task-supporting tool runs as a plain
 // request before it becomes a task.
-const taskAfter = 250 * time.Millisecond
+func (s *Server) taskAfter() time.Duration { return orDefault(s.opts.TaskAfter, DefaultTaskAfter) }
 
 // pendingQuestion is a question an input_required task waits for.
 type pendingQuestion struct {
@@ -112,7 +116,7 @@ func callToolModern(req *request, e *toolEntry, p abi.CallToolParams) (any, erro
 	})
 }
 
-// runMaybeTask runs a call as the request for up to taskAfter, and then as
+// runMaybeTask runs a call as the request for up to Options.TaskAfter, and then as
 // a task.
 func runMaybeTask(req *request, what string, call func(context.Context, *request) (any, error)) (any, error) {
 	srv := req.sess.srv
@@ -128,7 +132,7 @@ func runMaybeTask(req *request, what string, call func(context.Context, *request
 		res, err := call(run.ctx, run)
 		done <- outcome{res, err}
 	}()
-	timer := time.NewTimer(taskAfter)
+	timer := time.NewTimer(srv.taskAfter())
 	defer timer.Stop()
 	select {
 	case o := <-done:

@@ -62,14 +62,14 @@ func modernTaskPlugin(srv *Server, runs *atomic.Int32) *Plugin {
 				}
 				return text("slept")
 			case "fails":
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "it broke"}}, IsError: true})
 			case "crash":
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return nil, &CallError{Own: true, Message: `{"code":-32603,"message":"the job crashed"}`}
 			case "multi":
 				runs.Add(1)
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				out, err := hf[abi.HostRequestInput](ctx, []byte(`{"inputRequests":{
 					"first":{"method":"elicitation/create","params":{"message":"first?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}},
 					"second":{"method":"elicitation/create","params":{"message":"second?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}}}}`))
@@ -88,7 +88,7 @@ func modernTaskPlugin(srv *Server, runs *atomic.Int32) *Plugin {
 				if err != nil {
 					return nil, &CallError{Own: true, Message: err.Error()}
 				}
-				_ = sleep(taskAfter + 100*time.Millisecond)
+				_ = sleep(DefaultTaskAfter + 100*time.Millisecond)
 				return text("hello " + name)
 			}
 			return text("Hello!")
@@ -177,7 +177,7 @@ func TestModernTasksNeedTheExtension(t *testing.T) {
 }
 
 // With the extension, a task-supporting tool that is still running after
-// taskAfter becomes a task: a flat CreateTaskResult, which tasks/get sees
+// DefaultTaskAfter becomes a task: a flat CreateTaskResult, which tasks/get sees
 // at once; a terminal tasks/get inlines the result (a tool error is
 // completed with isError, a protocol error failed with the error); a quick
 // call answers directly; tasks/cancel is an empty ack, also for an ended
@@ -286,5 +286,75 @@ func TestModernTaskAfterAnInputRound(t *testing.T) {
 	}
 	if res := pollTask(t, h, context.Background(), id, taskCompleted); !strings.Contains(fmt.Sprint(res["result"]), "hello Ada") {
 		t.Errorf("the task's result %v, want hello Ada", res)
+	}
+}
+
+// Options.TaskAfter sets how long a call of a task-supporting tool runs as
+// a plain request before it becomes a task.
+func TestTaskAfterIsConfigurable(t *testing.T) {
+	patient, _ := modernTaskHarness(t, Options{TaskAfter: 5 * time.Second})
+	if res := result(t, modernRequest(t, patient, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":600}}`)); res["resultType"] != "complete" {
+		t.Errorf("a 600ms call with task_after 5s: %v, want it answered directly", res)
+	}
+	eager, _ := modernTaskHarness(t, Options{TaskAfter: 20 * time.Millisecond})
+	created := result(t, modernRequest(t, eager, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":200}}`))
+	if created["resultType"] != "task" {
+		t.Fatalf("a 200ms call with task_after 20ms: %v, want a task", created)
+	}
+	pollTask(t, eager, context.Background(), created["taskId"].(string), taskCompleted)
+}
+
+// Tasks are bounded per user (the authenticated subject) and in all: a
+// task beyond either bound is refused, naming the setting to raise, and
+// one user at its bound leaves the others theirs.
+func TestTasksAreBoundedPerUserAndInAll(t *testing.T) {
+	h, _ := modernTaskHarness(t, Options{
+		Subject:         func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s },
+		MaxTasksPerUser: 2,
+		MaxTasks:        3,
+	})
+	as := func(subject string) context.Context {
+		return context.WithValue(context.Background(), subjectKey{}, subject)
+	}
+	id := 0
+	start := func(ctx context.Context) map[string]any {
+		id++
+		return modernRequest(t, h, ctx, id, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":60000}}`)
+	}
+	var tasks []struct {
+		ctx context.Context
+		id  string
+	}
+	defer func() {
+		for _, task := range tasks {
+			id++
+			modernRequest(t, h, task.ctx, id, "tasks/cancel", tasksCaps, `{"taskId":"`+task.id+`"}`)
+		}
+	}()
+	started := func(ctx context.Context) {
+		t.Helper()
+		res := result(t, start(ctx))
+		if res["resultType"] != "task" {
+			t.Fatalf("want a task, got %v", res)
+		}
+		tasks = append(tasks, struct {
+			ctx context.Context
+			id  string
+		}{ctx, res["taskId"].(string)})
+	}
+	refused := func(ctx context.Context, setting string) {
+		t.Helper()
+		resp := start(ctx)
+		if code := errCode(t, resp); code != CodeInternalError || !strings.Contains(fmt.Sprint(resp["error"]), "[server] "+setting+" ") {
+			t.Errorf("a task beyond the bound: %v, want an error naming [server] %s", resp, setting)
+		}
+	}
+	started(as("alice"))
+	started(as("alice"))
+	refused(as("alice"), "max_tasks_per_user")
+	started(as("bob"))
+	refused(as("carol"), "max_tasks")
+	if res := result(t, modernRequest(t, h, as("carol"), 99, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":0}}`)); res["resultType"] != "complete" {
+		t.Errorf("a quick call at the bound: %v, want it answered", res)
 	}
 }

@@ -89,3 +89,36 @@ func TestItemsRequiringClientCapabilitiesAreFilteredPerRequest(t *testing.T) {
 		t.Errorf("legacy call of a tool the client cannot use: code %d, want %d", code, CodeInvalidParams)
 	}
 }
+
+// A resource template that declares the client capabilities it needs
+// guards every URI it matches: reading one without them is -32021 naming
+// what is missing (invalid params in a legacy session), as for a listed
+// resource; a listed resource keeps its own requirement.
+func TestReadingThroughATemplateMeetsItsRequirement(t *testing.T) {
+	ui := abi.Meta{requiresKey: map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/ui": map[string]any{}}}}
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "view://open", Name: "open"}}}),
+		abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{ResourceTemplates: []abi.ResourceTemplate{
+			{URITemplate: "view://{id}", Name: "view", Meta: ui},
+		}}),
+		abi.ExportReadResource: returns(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: "view://1", Text: "x"}}}),
+	})
+	srv := NewServer(Options{PageSize: 10}, BuildCatalog(context.Background(), []*Plugin{p}, nil))
+	h := session(t, srv)
+	resp := modernRequest(t, h, context.Background(), 1, "resources/read", `{}`, `{"uri":"view://1"}`)
+	if code := errCode(t, resp); code != CodeMissingClientCapability {
+		t.Fatalf("read through the template without the extension: code %d, want %d", code, CodeMissingClientCapability)
+	}
+	data, _ := resp["error"].(map[string]any)["data"].(map[string]any)
+	if want := ui[requiresKey]; !reflect.DeepEqual(data["requiredCapabilities"], want) {
+		t.Errorf("requiredCapabilities %v, want %v", data["requiredCapabilities"], want)
+	}
+	result(t, modernRequest(t, h, context.Background(), 2, "resources/read", `{"extensions":{"io.modelcontextprotocol/ui":{}}}`, `{"uri":"view://1"}`))
+	result(t, modernRequest(t, h, context.Background(), 3, "resources/read", `{}`, `{"uri":"view://open"}`))
+
+	legacy := session(t, srv)
+	initWithCaps(t, legacy, Version20251125, `{}`)
+	if code := errCode(t, legacy.call(t, 4, "resources/read", map[string]any{"uri": "view://1"})); code != CodeInvalidParams {
+		t.Errorf("legacy read through the template: code %d, want %d", code, CodeInvalidParams)
+	}
+}

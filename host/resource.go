@@ -32,7 +32,15 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 	if p.URI == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
 	}
-	owner, _ := find(ctx, req.sess.srv, func(c *Catalog) (*Plugin, bool) { o := c.resolveResource(p.URI, req.view()); return o, o != nil })
+	type route struct {
+		owner *Plugin
+		meta  abi.Meta
+	}
+	r, _ := find(ctx, req.sess.srv, func(c *Catalog) (route, bool) {
+		o, m := c.resourceRoute(p.URI, req.view())
+		return route{o, m}, o != nil
+	})
+	owner := r.owner
 	if owner == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
@@ -40,10 +48,8 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 		return nil, rpcErrorf(CodeInternalError, "resource %q is not exposed: it is not in the resources allow-list of [plugins.%s]", p.URI, owner.Name)
 	}
 	p.Meta = nil // the _meta goes in the context
-	if e := req.sess.srv.Catalog().resourceIndex[p.URI]; e != nil && e.plugin == owner {
-		if err := req.meetRequirement("resource", p.URI, e.resource.Meta); err != nil {
-			return nil, err
-		}
+	if err := req.meetRequirement("resource", p.URI, r.meta); err != nil {
+		return nil, err
 	}
 	req.cacheFrom(owner)
 	var res abi.ReadResourceResult

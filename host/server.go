@@ -39,6 +39,25 @@ type Options struct {
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; DefaultRequestStateTTL when not positive.
 	RequestStateTTL time.Duration
+	// CatalogChanges tells the server that its catalog may be replaced
+	// while it serves (a watched plugins folder, a config reload):
+	// 2026-07-28 discovery then declares listChanged for the lists it has,
+	// and subscriptions/listen honours them. Without it, a list is
+	// declared to change only when a plugin may announce changes to it.
+	// (Legacy sessions are always told listChanged, as before.)
+	CatalogChanges bool
+	// TaskAfter is how long a 2026-07-28 call of a task-supporting tool
+	// runs as a plain request before it becomes a task; DefaultTaskAfter
+	// when not positive.
+	TaskAfter time.Duration
+	// MaxTasks bounds the tasks the server holds at once, of all users;
+	// DefaultMaxTasks when not positive.
+	MaxTasks int
+	// MaxTasksPerUser bounds the tasks one user holds at once: the
+	// authenticated subject, or without one a legacy session, or all
+	// 2026-07-28 requests together; DefaultMaxTasksPerUser when not
+	// positive.
+	MaxTasksPerUser int
 }
 
 // Server answers MCP requests from the plugins of its catalog. It is safe for
@@ -80,6 +99,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, logger: opts.Logger, stateKeys: newStateKeys(opts.RequestStateKeys)}
+	s.tasks.maxTasks, s.tasks.maxPerUser = opts.MaxTasks, opts.MaxTasksPerUser
 	if catalog == nil {
 		catalog = &Catalog{}
 	}

@@ -60,7 +60,6 @@ const (
 	defaultTaskTTL          = 10 * time.Minute
 	defaultMaxTaskTTL       = time.Hour
 	defaultTaskPollInterval = time.Second
-	defaultMaxSessionTasks  = 100
 
 	maxTaskQueue         = 64  // requests to the client queued for a tasks/result
 	maxTaskStatusMessage = 256 // characters of a tool's error text in statusMessage
@@ -443,16 +442,48 @@ func (o *taskOutbound) clientCallStarted(method string) func() {
 	}
 }
 
+// The bounds of the tasks a server holds at once, unless Options say.
+const (
+	DefaultMaxTasks        = 1000 // of all users
+	DefaultMaxTasksPerUser = 100  // of one user
+)
+
 // taskStore holds a server's tasks, by id.
 type taskStore struct {
-	// Limits; zero values take the defaults (tests set them).
+	// Limits; zero values take the defaults (Options and tests set them).
 	defaultTTL, maxTTL, pollInterval time.Duration
-	maxPerSession                    int
+	maxTasks, maxPerUser             int
 
-	mu         sync.Mutex
-	tasks      map[string]*task
-	perSession map[*Session]int
-	seq        uint64
+	mu      sync.Mutex
+	tasks   map[string]*task
+	perUser map[taskUser]int
+	seq     uint64
+}
+
+// taskUser is whom a task counts against: its authenticated subject, or
+// without one its session (a legacy session, or the one owner of every
+// 2026-07-28 task).
+type taskUser struct {
+	subject string
+	sess    *Session
+}
+
+func (t *task) user() taskUser {
+	if t.subject != "" {
+		return taskUser{subject: t.subject}
+	}
+	return taskUser{sess: t.sess}
+}
+
+// userHolds says, in an error, that the user of t holds n tasks.
+func (t *task) userHolds(n int) string {
+	switch {
+	case t.subject != "":
+		return fmt.Sprintf("user %q holds %d tasks", t.subject, n)
+	case t.modern:
+		return fmt.Sprintf("the unauthenticated 2026-07-28 requests hold %d tasks together", n)
+	}
+	return fmt.Sprintf("this session holds %d tasks", n)
 }
 
 func orDefault[T int | time.Duration](v, def T) T {
@@ -475,20 +506,25 @@ func (s *taskStore) ttl(p *taskParams) time.Duration {
 	return max(time.Duration(*p.TTL)*time.Millisecond, time.Millisecond)
 }
 
-// add takes a task, unless its session holds the most tasks it may.
+// add takes a task, unless its user or the server holds the most tasks
+// they may.
 func (s *taskStore) add(t *task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tasks == nil {
-		s.tasks, s.perSession = map[string]*task{}, map[*Session]int{}
+		s.tasks, s.perUser = map[string]*task{}, map[taskUser]int{}
 	}
-	if limit := orDefault(s.maxPerSession, defaultMaxSessionTasks); s.perSession[t.sess] >= limit {
-		return rpcErrorf(CodeInternalError, "too many tasks: this session holds %d tasks, the most it may; wait for some to end and expire", limit)
+	user := t.user()
+	if limit := orDefault(s.maxPerUser, DefaultMaxTasksPerUser); s.perUser[user] >= limit {
+		return rpcErrorf(CodeInternalError, "too many tasks: %s, the most [server] max_tasks_per_user allows; wait for some to end and expire", t.userHolds(limit))
+	}
+	if limit := orDefault(s.maxTasks, DefaultMaxTasks); len(s.tasks) >= limit {
+		return rpcErrorf(CodeInternalError, "server busy: the server holds %d tasks, the most [server] max_tasks allows; retry once some end and expire", limit)
 	}
 	s.seq++
 	t.seq = s.seq
 	s.tasks[t.id] = t
-	s.perSession[t.sess]++
+	s.perUser[user]++
 	return nil
 }
 
@@ -500,8 +536,9 @@ func (s *taskStore) remove(t *task) {
 		return
 	}
 	delete(s.tasks, t.id)
-	if s.perSession[t.sess]--; s.perSession[t.sess] <= 0 {
-		delete(s.perSession, t.sess)
+	user := t.user()
+	if s.perUser[user]--; s.perUser[user] <= 0 {
+		delete(s.perUser, user)
 	}
 	s.mu.Unlock()
 	t.mu.Lock()

@@ -650,13 +650,15 @@ func TestTasksAreBoundToTheAuthenticatedSubject(t *testing.T) {
 	}
 }
 
+// Without authentication, a legacy session is the user whose tasks
+// [server] max_tasks_per_user bounds.
 func TestTasksPerSessionAreBounded(t *testing.T) {
 	h, _ := taskHarness(t, Version20251125)
-	h.srv.tasks.maxPerSession = 2
+	h.srv.tasks.maxPerUser = 2
 	h.startTask(t, 1, "quick", map[string]any{})
 	h.startTask(t, 2, "quick", map[string]any{})
 	refused := h.request(t, 3, "tools/call", map[string]any{"name": "quick", "task": map[string]any{}})
-	if code := errCode(t, refused); code != CodeInternalError || !strings.Contains(fmt.Sprint(refused["error"]), "too many tasks") {
+	if code := errCode(t, refused); code != CodeInternalError || !strings.Contains(fmt.Sprint(refused["error"]), "too many tasks") || !strings.Contains(fmt.Sprint(refused["error"]), "max_tasks_per_user") {
 		t.Errorf("third task: %v", refused)
 	}
 	if res := result(t, h.request(t, 4, "tools/call", map[string]any{"name": "quick"})); res["content"] == nil {

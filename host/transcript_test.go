@@ -227,7 +227,7 @@ func isAnswer(line string) bool {
 // and returns every line the server wrote.
 func replay(t *testing.T, lines []string) []string {
 	t.Helper()
-	srv := NewServer(Options{Name: "transcripts", Title: "Transcript Server", Version: "1.0.0", PageSize: 2}, transcriptCatalog())
+	srv := NewServer(Options{Name: "transcripts", Title: "Transcript Server", Version: "1.0.0", PageSize: 2, CatalogChanges: true}, transcriptCatalog())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	t.Cleanup(func() { inW.Close(); outR.Close() }) // ends the goroutines when a check gave up early

@@ -204,7 +204,7 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 			WithRequiredScopes([]string{"read"}))
 	}
 	open := toolsPlugin("open", abi.Tool{Name: "pub", InputSchema: json.RawMessage(`{"type":"object"}`)})
-	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(context.Background(), []*Plugin{open, secret("one")}, nil))
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes, CatalogChanges: true}, BuildCatalog(context.Background(), []*Plugin{open, secret("one")}, nil))
 	session := func(scopes ...string) *harness {
 		out := newRecorder()
 		h := &harness{srv: srv, sess: srv.NewSession(out), out: out}

@@ -139,6 +139,11 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
 		Instructions: cfg.Server.Instructions,
+		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
+		// The catalog changes while serve runs: plugins loaded late, the
+		// watched folder, the config reloaded on SIGHUP (with or without
+		// --watch).
+		CatalogChanges: true,
 	}, nil)
 	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
 	defer func() {

@@ -25,7 +25,7 @@ func mrtrFixture(t *testing.T, keys string) fixture {
 	}
 	return newFixture(t, `
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 `, "plugins/conformance").withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keyFile))
 }
 
@@ -54,10 +54,35 @@ func postModern(t *testing.T, url string, id int, method, name string, params ma
 // postModernAs is postModern with a bearer token, unless it is "".
 func postModernAs(t *testing.T, url, token string, id int, method, name string, params map[string]any) map[string]any {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	resp := openModernAs(t, url, token, id, method, name, params)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: HTTP %d, body %q is not one JSON-RPC response: %v", method, resp.StatusCode, raw, err)
 	}
+	return m
+}
+
+// openModern sends one 2026-07-28 request over Streamable HTTP, its _meta
+// (params["_meta"], if any) completed with the protocol version and client
+// capabilities and its headers mirroring it, and returns the HTTP
+// response, for the caller to read and close.
+func openModern(t *testing.T, url string, id int, method, name string, params map[string]any) *http.Response {
+	t.Helper()
+	return openModernAs(t, url, "", id, method, name, params)
+}
+
+// openModernAs is openModern with a bearer token, unless it is "".
+func openModernAs(t *testing.T, url, token string, id int, method, name string, params map[string]any) *http.Response {
+	t.Helper()
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}}
+	params["_meta"] = meta
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -77,13 +102,7 @@ func postModernAs(t *testing.T, url, token string, id int, method, name string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("%s: HTTP %d, body %q is not one JSON-RPC response: %v", method, resp.StatusCode, raw, err)
-	}
-	return m
+	return resp
 }
 
 // A tool call that asks two questions in a row completes over three HTTP
@@ -147,7 +166,7 @@ func TestInstructionsAndCacheHintsFromTheConfig(t *testing.T) {
 	}
 	f := newFixture(t, `
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 cache_ttl = "90s"
 cache_scope = "public"
 `, "plugins/conformance").withServerSetting(t, "instructions = \"Call greet first.\"\n")

@@ -28,7 +28,7 @@ timeout = "60s"
 task_support = { "*" = "optional", "ok" = "forbidden" }
 
 [plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "request_input"]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
 task_support = { "test_elicitation" = "required" }
 `
 
@@ -206,7 +206,24 @@ func (p *httpPeer) stream(t *testing.T, id int, method string, params any, each 
 		return []map[string]any{m}
 	}
 	var msgs []map[string]any
-	sc := bufio.NewScanner(resp.Body)
+	err := readSSE(resp.Body, func(m map[string]any) bool {
+		msgs = append(msgs, m)
+		if each != nil {
+			each(m)
+		}
+		_, isMessage := m["method"]
+		return !isMessage && fmt.Sprint(m["id"]) == fmt.Sprint(id)
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return msgs
+}
+
+// readSSE hands the JSON-RPC messages of an SSE stream to each as they
+// come, until each returns true (nil) or the stream ends (an error).
+func readSSE(r io.Reader, each func(map[string]any) (done bool)) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	var data bytes.Buffer
 	for sc.Scan() {
@@ -220,19 +237,14 @@ func (p *httpPeer) stream(t *testing.T, id int, method string, params any, each 
 		}
 		var m map[string]any
 		if err := json.Unmarshal(data.Bytes(), &m); err != nil {
-			t.Fatalf("SSE data %q: %v", data.String(), err)
+			return fmt.Errorf("SSE data %q: %v", data.String(), err)
 		}
 		data.Reset()
-		msgs = append(msgs, m)
-		if each != nil {
-			each(m)
-		}
-		if _, isMessage := m["method"]; !isMessage && fmt.Sprint(m["id"]) == fmt.Sprint(id) {
-			return msgs
+		if each(m) {
+			return nil
 		}
 	}
-	t.Fatalf("%s: the stream ended without the response: %v", method, sc.Err())
-	return nil
+	return fmt.Errorf("the stream ended without the response: %v", sc.Err())
 }
 
 func initTasks(t *testing.T, p jsonrpc) map[string]any {

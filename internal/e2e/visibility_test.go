@@ -84,29 +84,10 @@ func TestScopesDecideWhoSeesAPlugin(t *testing.T) {
 		t.Errorf("the token without memo:use calling remember: %q, want the unknown tool's %q", got, want)
 	}
 
-	modernTools := func(token string) []string {
-		var names []string
-		params := map[string]any{}
-		for id := 1; ; id++ {
-			res := postModernAs(t, url, token, id, "tools/list", "", params)
-			result, _ := res["result"].(map[string]any)
-			if result == nil {
-				t.Fatalf("2026-07-28 tools/list: %v", res)
-			}
-			for _, tool := range result["tools"].([]any) {
-				names = append(names, tool.(map[string]any)["name"].(string))
-			}
-			cursor, _ := result["nextCursor"].(string)
-			if cursor == "" {
-				return names
-			}
-			params = map[string]any{"cursor": cursor}
-		}
-	}
-	if names := modernTools(stranger); slices.Contains(names, "remember") || !slices.Contains(names, "hash") {
+	if names := modernToolNames(t, url, stranger); slices.Contains(names, "remember") || !slices.Contains(names, "hash") {
 		t.Errorf("2026-07-28, the token without memo:use lists %q", names)
 	}
-	if names := modernTools(holder); !slices.Contains(names, "remember") {
+	if names := modernToolNames(t, url, holder); !slices.Contains(names, "remember") {
 		t.Errorf("2026-07-28, the token with memo:use lists %q", names)
 	}
 	modernError := func(token, tool string) string {

@@ -83,6 +83,7 @@ var wantTools = []string{
 	"test_input_required_result_list_roots", "test_input_required_result_request_state",
 	"test_input_required_result_tampered_state", "test_input_required_result_multiple_inputs",
 	"test_input_required_result_multi_round", "test_input_required_result_capabilities",
+	"test_trigger_tool_change", "test_trigger_prompt_change",
 	"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task",
 }
 
@@ -93,7 +94,8 @@ func TestManifestAndConfig(t *testing.T) {
 	imported, _ := plugintest.InspectWasm(t, wasmPath(t))
 	m := plugintest.ReadManifest(t, "manifest.json")
 	declared := slices.Sorted(slices.Values(m.Needs.HostFunctions))
-	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress, abi.HostRequestInput}
+	want := []string{abi.HostCreateElicitation, abi.HostCreateMessage, abi.HostNotifyLoggingMessage, abi.HostNotifyProgress,
+		abi.HostNotifyPromptListChanged, abi.HostNotifyToolListChanged, abi.HostRequestInput}
 	if !slices.Equal(imported, want) || !slices.Equal(declared, want) {
 		t.Errorf("imports %v, manifest declares %v, want %v", imported, declared, want)
 	}
@@ -863,5 +865,50 @@ func TestTasksExtensionFixtures(t *testing.T) {
 	})
 	if got := text(t, p.CallTool("multi_input", `{}`, nil)); got != "Answers: a, b" {
 		t.Errorf("multi_input = %q", got)
+	}
+}
+
+// TestTriggersChangeTheListsAndAnnounceIt: sep-2575's list changes. Each
+// trigger changes its list for real (an item whose description differs at
+// every call) and announces that list's change, once.
+func TestTriggersChangeTheListsAndAnnounceIt(t *testing.T) {
+	p := load(t)
+	// description is that of the item name in the list an export answers.
+	description := func(export, list, name string) func() string {
+		return func() string {
+			var res map[string]json.RawMessage
+			p.OK(export, abi.ListInput{}, &res)
+			var items []struct{ Name, Description string }
+			if err := json.Unmarshal(res[list], &items); err != nil {
+				t.Fatalf("%s: %v", export, err)
+			}
+			for _, item := range items {
+				if item.Name == name {
+					return item.Description
+				}
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		trigger, announce string
+		description       func() string
+	}{
+		{"test_trigger_tool_change", abi.HostNotifyToolListChanged, description(abi.ExportListTools, "tools", "test_dynamic_tool")},
+		{"test_trigger_prompt_change", abi.HostNotifyPromptListChanged, description(abi.ExportListPrompts, "prompts", "test_dynamic_prompt")},
+	} {
+		var seen []string
+		for i := range 2 {
+			if r := p.CallTool(tc.trigger, "{}", nil); r.IsError {
+				t.Fatalf("%s: %+v", tc.trigger, r)
+			}
+			if n := len(p.Host.Calls(tc.announce)); n != i+1 {
+				t.Errorf("%s #%d: %d calls of %s, want %d", tc.trigger, i+1, n, tc.announce, i+1)
+			}
+			seen = append(seen, tc.description())
+		}
+		if seen[0] == "" || seen[0] == seen[1] {
+			t.Errorf("%s: descriptions %q, want a new one at every call", tc.trigger, seen)
+		}
 	}
 }
