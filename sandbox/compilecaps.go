@@ -216,57 +216,83 @@ func (r *reader) funcBody(s *funcShape) error {
 // last byte, into s. It counts the basic blocks as wazero's compiler makes
 // them: the entry block, one for each block and br_if, two for each loop,
 // three for each if, memory.fill and table.fill (which it compiles as
-// loops), and one for each target of a br_table, the default included. It
-// knows the instructions of the features wazero enables by default
-// (WebAssembly 2.0), which are the ones the sandbox compiles.
+// loops), and one for each target of a br_table, the default included.
 func (r *reader) code(s *funcShape) error {
 	s.blocks = 1
 	var loops []bool // whether each open block, loop or if is a loop
 	depth := 0       // of loops
-	for {
-		at := r.off
-		op, err := r.byte()
-		if err != nil {
-			return err
-		}
+	err := r.instructions(func(in instr) error {
 		switch {
-		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
-			s.blocks += float64(op - 1)
-			loops = append(loops, op == 0x03)
-			if op == 0x03 {
+		case in.op == 0x02 || in.op == 0x03 || in.op == 0x04: // block, loop, if
+			s.blocks += float64(in.op - 1)
+			loops = append(loops, in.op == 0x03)
+			if in.op == 0x03 {
 				depth++
 				s.loops = max(s.loops, float64(depth))
 			}
-			err = r.sleb(33) // block type
-		case op == 0x0b: // end
-			if len(loops) == 0 {
-				if r.off != len(r.buf) {
-					return fmt.Errorf("%w: %d bytes after the end of the body", ErrMalformed, len(r.buf)-r.off)
-				}
-				return nil
-			}
+		case in.op == 0x0b && len(loops) > 0: // end of a block, loop or if
 			if loops[len(loops)-1] {
 				depth--
 			}
 			loops = loops[:len(loops)-1]
-		case op == 0x0d: // br_if
+		case in.op == 0x0d: // br_if
 			s.blocks++
-			_, err = r.u32()
+		case in.op == 0x0e: // br_table: imm targets and the default
+			s.blocks += float64(in.imm) + 1
+		case in.op == 0x20: // local.get
+			s.gets++
+		case in.op == 0xfc && (in.sub == 11 || in.sub == 17): // memory.fill, table.fill
+			s.blocks += 3
+		}
+		return nil
+	})
+	if err == nil && r.off != len(r.buf) {
+		err = fmt.Errorf("%w: %d bytes after the end of the body", ErrMalformed, len(r.buf)-r.off)
+	}
+	return err
+}
+
+// instr is one instruction as instructions reads it: its opcode, the
+// sub-opcode of a prefixed one (0xfc, 0xfd), its first immediate when that
+// is a number (an index, a br_table's count of targets), and where it
+// starts and ends.
+type instr struct {
+	op      byte
+	sub     uint32
+	imm     uint32
+	at, end int
+}
+
+// instructions reads instructions up to the end that closes the
+// expression (a function body or a constant expression), calling visit
+// with each, that end included. It knows the instructions of the features
+// wazero enables by default (WebAssembly 2.0), which are the ones the
+// sandbox compiles.
+func (r *reader) instructions(visit func(instr) error) error {
+	open := 0 // blocks, loops and ifs
+	for {
+		in := instr{at: r.off}
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		in.op = op
+		switch {
+		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
+			open++
+			err = r.sleb(33) // block type
+		case op == 0x0b: // end
+			open--
 		case op == 0x0e: // br_table
-			var n uint32
-			if n, err = r.u32(); err != nil {
+			if in.imm, err = r.u32(); err != nil {
 				return err
 			}
-			s.blocks += float64(n) + 1
-			err = r.u32s(uint64(n) + 1)
-		case op == 0x20: // local.get
-			s.gets++
-			_, err = r.u32()
-		case op == 0x0c || op == 0x10 || op >= 0x21 && op <= 0x26 || op == 0x3f || op == 0x40 || op == 0xd2:
-			// br, call, local.set, local.tee, global.get, global.set,
-			// table.get, table.set, memory.size, memory.grow, ref.func:
-			// an index
-			_, err = r.u32()
+			err = r.u32s(uint64(in.imm) + 1)
+		case op == 0x0c || op == 0x0d || op == 0x10 || op >= 0x20 && op <= 0x26 || op == 0x3f || op == 0x40 || op == 0xd2:
+			// br, br_if, call, local.get, local.set, local.tee,
+			// global.get, global.set, table.get, table.set, memory.size,
+			// memory.grow, ref.func: an index
+			in.imm, err = r.u32()
 		case op == 0x11: // call_indirect: a type and a table
 			err = r.u32s(2)
 		case op == 0x1c: // select with types
@@ -290,67 +316,73 @@ func (r *reader) code(s *funcShape) error {
 		case op == 0xd0: // ref.null: a heap type
 			err = r.sleb(33)
 		case op == 0xfc:
-			err = r.miscOp(s)
+			in.sub, err = r.miscOp()
 		case op == 0xfd:
-			err = r.vectorOp()
+			in.sub, err = r.vectorOp()
 		case op <= 0x01 || op == 0x05 || op == 0x0f || op == 0x1a || op == 0x1b || op >= 0x45 && op <= 0xc4 || op == 0xd1:
 			// unreachable, nop, else, return, drop, select, the numeric
 			// instructions and ref.is_null have no immediates
 		default:
-			return fmt.Errorf("%w: unknown instruction %#x at offset %d", ErrMalformed, op, at)
+			return fmt.Errorf("%w: unknown instruction %#x at offset %d", ErrMalformed, op, in.at)
 		}
 		if err != nil {
 			return err
 		}
+		in.end = r.off
+		if err := visit(in); err != nil {
+			return err
+		}
+		if open < 0 {
+			return nil
+		}
 	}
 }
 
-// miscOp reads the rest of an instruction of the 0xfc prefix into s.
-func (r *reader) miscOp(s *funcShape) error {
+// miscOp reads the rest of an instruction of the 0xfc prefix and returns
+// its sub-opcode.
+func (r *reader) miscOp() (uint32, error) {
 	at := r.off - 1
 	op, err := r.u32()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch op {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // saturating truncations
-		return nil
-	case 9, 13, 15, 16: // data.drop, elem.drop, table.grow, table.size
-		return r.u32s(1)
-	case 11, 17: // memory.fill, table.fill
-		s.blocks += 3
-		return r.u32s(1)
+		return op, nil
+	case 9, 11, 13, 15, 16, 17: // data.drop, memory.fill, elem.drop, table.grow, table.size, table.fill
+		return op, r.u32s(1)
 	case 8, 10, 12, 14: // memory.init, memory.copy, table.init, table.copy
-		return r.u32s(2)
+		return op, r.u32s(2)
 	}
-	return fmt.Errorf("%w: unknown instruction 0xfc %d at offset %d", ErrMalformed, op, at)
+	return 0, fmt.Errorf("%w: unknown instruction 0xfc %d at offset %d", ErrMalformed, op, at)
 }
 
-// vectorOp reads the rest of an instruction of the 0xfd prefix (SIMD).
-// Unassigned opcodes below 256 pass as having no immediates: wazero
-// refuses them when it validates the module, before compiling any of it.
-func (r *reader) vectorOp() error {
+// vectorOp reads the rest of an instruction of the 0xfd prefix (SIMD) and
+// returns its sub-opcode. Unassigned opcodes below 256 pass as having no
+// immediates: wazero refuses them when it validates the module, before
+// compiling any of it.
+func (r *reader) vectorOp() (uint32, error) {
 	at := r.off - 1
 	op, err := r.u32()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch {
 	case op <= 11 || op == 92 || op == 93: // loads and stores
-		return r.u32s(2)
+		return op, r.u32s(2)
 	case op == 12 || op == 13: // v128.const, i8x16.shuffle
-		return r.skip(16)
+		return op, r.skip(16)
 	case op >= 21 && op <= 34: // extract and replace lane
-		return r.skip(1)
+		return op, r.skip(1)
 	case op >= 84 && op <= 91: // load and store lane
 		if err := r.u32s(2); err != nil {
-			return err
+			return 0, err
 		}
-		return r.skip(1)
+		return op, r.skip(1)
 	case op <= 255:
-		return nil
+		return op, nil
 	}
-	return fmt.Errorf("%w: unknown instruction 0xfd %d at offset %d", ErrMalformed, op, at)
+	return 0, fmt.Errorf("%w: unknown instruction 0xfd %d at offset %d", ErrMalformed, op, at)
 }
 
 // u32s skips n unsigned 32-bit LEB128 numbers.

@@ -135,7 +135,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 		return nil, err
 	}
 	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
-	hostFns = append(hostFns, k.functions()...)
+	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
 	wasm, err = prepare(wasm, limits.MaxModuleMiB<<20)
 	if err != nil {
 		return nil, err
@@ -155,9 +155,11 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 		AllowedHosts: pol.extismHosts(),
 	}
 	config := extism.PluginConfig{
+		// Not WithCloseOnContextDone: the module checks for the end of
+		// the call's context itself (interrupt.go), at a fraction of the
+		// cost.
 		RuntimeConfig: wazero.NewRuntimeConfig().
-			WithCompilationCache(e.cache).
-			WithCloseOnContextDone(true),
+			WithCompilationCache(e.cache),
 		EnableWasi: true,
 	}
 	var compiled *extism.CompiledPlugin
@@ -208,7 +210,9 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, er
 // prepare returns wasm as the sandbox compiles it, once it is known to cost
 // little enough to compile (checkCompileCost, with a size cap of maxBytes):
 // with its tables capped (capTables) and its imports of the kernel
-// functions the sandbox serves itself moved (redirectKernelImports).
+// functions the sandbox serves itself moved (redirectKernelImports), and
+// with the check that stops a call whose context ended compiled in
+// (makeInterruptible).
 func prepare(wasm []byte, maxBytes int) ([]byte, error) {
 	if err := checkCompileCost(wasm, maxBytes); err != nil {
 		return nil, err
@@ -217,7 +221,10 @@ func prepare(wasm []byte, maxBytes int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return redirectKernelImports(wasm)
+	if wasm, err = redirectKernelImports(wasm); err != nil {
+		return nil, err
+	}
+	return makeInterruptible(wasm)
 }
 
 // moduleConfig is the wazero configuration of every instance: real clocks,
@@ -249,7 +256,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	mem := &memoryArena{}
-	ep, err := p.compiled.Instance(mem.context(ctx), extism.PluginInstanceConfig{
+	ep, err := p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
 		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr),
 	})
 	if err != nil {

@@ -1,0 +1,571 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// How a call is stopped when its context ends.
+//
+// wazero's own way, RuntimeConfig.WithCloseOnContextDone, compiles at the
+// head of every loop a call through a trampoline into Go that checks
+// whether the module was closed: some 30 ns for every iteration of every
+// loop, which halved the speed of plugins and made a TinyGo plugin's
+// collector six to nine times slower (RATIONALE.md, "Why are collector
+// pauses six to nine times longer in the sandbox than outside it?").
+//
+// So the sandbox compiles the check into the module instead
+// (makeInterruptible): a countdown in a global of the module's own, which
+// every loop head decrements by one and every bulk memory or table
+// instruction by one per 4 KiB it moves, through two small functions added
+// to the module; when it runs out, it is reset and the module calls
+// interruptModule's interrupt, which ends the call if its context has
+// ended. A loop iteration then costs a WebAssembly call and a few
+// instructions, and the host is asked once every interruptBudget.
+const (
+	interruptModule = "mcphost:sandbox"
+	interruptName   = "interrupt"
+	// interruptBudget is the countdown: loop iterations, or 4 KiB units
+	// of bulk memory and table instructions, between two looks at the
+	// call's context.
+	interruptBudget = 16384
+)
+
+// interruptFunction is the host function an interruptible module calls
+// every interruptBudget: it ends the call by panicking, which wazero turns
+// into the call's error, when the call's context has ended. The instance
+// is then discarded (CallAs keeps only instances whose call's context did
+// not end).
+func interruptFunction() extism.HostFunction {
+	f := extism.NewHostFunctionWithStack(interruptName, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+		if ctx.Err() != nil {
+			panic(context.Cause(ctx))
+		}
+	}, nil, nil)
+	f.SetNamespace(interruptModule)
+	return f
+}
+
+// startContext returns ctx for instantiating a plugin. Extism's wrapper of
+// a host function refuses a call without the plugin in its context, which
+// Extism puts there for calls of exports but not while wazero runs the
+// module's start function: the start function's checks would fail on their
+// first look. So ctx carries a plugin of no use to anything but that
+// wrapper; the sandbox's other host functions fail on it as they did
+// without it.
+func startContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, extism.PluginCtxKey("plugin"), &extism.Plugin{})
+}
+
+// Section ids the rewrite reads besides those of inspect.go and
+// compilecaps.go, in the order a module holds them.
+const (
+	sectionGlobal    = 6
+	sectionStart     = 8
+	sectionElement   = 9
+	sectionDataCount = 12
+)
+
+// sectionRank is the position of each non-custom section id in a module.
+var sectionRank = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+
+// Bulk instructions (0xfc prefix) whose last operand is a count of bytes
+// or table elements: memory.init, memory.copy, memory.fill, table.init,
+// table.copy, table.fill.
+func isBulk(in instr) bool {
+	return in.op == 0xfc && (in.sub == 8 || in.sub == 10 || in.sub == 11 || in.sub == 12 || in.sub == 14 || in.sub == 17)
+}
+
+// moduleLayout is what makeInterruptible reads of a module before
+// rewriting it.
+type moduleLayout struct {
+	types          int // function types
+	voidType       int // the index of the type [] -> [], -1 if none
+	weighType      int // the index of the type [i32] -> [i32], -1 if none
+	importedFuncs  int
+	importedGlobal int
+	globals        int // defined
+	funcs          int // defined
+	checks         bool
+}
+
+// makeInterruptible returns wasm with an interruption check compiled in:
+// a call to an added function at every loop head and before every bulk
+// memory or table instruction, counting down a global added to the module,
+// and an import of interruptModule's interrupt, which they call when the
+// count runs out. Adding the import shifts the index of every function the
+// module defines by one; calls, references, exports, the start function,
+// element segments and the name section are renumbered. DWARF sections,
+// whose code offsets no longer hold, are dropped. A module with no loop and
+// no bulk instruction is returned as it is: nothing in it can run long.
+func makeInterruptible(wasm []byte) ([]byte, error) {
+	l := moduleLayout{voidType: -1, weighType: -1}
+	if err := sections(wasm, l.read); err != nil {
+		return nil, err
+	}
+	if !l.checks {
+		return wasm, nil
+	}
+	w := rewrite{moduleLayout: l}
+	w.types, w.tick, w.weigh = l.types, -1, -1
+	if l.voidType < 0 {
+		w.voidType = w.addType([]byte{0x60, 0, 0})
+	}
+	if l.weighType < 0 {
+		w.weighType = w.addType([]byte{0x60, 1, 0x7f, 1, 0x7f})
+	}
+	w.interrupt = uint32(l.importedFuncs)
+	w.tick = int(l.importedFuncs) + 1 + l.funcs
+	w.weigh = w.tick + 1
+	w.counter = uint32(l.importedGlobal + l.globals)
+	out := append([]byte(nil), wasm[:8]...)
+	inserted := map[byte]bool{}
+	insertBefore := func(rank int) {
+		for _, id := range []byte{sectionImport, sectionGlobal} {
+			if !inserted[id] && sectionRank[id] < rank {
+				inserted[id] = true
+				out = appendSection(out, id, w.section(id, nil))
+			}
+		}
+	}
+	err := sections(wasm, func(id byte, _ int, body *reader) error {
+		if id == sectionCustom {
+			payload := body.off
+			name, err := body.name()
+			if err != nil {
+				return err
+			}
+			switch {
+			case strings.HasPrefix(name, ".debug"):
+				return nil
+			case name == "name":
+				if b, ok := w.names(body); ok {
+					out = appendSection(out, id, append(appendName(nil, name), b...))
+				}
+				return nil
+			}
+			out = appendSection(out, id, body.buf[payload:])
+			return nil
+		}
+		insertBefore(sectionRank[id])
+		inserted[id] = true
+		b, err := w.sectionFrom(id, body)
+		if err != nil {
+			return err
+		}
+		out = appendSection(out, id, b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	insertBefore(len(sectionRank) + 1)
+	return out, nil
+}
+
+// read records what makeInterruptible needs of one section.
+func (l *moduleLayout) read(id byte, _ int, body *reader) error {
+	switch id {
+	case sectionType:
+		return body.vec(func() error {
+			at := body.off
+			p, r, err := body.funcType()
+			switch sig := string(body.buf[at:body.off]); {
+			case err != nil:
+			case p == 0 && r == 0 && l.voidType < 0:
+				l.voidType = l.types
+			case sig == "\x60\x01\x7f\x01\x7f" && l.weighType < 0:
+				l.weighType = l.types
+			}
+			l.types++
+			return err
+		})
+	case sectionImport:
+		return body.vec(func() error {
+			_, kind, _, err := body.importEntry()
+			switch kind {
+			case kindFunc:
+				l.importedFuncs++
+			case kindGlobal:
+				l.importedGlobal++
+			}
+			return err
+		})
+	case sectionGlobal:
+		return body.vec(func() error {
+			l.globals++
+			if err := body.valType(); err != nil {
+				return err
+			}
+			if _, err := body.byte(); err != nil {
+				return err
+			}
+			return body.instructions(func(instr) error { return nil })
+		})
+	case sectionCode:
+		return body.vec(func() error {
+			l.funcs++
+			size, err := body.u32()
+			if err != nil {
+				return err
+			}
+			if uint64(size) > uint64(len(body.buf)-body.off) {
+				return fmt.Errorf("%w: body of %d bytes at offset %d runs past its section", ErrSectionOverrun, size, body.off)
+			}
+			fn := &reader{buf: body.buf[:body.off+int(size)], off: body.off, end: ErrSectionOverrun}
+			body.off += int(size)
+			if err := fn.locals(); err != nil {
+				return err
+			}
+			return fn.instructions(func(in instr) error {
+				l.checks = l.checks || in.op == 0x03 || isBulk(in)
+				return nil
+			})
+		})
+	}
+	return nil
+}
+
+// locals skips the local declarations at the start of a function body.
+func (r *reader) locals() error {
+	groups, err := r.u32()
+	for ; err == nil && groups > 0; groups-- {
+		if _, err = r.u32(); err == nil {
+			err = r.valType()
+		}
+	}
+	return err
+}
+
+// rewrite is the rewriting of one module by makeInterruptible.
+type rewrite struct {
+	moduleLayout
+	newTypes  []byte // appended to the type section
+	added     int    // types appended
+	interrupt uint32 // the function index of the interrupt import
+	tick      int    // the index of the function at loop heads
+	weigh     int    // the index of the function before bulk instructions
+	counter   uint32 // the index of the countdown global
+}
+
+// addType appends the function type sig and returns its index.
+func (w *rewrite) addType(sig []byte) int {
+	w.newTypes = append(w.newTypes, sig...)
+	w.added++
+	return w.types + w.added - 1
+}
+
+// fn returns the new index of the function at index i.
+func (w *rewrite) fn(i uint32) uint32 {
+	if i >= w.interrupt {
+		return i + 1
+	}
+	return i
+}
+
+// section returns the body of a section the module lacks (body nil) or
+// the new body of one it has, for the sections the rewrite adds to.
+func (w *rewrite) section(id byte, body *reader) []byte {
+	var old []byte
+	n := 0
+	if body != nil {
+		count, _ := body.u32() // read before: the section is valid
+		n, old = int(count), body.buf[body.off:]
+	}
+	switch id {
+	case sectionType:
+		return append(append(binary.AppendUvarint(nil, uint64(n+w.added)), old...), w.newTypes...)
+	case sectionImport:
+		b := append(binary.AppendUvarint(nil, uint64(n+1)), old...)
+		b = append(appendName(appendName(b, interruptModule), interruptName), kindFunc)
+		return binary.AppendUvarint(b, uint64(w.voidType))
+	case sectionFunction:
+		b := append(binary.AppendUvarint(nil, uint64(n+2)), old...)
+		return binary.AppendUvarint(binary.AppendUvarint(b, uint64(w.voidType)), uint64(w.weighType))
+	}
+	// sectionGlobal: an i32, mutable, starting at interruptBudget.
+	b := append(binary.AppendUvarint(nil, uint64(n+1)), old...)
+	b = append(b, 0x7f, 0x01, 0x41)
+	return append(appendSLEB(b, interruptBudget), 0x0b)
+}
+
+// sectionFrom returns the new body of section id, whose old body is body.
+func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
+	switch id {
+	case sectionType, sectionImport, sectionFunction:
+		return w.section(id, body), nil
+	case sectionGlobal:
+		r := *body
+		b, err := w.renumberVec(body, func(out []byte) ([]byte, error) {
+			at := body.off
+			if err := body.valType(); err != nil {
+				return nil, err
+			}
+			if _, err := body.byte(); err != nil {
+				return nil, err
+			}
+			return w.expr(append(out, body.buf[at:body.off]...), body)
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.buf = b
+		r.off = 0
+		return w.section(id, &r), nil
+	case sectionExport:
+		return w.renumberVec(body, func(out []byte) ([]byte, error) {
+			at := body.off
+			if _, err := body.name(); err != nil {
+				return nil, err
+			}
+			kind, err := body.byte()
+			if err != nil {
+				return nil, err
+			}
+			indexAt := body.off
+			i, err := body.u32()
+			if err != nil {
+				return nil, err
+			}
+			if kind == kindFunc {
+				i = w.fn(i)
+			}
+			return binary.AppendUvarint(append(out, body.buf[at:indexAt]...), uint64(i)), nil
+		})
+	case sectionStart:
+		i, err := body.u32()
+		return binary.AppendUvarint(nil, uint64(w.fn(i))), err
+	case sectionElement:
+		return w.renumberVec(body, func(out []byte) ([]byte, error) { return w.element(out, body) })
+	case sectionCode:
+		b, err := w.renumberVec(body, func(out []byte) ([]byte, error) { return w.body(out, body) })
+		if err != nil {
+			return nil, err
+		}
+		count, n := binary.Uvarint(b)
+		b = append(binary.AppendUvarint(nil, count+2), b[n:]...)
+		for _, f := range [][]byte{w.tickBody(), w.weighBody()} {
+			b = append(binary.AppendUvarint(b, uint64(len(f))), f...)
+		}
+		return b, nil
+	}
+	return body.buf[body.off:], nil
+}
+
+// renumberVec rewrites the vector body holds, entry by entry.
+func (w *rewrite) renumberVec(body *reader, entry func(out []byte) ([]byte, error)) ([]byte, error) {
+	n, err := body.u32()
+	if err != nil {
+		return nil, err
+	}
+	out := binary.AppendUvarint(nil, uint64(n))
+	for ; n > 0; n-- {
+		if out, err = entry(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// expr copies the constant expression at r to out, renumbering ref.func.
+func (w *rewrite) expr(out []byte, r *reader) ([]byte, error) {
+	err := r.instructions(func(in instr) error {
+		if in.op == 0xd2 {
+			out = binary.AppendUvarint(append(out, in.op), uint64(w.fn(in.imm)))
+		} else {
+			out = append(out, r.buf[in.at:in.end]...)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// element copies one element segment at r to out, renumbering its
+// functions.
+func (w *rewrite) element(out []byte, r *reader) ([]byte, error) {
+	flags, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	out = binary.AppendUvarint(out, uint64(flags))
+	if flags > 7 {
+		return nil, fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
+	}
+	if flags&2 != 0 && flags&1 == 0 { // a table index
+		i, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		out = binary.AppendUvarint(out, uint64(i))
+	}
+	if flags&1 == 0 { // an offset
+		if out, err = w.expr(out, r); err != nil {
+			return nil, err
+		}
+	}
+	if flags&3 != 0 { // an element kind or reference type
+		b, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return w.renumberVecAt(out, r, func(out []byte) ([]byte, error) {
+		if flags&4 != 0 {
+			return w.expr(out, r)
+		}
+		i, err := r.u32()
+		return binary.AppendUvarint(out, uint64(w.fn(i))), err
+	})
+}
+
+// renumberVecAt is renumberVec, appending to out.
+func (w *rewrite) renumberVecAt(out []byte, r *reader, entry func(out []byte) ([]byte, error)) ([]byte, error) {
+	b, err := w.renumberVec(r, entry)
+	return append(out, b...), err
+}
+
+// body copies one function body at r to out (with its size), renumbering
+// calls and references and adding the checks.
+func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
+	size, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	if uint64(size) > uint64(len(r.buf)-r.off) {
+		return nil, fmt.Errorf("%w: body of %d bytes at offset %d runs past its section", ErrSectionOverrun, size, r.off)
+	}
+	start := r.off
+	fn := &reader{buf: r.buf[:start+int(size)], off: start, end: ErrSectionOverrun}
+	r.off += int(size)
+	if err := fn.locals(); err != nil {
+		return nil, err
+	}
+	b := append(make([]byte, 0, int(size)+64), fn.buf[start:fn.off]...)
+	err = fn.instructions(func(in instr) error {
+		switch {
+		case in.op == 0x10 || in.op == 0xd2: // call, ref.func
+			b = binary.AppendUvarint(append(b, in.op), uint64(w.fn(in.imm)))
+			return nil
+		case isBulk(in):
+			b = binary.AppendUvarint(append(b, 0x10), uint64(w.weigh))
+		}
+		b = append(b, fn.buf[in.at:in.end]...)
+		if in.op == 0x03 { // loop
+			b = binary.AppendUvarint(append(b, 0x10), uint64(w.tick))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
+}
+
+// countdown is the code that subtracts what cost pushes (an i32) from the
+// global and, when the count runs out, resets it and calls interrupt.
+func (w *rewrite) countdown(b, cost []byte) []byte {
+	global := func(op byte) { b = binary.AppendUvarint(append(b, op), uint64(w.counter)) }
+	global(0x23)                         // global.get
+	b = append(append(b, cost...), 0x6b) // i32.sub
+	global(0x24)                         // global.set
+	global(0x23)
+	b = append(b, 0x41, 0, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
+	b = appendSLEB(append(b, 0x41), interruptBudget)
+	global(0x24)
+	b = binary.AppendUvarint(append(b, 0x10), uint64(w.interrupt)) // call interrupt
+	return append(b, 0x0b)                                         // end
+}
+
+// tickBody is the function called at loop heads: a cost of one.
+func (w *rewrite) tickBody() []byte {
+	b := w.countdown([]byte{0x00}, []byte{0x41, 0x01}) // no locals; i32.const 1
+	return append(b, 0x0b)
+}
+
+// weighBody is the function called before a bulk instruction, with its
+// count of bytes or elements, which it returns: a cost of one and one more
+// per 4 KiB.
+func (w *rewrite) weighBody() []byte {
+	cost := []byte{0x20, 0x00, 0x41, 12, 0x76, 0x41, 0x01, 0x6a} // (n >> 12) + 1
+	b := w.countdown([]byte{0x00}, cost)
+	return append(b, 0x20, 0x00, 0x0b) // local.get 0
+}
+
+// names returns the payload of the name section at r with its function
+// indices renumbered (function names, local names and label names; other
+// subsections as they are), or false when it cannot be read: names are
+// optional, and an unreadable name section is dropped.
+func (w *rewrite) names(r *reader) ([]byte, bool) {
+	var out []byte
+	for r.off < len(r.buf) {
+		id, err := r.byte()
+		if err != nil {
+			return nil, false
+		}
+		size, err := r.u32()
+		if err != nil || uint64(size) > uint64(len(r.buf)-r.off) {
+			return nil, false
+		}
+		sub := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
+		r.off += int(size)
+		b := sub.buf[sub.off:]
+		if id >= 1 && id <= 3 {
+			if b, err = w.renumberVec(sub, func(out []byte) ([]byte, error) {
+				i, err := sub.u32()
+				if err != nil {
+					return nil, err
+				}
+				out = binary.AppendUvarint(out, uint64(w.fn(i)))
+				at := sub.off
+				if id == 1 {
+					_, err = sub.name()
+				} else {
+					err = sub.vec2()
+				}
+				return append(out, sub.buf[at:sub.off]...), err
+			}); err != nil {
+				return nil, false
+			}
+		}
+		out = append(binary.AppendUvarint(append(out, id), uint64(len(b))), b...)
+	}
+	return out, true
+}
+
+// vec2 skips a name map: a vector of indices and names.
+func (r *reader) vec2() error {
+	n, err := r.u32()
+	for ; err == nil && n > 0; n-- {
+		if _, err = r.u32(); err == nil {
+			_, err = r.name()
+		}
+	}
+	return err
+}
+
+// appendSection appends a section of id with body to out.
+func appendSection(out []byte, id byte, body []byte) []byte {
+	return append(binary.AppendUvarint(append(out, id), uint64(len(body))), body...)
+}
+
+// appendName appends a wasm name: its length, then its bytes.
+func appendName(out []byte, name string) []byte {
+	return append(binary.AppendUvarint(out, uint64(len(name))), name...)
+}
+
+// appendSLEB appends v as a signed LEB128 number, as i32.const takes it.
+func appendSLEB(out []byte, v int64) []byte {
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && b&0x40 == 0 || v == -1 && b&0x40 != 0 {
+			return append(out, b)
+		}
+		out = append(out, b|0x80)
+	}
+}
