@@ -50,10 +50,10 @@ func loopModule() []byte {
 	return slices.Concat(
 		[]byte("\x00asm\x01\x00\x00\x00"),
 		sec(1, []byte{0x02, 0x60, 0x01, 0x7f, 0x01, 0x7f, 0x60, 0x00, 0x01, 0x7f}), // (i32) -> i32, () -> i32
-		sec(2, []byte{0x01}, name("env"), name("one"), []byte{0x00, 0x01}),       // env.one: function 0
-		sec(3, []byte{0x04, 0x00, 0x00, 0x00, 0x00}),                             // run, inc, fill, via
-		sec(4, []byte{0x01, 0x70, 0x01, 0x01, 0x01}),                             // a table of one funcref
-		sec(5, []byte{0x01, 0x00, 0x01}),                                         // a memory of one page
+		sec(2, []byte{0x01}, name("env"), name("one"), []byte{0x00, 0x01}),         // env.one: function 0
+		sec(3, []byte{0x04, 0x00, 0x00, 0x00, 0x00}),                               // run, inc, fill, via
+		sec(4, []byte{0x01, 0x70, 0x01, 0x01, 0x01}),                               // a table of one funcref
+		sec(5, []byte{0x01, 0x00, 0x01}),                                           // a memory of one page
 		sec(7, []byte{0x03}, name("run"), []byte{0x00, 0x01}, name("fill"), []byte{0x00, 0x03}, name("via"), []byte{0x00, 0x04}),
 		sec(9, []byte{0x01, 0x00, 0x41, 0x00, 0x0b, 0x01, 0x02}), // table[0] = inc
 		sec(10, []byte{0x04}, run, inc, fill, via),
@@ -145,7 +145,7 @@ func TestAModuleWithoutLoopsIsLeftAsItIs(t *testing.T) {
 // none, in their place.
 func TestInterruptibleModulesWithoutImportsOrGlobals(t *testing.T) {
 	loop := []byte{0x03, 0x40, 0x20, 0x00, 0x41, 0x01, 0x6b, 0x22, 0x00, 0x0d, 0x00, 0x0b} // loop: n--; br_if n
-	body := slices.Concat([]byte{0x00}, loop, []byte{0x41, 0x05, 0x0b})                   // then 5
+	body := slices.Concat([]byte{0x00}, loop, []byte{0x41, 0x05, 0x0b})                    // then 5
 	wasm := slices.Concat([]byte("\x00asm\x01\x00\x00\x00"),
 		[]byte{0x01, 0x06, 0x01, 0x60, 0x01, 0x7f, 0x01, 0x7f}, // (i32) -> i32
 		[]byte{0x03, 0x02, 0x01, 0x00},
