@@ -20,19 +20,31 @@ import (
 //
 // So the sandbox compiles the check into the module instead
 // (makeInterruptible): a countdown in a global of the module's own, which
-// every loop head decrements by one and every bulk memory or table
-// instruction by one per 4 KiB it moves, through two small functions added
-// to the module; when it runs out, it is reset and the module calls
+// every loop head decrements by one, every bulk memory or table
+// instruction by one more per 4 KiB it moves and every call of an imported
+// function by importCallCost, through two small functions added to the
+// module; when it runs out, it is reset and the module calls
 // interruptModule's interrupt, which ends the call if its context has
 // ended. A loop iteration then costs a WebAssembly call and a few
-// instructions, and the host is asked once every interruptBudget.
+// instructions, and the host is asked once every interruptBudget: within
+// microseconds to a few milliseconds of the end of the context.
+//
+// Closing a module no longer stops its code, which no longer checks; a
+// call ends at its next look at its context instead.
 const (
 	interruptModule = "mcphost:sandbox"
 	interruptName   = "interrupt"
-	// interruptBudget is the countdown: loop iterations, or 4 KiB units
-	// of bulk memory and table instructions, between two looks at the
-	// call's context.
-	interruptBudget = 16384
+	// interruptBudget is the countdown: loop iterations, 4 KiB units of
+	// bulk memory and table instructions, and calls of imported functions
+	// at importCallCost, between two looks at the call's context. Each
+	// look is a call into Go (some 100 ns), one every 1,024 loop
+	// iterations at most.
+	interruptBudget = 1024
+	// importCallCost is what a call of an imported function counts
+	// (1 + 64 KiB / 4 KiB, pushed through weigh): host functions take
+	// microseconds, and a loop of them should look at its context every
+	// few dozen.
+	importCallCost = 17
 )
 
 // interruptFunction is the host function an interruptible module calls
@@ -448,6 +460,12 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 	b := append(make([]byte, 0, int(size)+64), fn.buf[start:fn.off]...)
 	err = fn.instructions(func(in instr) error {
 		switch {
+		case in.op == 0x10 && in.imm < w.interrupt: // a call of an import: weigh 64 KiB first
+			b = append(b, 0x41, 0x80, 0x80, 0x04) // i32.const 65536
+			b = binary.AppendUvarint(append(b, 0x10), uint64(w.weigh))
+			b = append(b, 0x1a) // drop
+			b = binary.AppendUvarint(append(b, in.op), uint64(in.imm))
+			return nil
 		case in.op == 0x10 || in.op == 0xd2: // call, ref.func
 			b = binary.AppendUvarint(append(b, in.op), uint64(w.fn(in.imm)))
 			return nil
@@ -467,7 +485,8 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 }
 
 // countdown is the code that subtracts what cost pushes (an i32) from the
-// global and, when the count runs out, resets it and calls interrupt.
+// global and, when the count runs out, adds a budget to it and calls
+// interrupt: so interrupt is called once for every interruptBudget units.
 func (w *rewrite) countdown(b, cost []byte) []byte {
 	global := func(op byte) { b = binary.AppendUvarint(append(b, op), uint64(w.counter)) }
 	global(0x23)                         // global.get
@@ -475,7 +494,9 @@ func (w *rewrite) countdown(b, cost []byte) []byte {
 	global(0x24)                         // global.set
 	global(0x23)
 	b = append(b, 0x41, 0, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
+	global(0x23)
 	b = appendSLEB(append(b, 0x41), interruptBudget)
+	b = append(b, 0x6a) // i32.add
 	global(0x24)
 	b = binary.AppendUvarint(append(b, 0x10), uint64(w.interrupt)) // call interrupt
 	return append(b, 0x0b)                                         // end

@@ -96,8 +96,9 @@ func call1(t *testing.T, mod api.Module, name string, arg uint32) uint32 {
 
 // TestInterruptibleModulesAskTheHostEveryBudget checks the rewrite of
 // makeInterruptible: the module computes what it did before, and calls
-// interrupt once every interruptBudget loop iterations, or 4 KiB units of
-// bulk memory instructions (one more for the instruction).
+// interrupt once every interruptBudget loop iterations, calls of imports
+// (importCallCost each) or 4 KiB units of bulk memory instructions (one
+// more for the instruction).
 func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	wasm, err := makeInterruptible(loopModule())
 	if err != nil {
@@ -107,7 +108,9 @@ func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	if got := call1(t, mod, "run", 100_000); got != 100_000 {
 		t.Errorf("run(100000) = %d after the rewrite, want 100000", got)
 	}
-	if want := 100_000 / interruptBudget; *calls != want {
+	// Each iteration: 1 for the loop head, importCallCost for inc's call
+	// of env.one.
+	if want := 100_000 * (1 + importCallCost) / interruptBudget; *calls != want {
 		t.Errorf("run(100000) called interrupt %d times, want %d", *calls, want)
 	}
 	*calls = 0
@@ -116,7 +119,7 @@ func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	}
 	// Each iteration: 1 for the loop head, 1 + 65536/4096 for memory.fill.
 	// The countdown goes on from where run left it.
-	if want := (100_000%interruptBudget + 1000*18) / interruptBudget; *calls != want {
+	if want := (100_000*(1+importCallCost)%interruptBudget + 1000*18) / interruptBudget; *calls != want {
 		t.Errorf("fill(1000) called interrupt %d times, want %d", *calls, want)
 	}
 	if got := call1(t, mod, "via", 41); got != 42 {
@@ -156,8 +159,8 @@ func TestInterruptibleModulesWithoutImportsOrGlobals(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod, calls := instantiateCounting(t, got)
-	if r := call1(t, mod, "run", 40_000); r != 5 || *calls != 2 {
-		t.Errorf("run(40000) = %d with %d interrupts, want 5 with 2", r, *calls)
+	if r := call1(t, mod, "run", 40_000); r != 5 || *calls != 40_000/interruptBudget {
+		t.Errorf("run(40000) = %d with %d interrupts, want 5 with %d", r, *calls, 40_000/interruptBudget)
 	}
 }
 

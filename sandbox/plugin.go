@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -49,10 +48,6 @@ const (
 	maxHTTPResponseBytes = 16 << 20
 	maxVarBytes          = 1 << 20
 )
-
-// forceCloseAfter is how long a call may go on after its context ended
-// before its instance is closed under it.
-const forceCloseAfter = 200 * time.Millisecond
 
 // sleepSlice bounds one guest sleep, so that a sleeping plugin notices its
 // call's timeout or cancellation.
@@ -276,15 +271,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // close releases the instance's modules and memories, and gives back what
 // it holds of the memory budget. It must not be running.
 func (i *instance) close() {
-	i.abort()
+	_ = i.plugin.Close(context.Background()) // closing an instance only frees memory
 	i.mem.free()
 	i.pool.budget.release(i.pool.name, i.pool.cost)
-}
-
-// abort releases the instance's modules, which stops its code, but not its
-// memories, which the code may still be using (memoryArena.free).
-func (i *instance) abort() {
-	_ = i.plugin.Close(context.Background()) // closing an instance only frees memory
 }
 
 // Name returns the name the plugin was loaded as.
@@ -378,33 +367,9 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
 	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
-	// wazero stops the plugin's code when ctx ends, but Extism runs some
-	// kernel code under context.Background(); closing the instance stops
-	// everything. Closing it while its code runs races with the host
-	// functions it is in (wazero frees their state), so the instance is
-	// closed only if the call has not returned forceCloseAfter after ctx
-	// ended: wazero's own stop is almost always quicker.
-	var (
-		mu       sync.Mutex
-		returned bool
-		force    *time.Timer
-	)
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !returned {
-			force = time.AfterFunc(forceCloseAfter, inst.abort)
-		}
-	})
+	// The plugin's code stops at its next look at ctx (interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
 	rc, _, err := inst.plugin.CallWithContext(ctx, export, input)
-	stop()
-	mu.Lock()
-	returned = true
-	if force != nil {
-		force.Stop()
-	}
-	mu.Unlock()
 	inst.log.flush()
 	switch {
 	case err != nil && ctx.Err() != nil:
