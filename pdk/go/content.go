@@ -3,6 +3,8 @@ package pdk
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
+	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -67,9 +69,14 @@ func StructuredResult(v any) *abi.CallToolResult {
 	if err != nil {
 		return ErrorResult(err.Error())
 	}
+	// The caller may change the result: its text gets bytes of its own.
+	r.Content[0].Text = strings.Clone(r.Content[0].Text)
 	return r
 }
 
+// structuredResult is StructuredResult for a result encoded at once: its
+// text shares the bytes of its structuredContent (in a TinyGo plugin a copy
+// is garbage for the collector), so neither may change.
 func structuredResult(v any) (*abi.CallToolResult, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -81,7 +88,7 @@ func structuredResult(v any) (*abi.CallToolResult, error) {
 		// without scanning b again: b is already compact.
 		structured = append(append([]byte(`{"result":`), b...), '}')
 	}
-	return &abi.CallToolResult{Content: []abi.Content{Text(string(b))}, StructuredContent: structured}, nil
+	return &abi.CallToolResult{Content: []abi.Content{Text(unsafe.String(unsafe.SliceData(b), len(b)))}, StructuredContent: structured}, nil
 }
 
 // TextResource returns a read_resource result with one text content.

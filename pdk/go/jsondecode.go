@@ -365,7 +365,12 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 	default:
 		return false
 	}
-	return d.members(func(key []byte) bool {
+	it := d.enter('}')
+	for d.more(&it) {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
 		if v.Kind() == reflect.Map {
 			elem := reflect.New(p.t.Elem()).Elem()
 			if !d.value(p.elem, elem) {
@@ -374,19 +379,24 @@ func (d *decoder) object(p *plan, v reflect.Value) bool {
 			k := reflect.New(p.t.Key()).Elem()
 			k.SetString(string(key))
 			v.SetMapIndex(k, elem)
-			return true
+			continue
 		}
 		i := p.field(key)
 		switch {
 		case i < 0:
-			return d.skip()
+			ok = d.skip()
 		case seen[i]:
 			return false
+		default:
+			seen[i] = true
+			f := p.fields[i]
+			ok = d.value(f.plan, v.Field(f.index))
 		}
-		seen[i] = true
-		f := p.fields[i]
-		return d.value(f.plan, v.Field(f.index))
-	})
+		if !ok {
+			return false
+		}
+	}
+	return it.ok
 }
 
 // array decodes the array at d.off into the slice or array v.
@@ -395,23 +405,30 @@ func (d *decoder) array(p *plan, v reflect.Value) bool {
 		return false
 	}
 	i := 0
-	ok := d.elements(func() bool {
-		if v.Kind() == reflect.Slice {
+	it := d.enter(']')
+	for d.more(&it) {
+		var ok bool
+		switch {
+		case v.Kind() == reflect.Slice:
 			if i >= v.Cap() {
 				v.Grow(1)
 			}
 			v.SetLen(i + 1)
-		} else if i >= v.Len() {
-			i++
-			return d.skip() // past the end of the array
+			ok = d.value(p.elem, v.Index(i))
+		case i >= v.Len():
+			ok = d.skip() // past the end of the array
+		default:
+			ok = d.value(p.elem, v.Index(i))
+		}
+		if !ok {
+			return false
 		}
 		i++
-		return d.value(p.elem, v.Index(i-1))
-	})
-	if ok && i == 0 && v.Kind() == reflect.Slice {
+	}
+	if it.ok && i == 0 && v.Kind() == reflect.Slice {
 		v.Set(reflect.MakeSlice(p.t, 0, 0)) // [] is an empty slice, not nil
 	}
-	return ok
+	return it.ok
 }
 
 // valueInterface decodes the next value as encoding/json decodes into an
@@ -420,20 +437,30 @@ func (d *decoder) valueInterface() (any, bool) {
 	switch c := d.next(); c {
 	case '{':
 		m := map[string]any{}
-		ok := d.members(func(key []byte) bool {
+		it := d.enter('}')
+		for d.more(&it) {
+			key, ok := d.key()
+			if !ok {
+				return m, false
+			}
 			x, ok := d.valueInterface()
 			m[string(key)] = x
-			return ok
-		})
-		return m, ok
+			if !ok {
+				return m, false
+			}
+		}
+		return m, it.ok
 	case '[':
 		a := make([]any, 0)
-		ok := d.elements(func() bool {
+		it := d.enter(']')
+		for d.more(&it) {
 			x, ok := d.valueInterface()
 			a = append(a, x)
-			return ok
-		})
-		return a, ok
+			if !ok {
+				return a, false
+			}
+		}
+		return a, it.ok
 	case '"':
 		s, ok := d.str()
 		return string(s), ok
@@ -458,10 +485,19 @@ func (d *decoder) valueInterface() (any, bool) {
 // skip checks the next value and moves past it.
 func (d *decoder) skip() bool {
 	switch c := d.next(); c {
-	case '{':
-		return d.members(func([]byte) bool { return d.skip() })
-	case '[':
-		return d.elements(d.skip)
+	case '{', '[':
+		it := d.enter(c + 2) // '}' or ']'
+		for d.more(&it) {
+			if c == '{' {
+				if _, ok := d.key(); !ok {
+					return false
+				}
+			}
+			if !d.skip() {
+				return false
+			}
+		}
+		return it.ok
 	case '"':
 		_, _, ok := d.scanString()
 		return ok
@@ -476,55 +512,65 @@ func (d *decoder) skip() bool {
 	return ok
 }
 
-// members reads the object at d.off, calling member with each key with
-// d.off at its value.
-func (d *decoder) members(member func(key []byte) bool) bool {
-	return d.nested('}', func() bool {
-		if d.next() != '"' {
-			return false
-		}
-		key, ok := d.str()
-		if !ok || d.next() != ':' {
-			return false
-		}
-		d.off++
-		return member(key)
-	})
+// iter is the walk of the members or elements of an object or array:
+//
+//	it := d.enter('}')
+//	for d.more(&it) {
+//		read a key (members) and a value
+//	}
+//	return it.ok
+//
+// (The walk takes no function to call for each item: in TinyGo a closure
+// is allocated, and allocations are what makes its collector run.)
+type iter struct {
+	closer byte
+	items  int
+	ok     bool // the walk ended at the closer; false until then
+	bad    bool // the input is not valid JSON
 }
 
-// elements reads the array at d.off, calling element with d.off at each
-// element.
-func (d *decoder) elements(element func() bool) bool {
-	return d.nested(']', element)
+// enter moves past the '{' or '[' at d.off, whose closer is closer.
+func (d *decoder) enter(closer byte) iter {
+	d.off++
+	d.depth++
+	return iter{closer: closer, bad: d.depth > maxDepth}
 }
 
-// nested reads the object or array at d.off, calling item for each of its
-// members or elements, separated by commas and ended by closer.
-func (d *decoder) nested(closer byte, item func() bool) bool {
-	d.off++ // '{' or '['
-	if d.depth++; d.depth > maxDepth {
+// more reports whether another member or element follows, moving past the
+// comma before it; at the closer it moves past it and sets it.ok.
+func (d *decoder) more(it *iter) bool {
+	if it.bad || it.ok {
 		return false
 	}
-	if d.next() == closer {
+	switch c := d.next(); {
+	case c == it.closer:
 		d.off++
 		d.depth--
-		return true
+		it.ok = true
+		return false
+	case it.items == 0:
+	case c == ',':
+		d.off++
+	default:
+		it.bad = true
+		return false
 	}
-	for {
-		if !item() {
-			return false
-		}
-		switch d.next() {
-		case ',':
-			d.off++
-		case closer:
-			d.off++
-			d.depth--
-			return true
-		default:
-			return false
-		}
+	it.items++
+	return true
+}
+
+// key reads a member's key and the colon after it, leaving d.off at its
+// value.
+func (d *decoder) key() ([]byte, bool) {
+	if d.next() != '"' {
+		return nil, false
 	}
+	key, ok := d.str()
+	if !ok || d.next() != ':' {
+		return nil, false
+	}
+	d.off++
+	return key, true
 }
 
 // literal moves past lit (true, false or null) at d.off.
