@@ -72,6 +72,11 @@ func TestServerJSONIsValid(t *testing.T) {
 	if err := sch.Validate(doc); err != nil {
 		t.Fatalf("server.json does not follow the registry's schema:\n%v", err)
 	}
+	// The schema bites: a name without its namespace is refused.
+	doc.(map[string]any)["name"] = "mcphost"
+	if sch.Validate(doc) == nil {
+		t.Fatal("the schema accepted a server name without a namespace")
+	}
 }
 
 // TestServerJSONNamesTheImage checks what the schema cannot: the OCI
