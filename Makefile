@@ -154,6 +154,12 @@ walkthrough:
 
 .PHONY: walkthrough
 
+## docker-check: build the Dockerfile with buildah, without a daemon, and check that the image serves the examples as a user that is not root (optional, minutes; not part of make test; see scripts/docker-check.sh)
+docker-check:
+	scripts/docker-check.sh
+
+.PHONY: docker-check
+
 # RELEASE_PLATFORMS are the GOOS/GOARCH pairs make release builds.
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
