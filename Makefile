@@ -62,9 +62,10 @@ serve:
 	@$(MAKE) --no-print-directory build examples >&2
 	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
-## test: install what the tests need, check the code, run every test with the race detector, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
+## test: install what the tests need, check the code, run every test with the race detector, the README's walk-through, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
 test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
+	scripts/walkthrough.sh
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
 	$(GO) test -count=1 -run AllocationCeiling ./host
 	$(GO) -C pdk/go test -count=1 -run AllocationCeiling .
@@ -147,6 +148,18 @@ conformance:
 	scripts/conformance.sh
 
 .PHONY: conformance-plugin conformance
+
+## walkthrough: run the README's walk-through as written (its sh blocks, in a temporary folder, against a fresh build/mcphost; see scripts/walkthrough.sh)
+walkthrough:
+	scripts/walkthrough.sh
+
+.PHONY: walkthrough
+
+## docker-check: build the Dockerfile with buildah, without a daemon, and check that the image serves the examples as a user that is not root (optional, minutes; not part of make test; see scripts/docker-check.sh)
+docker-check:
+	scripts/docker-check.sh
+
+.PHONY: docker-check
 
 # RELEASE_PLATFORMS are the GOOS/GOARCH pairs make release builds.
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64

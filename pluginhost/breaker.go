@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -181,8 +182,14 @@ func classify(err error) (outcome, string) {
 	if err == nil {
 		return success, ""
 	}
+	var ce *sandbox.CallError
 	switch sandbox.KindOf(err) {
 	case sandbox.KindTrap, sandbox.KindOutOfMemory, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
+		// The words a client reads, without the sandbox's own prefix
+		// (package, plugin, export): the refusal quotes them.
+		if errors.As(err, &ce) {
+			return failure, fmt.Sprintf("%s: %s", ce.Kind, ce.Message)
+		}
 		return failure, err.Error()
 	case sandbox.KindPlugin:
 		return success, ""

@@ -26,8 +26,9 @@ type compileGate struct {
 	open chan struct{}
 	once sync.Once
 
-	mu   sync.Mutex
-	left int
+	mu    sync.Mutex
+	left  int
+	timer *time.Timer // opens the gate at its latest; stopped when it opens sooner
 }
 
 // newCompileGate returns the gate of n plugins, which opens at the latest
@@ -38,7 +39,9 @@ func newCompileGate(n int, atMost time.Duration) *compileGate {
 		g.opened()
 		return g
 	}
-	time.AfterFunc(atMost, g.opened)
+	g.mu.Lock()
+	g.timer = time.AfterFunc(atMost, g.opened)
+	g.mu.Unlock()
 	return g
 }
 
@@ -49,6 +52,7 @@ func (g *compileGate) compiled() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.left--; g.left == 0 {
+		g.timer.Stop()
 		g.opened()
 	}
 }

@@ -55,3 +55,14 @@ func TestCompileGateOfNoPluginsIsOpen(t *testing.T) {
 		t.Fatal("a gate for no plugins is closed")
 	}
 }
+
+func TestCompileGateOpenedEarlyStopsItsTimer(t *testing.T) {
+	g := newCompileGate(2, time.Hour)
+	g.compiled()
+	g.compiled()
+	// Stop reports true only for a timer still pending: the gate opened
+	// early must have stopped it, not left it to fire an hour later.
+	if g.timer.Stop() {
+		t.Fatal("the gate opened early and left its timer running")
+	}
+}

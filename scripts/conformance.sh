@@ -14,11 +14,12 @@
 #
 # No run has expected failures: every scenario must pass.
 #
-# Needs Node.js >= 22 and npm. When `node` is older, Node 22 is installed
-# from npm into .cache/node (package node-<os>-<arch>); each suite version
-# goes into .cache/conformance-<version>. Nothing is installed globally.
-# Without Node or npm the run is SKIPPED (exit 0), except in CI (CI=true),
-# where that is an error.
+# Needs Node.js >= 22 and npm (scripts/node.sh finds or installs them):
+# without npm, Debian's is installed (scripts/apt.sh); when `node` is
+# older, Node 22 is installed from npm into .cache/node (package
+# node-<os>-<arch>); each suite version goes into
+# .cache/conformance-<version>. When Node or npm cannot be had, the run is
+# SKIPPED (exit 0), except in CI (CI=true), where that is an error.
 #
 # Environment: CONFORMANCE_PORT (default: a free port),
 # CONFORMANCE_START_TIMEOUT (seconds to wait for the server, default 120),
@@ -29,6 +30,8 @@
 # where the run's logs and results go too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/apt.sh
+. scripts/node.sh
 
 legacy_suite="0.1.16"
 modern_suite="0.2.0-alpha.12"
@@ -69,52 +72,6 @@ EOF
   exit 0
 }
 
-# node_major prints the major version of the node binary $1 (0 if unknown).
-node_major() {
-  local v
-  v=$("$1" --version 2>/dev/null || true)
-  v=${v#v}
-  v=${v%%.*}
-  case "$v" in
-    '' | *[!0-9]*) echo 0 ;;
-    *) echo "$v" ;;
-  esac
-}
-
-# find_node sets node to a Node.js >= 22 binary, installing one with npm
-# into .cache/node when needed.
-find_node() {
-  if command -v node >/dev/null 2>&1 && [ "$(node_major node)" -ge "$node_major_wanted" ]; then
-    node=$(command -v node)
-    return
-  fi
-  local os arch pkg
-  case "$(uname -s)" in
-    Linux) os=linux ;;
-    Darwin) os=darwin ;;
-    *) missing "no Node.js >= $node_major_wanted, and no npm package of Node for $(uname -s)" ;;
-  esac
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x64 ;;
-    aarch64 | arm64) arch=arm64 ;;
-    *) missing "no Node.js >= $node_major_wanted, and no npm package of Node for $(uname -m)" ;;
-  esac
-  pkg="node-$os-$arch"
-  node="$cache/node/node_modules/$pkg/bin/node"
-  if [ -x "$node" ] && [ "$(node_major "$node")" -ge "$node_major_wanted" ]; then
-    return
-  fi
-  if ! command -v npm >/dev/null 2>&1; then
-    missing "Node.js >= $node_major_wanted is missing (found: $(node --version 2>/dev/null || echo none)) and npm is missing too"
-  fi
-  say "installing Node $node_major_wanted into $cache/node ($pkg)"
-  npm install --prefix "$cache/node" --no-audit --no-fund --loglevel=error "$pkg@$node_major_wanted" >&2
-  if [ "$(node_major "$node")" -lt "$node_major_wanted" ]; then
-    say "ERROR: $node is not Node >= $node_major_wanted after npm install $pkg@$node_major_wanted"
-    exit 1
-  fi
-}
-
 # suite_dir is where suite version $1 is installed.
 suite_dir() { echo "$cache/conformance-$1/node_modules/@modelcontextprotocol/conformance"; }
 
@@ -125,9 +82,7 @@ install_suite() {
   if [ "$have" = "$version" ]; then
     return
   fi
-  if ! command -v npm >/dev/null 2>&1; then
-    missing "npm is missing: it installs @modelcontextprotocol/conformance@$version"
-  fi
+  need_npm "the MCP conformance suite" || missing "npm is missing: it installs @modelcontextprotocol/conformance@$version"
   say "installing @modelcontextprotocol/conformance@$version into $cache/conformance-$version"
   # npm runs on the Node found above (its engines want a recent one).
   PATH="$(cd "$(dirname "$node")" && pwd):$PATH" \
@@ -149,7 +104,7 @@ elif [ $# -gt 0 ]; then
   runs=(legacy)
 fi
 
-find_node
+need_node "$node_major_wanted" "the MCP conformance suite" || missing "$node_missing"
 install_suite "$legacy_suite"
 install_suite "$modern_suite"
 node=$(cd "$(dirname "$node")" && pwd)/$(basename "$node")

@@ -18,17 +18,22 @@ fi
 go mod download
 
 # The TypeScript SDK clients (v1 and v2) and the Inspector CLI the interop
-# tests drive (internal/e2e/testdata/tsclient). The conformance suite
-# installs its own Node 22 (scripts/conformance.sh).
+# tests drive (internal/e2e/testdata/tsclient), with npm, Debian's when
+# there is none (scripts/node.sh). The conformance suite installs its own
+# Node 22 the same way (scripts/conformance.sh).
+. scripts/apt.sh
+. scripts/node.sh
 tsclient=internal/e2e/testdata/tsclient
-if command -v npm >/dev/null 2>&1; then
+rc=0
+need_npm "the TypeScript SDK interop tests (internal/e2e/testdata/tsclient)" || rc=$?
+if [ "$rc" -eq 0 ]; then
   if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
     [ ! -f "$tsclient/node_modules/@modelcontextprotocol/client/package.json" ] ||
     [ ! -f "$tsclient/node_modules/@modelcontextprotocol/inspector/package.json" ]; then
     npm install --prefix "$tsclient" --no-package-lock --no-audit --no-fund --loglevel=error
   fi
 elif [ -n "${CI:-}" ]; then
-  echo "setup: npm is needed in CI (TypeScript SDK interop tests)" >&2
+  echo "setup: npm is needed in CI (TypeScript SDK interop tests), and it could not be installed" >&2
   exit 1
 else
   echo "setup: npm not found: the TypeScript SDK interop tests will be SKIPPED" >&2

@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
+	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // documentedErrors reads the table of docs/errors.md: each error's name
@@ -37,17 +40,14 @@ func documentedErrors(t *testing.T) map[string]string {
 	return rows
 }
 
-// matches reports whether got holds the parts of example between its "…"
-// in order.
+// matches reports whether got is example, whole, each "…" in example
+// standing for any text.
 func matches(got, example string) bool {
-	for _, part := range strings.Split(example, "…") {
-		i := strings.Index(got, part)
-		if i < 0 {
-			return false
-		}
-		got = got[i+len(part):]
+	parts := strings.Split(example, "…")
+	for i, part := range parts {
+		parts[i] = regexp.QuoteMeta(part)
 	}
-	return true
+	return regexp.MustCompile(`(?s)^` + strings.Join(parts, ".*") + `$`).MatchString(got)
 }
 
 // TestErrorsAsDocumented runs each row of docs/errors.md against a real
@@ -88,7 +88,11 @@ max_queue = 0
 	ctx := ctxT(t)
 	call := func(tool string, args map[string]any) string {
 		got, isErr, err := hostileCall(ctx, cs, tool, args)
-		if err != nil {
+		var rpcErr *sdkjsonrpc.Error // a JSON-RPC error: the client sees its message
+		switch {
+		case errors.As(err, &rpcErr):
+			return rpcErr.Message
+		case err != nil:
 			return err.Error()
 		}
 		if !isErr {
@@ -97,10 +101,11 @@ max_queue = 0
 		return got
 	}
 	scenarios := map[string]func() string{
-		"out of memory":    func() string { return call("hog", nil) },
-		"timeout":          func() string { return call("spin", nil) },
-		"output too large": func() string { return call("flood", map[string]any{"bytes": 1 << 20}) },
-		"crash":            func() string { return call("crash", nil) },
+		"out of memory":                        func() string { return call("hog", nil) },
+		"timeout":                              func() string { return call("spin", nil) },
+		"output too large":                     func() string { return call("flood", map[string]any{"bytes": 1 << 20}) },
+		"crash":                                func() string { return call("crash", nil) },
+		"trap with the plugin's panic message": func() string { return call("panic", nil) },
 		"queue full": func() string {
 			var held sync.WaitGroup
 			held.Go(func() { call("worker_hold", nil) })
@@ -121,12 +126,13 @@ max_queue = 0
 			call("flaky_crash", nil)
 			return call("flaky_ok", nil)
 		},
-		"host not granted":          func() string { return call("fetch", map[string]any{"url": "http://example.com/"}) },
-		"loopback refused":          func() string { return call("fetch", map[string]any{"url": "http://localhost:1/"}) },
-		"host function not granted": func() string { return call("roots", nil) },
-		"file outside the mounts":   func() string { return call("read", map[string]any{"path": "/etc/passwd"}) },
-		"config value not granted":  func() string { return call("leak", map[string]any{"key": "HOME"}) },
-		"unknown tool":              func() string { return call("nope", nil) },
+		"denied egress: host not granted": func() string { return call("fetch", map[string]any{"url": "http://example.com/"}) },
+		"denied egress: loopback address": func() string { return call("fetch", map[string]any{"url": "http://localhost:1/"}) },
+		"host function not granted":       func() string { return call("roots", nil) },
+		"denied file access":              func() string { return call("read", map[string]any{"path": "/etc/passwd"}) },
+		"denied config value":             func() string { return call("leak", map[string]any{"key": "HOME"}) },
+		"denied env access":               func() string { return call("getenv", map[string]any{"key": "HOME"}) },
+		"unknown tool":                    func() string { return call("nope", nil) },
 	}
 	rows := documentedErrors(t)
 	for name := range scenarios {

@@ -480,7 +480,7 @@ calls_per_second = 2
 	// Open: the plugin's tools answer at once, without running.
 	start := time.Now()
 	got, isErr, err := hostileCall(ctx, cs, "ok", nil)
-	if err != nil || !isErr || !strings.Contains(got, "plugin hostile: plugin unavailable: circuit breaker open after repeated failures (last: sandbox: plugin hostile: call_tool: plugin trapped:") ||
+	if err != nil || !isErr || !strings.Contains(got, "plugin hostile: plugin unavailable: circuit breaker open after repeated failures (last: plugin trapped:") ||
 		!strings.Contains(got, "calls fail at once until a probe succeeds: next probe in") {
 		t.Fatalf("while open: %v %v %q\n%s", err, isErr, got, srv.log)
 	}

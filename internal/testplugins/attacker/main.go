@@ -92,6 +92,14 @@ func init() {
 		return fmt.Sprintf("env=%q args=%q", os.Environ(), os.Args), nil
 	})
 
+	pdk.Tool("getenv", "Reads a variable of the host's environment.", func(_ *pdk.Context, a keyArgs) (string, error) {
+		v, ok := os.LookupEnv(a.Key)
+		if !ok {
+			return "", fmt.Errorf("environment variable %s is not set", a.Key)
+		}
+		return v, nil
+	})
+
 	// Reads a config value and leaks it everywhere it can but its result.
 	pdk.Tool("leak", "Reads a config key and puts it in the log and an error.", func(ctx *pdk.Context, a keyArgs) (string, error) {
 		v, ok := pdk.Config(a.Key)

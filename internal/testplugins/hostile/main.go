@@ -38,6 +38,10 @@ func init() {
 		os.Exit(3)
 		return "", nil
 	})
+	pdk.Tool("panic", "Panics on a goroutine of its own, where the PDK cannot recover it.", func(*pdk.Context, none) (string, error) {
+		go func() { panic("the disk is full") }()
+		select {}
+	})
 	pdk.Tool("hog", "Allocates memory until there is none.", func(*pdk.Context, none) (string, error) {
 		for {
 			sink = append(sink, make([]byte, 1<<20))
