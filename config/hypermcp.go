@@ -7,11 +7,14 @@ import (
 )
 
 // KeyringEntry grants a plugin one keyring entry, which get_keyring_secret
-// answers with the value of one of the plugin's secrets.
+// answers with the value of one of the plugin's secrets or, without
+// Secret, with the value of the entry in the OS keyring.
 type KeyringEntry struct {
-	// Service and User name the entry, as the plugin asks for it.
+	// Service and User name the entry, as the plugin asks for it (and as
+	// the OS keyring stores it: secret-tool's service and username).
 	Service, User string
-	// Secret is the key, in the plugin's secrets table, of its value.
+	// Secret is the key, in the plugin's secrets table, of its value; ""
+	// for the OS keyring's entry.
 	Secret string
 }
 
@@ -67,9 +70,11 @@ func (d *decoder) keyring(t map[string]any, p keyPath) []KeyringEntry {
 		}
 		e.Service, e.User = field("service"), field("user")
 		named := len(d.errs) == before // service and user are right
-		e.Secret = field("secret")
-		if _, ok := secrets[e.Secret]; !ok && e.Secret != "" {
-			d.errorf(ip.add("secret"), "%q is not a key of this plugin's secrets table", e.Secret)
+		if secret, ok := d.str(et, ip, "secret"); ok {
+			e.Secret = secret
+			if _, ok := secrets[secret]; !ok {
+				d.errorf(ip.add("secret"), "%s", missingSecret(secret))
+			}
 		}
 		if !named {
 			continue // entries alike only through a wrong key are no duplicates
@@ -129,6 +134,15 @@ func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
 		out = append(out, c)
 	}
 	return out
+}
+
+// missingSecret says why a keyring entry's secret, which is not a key of
+// the plugin's secrets table, is wrong.
+func missingSecret(secret string) string {
+	if secret == "" {
+		return "empty: name a key of this plugin's secrets table, or leave secret out to read the OS keyring"
+	}
+	return fmt.Sprintf("%q is not a key of this plugin's secrets table", secret)
 }
 
 // checkEndpoint returns why s is not an absolute http or https URL.
