@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -235,18 +236,12 @@ func TestRefusals(t *testing.T) {
 
 func TestKeyless(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
-	ctx := context.Background()
 	signer := plugintest.NewKeylessSigner(t)
 	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
 	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
-	n := 0
+	push := newPlugins(t, reg, "keyless")
 	signed := func(id, iss string, tamper bool) string {
-		n++
-		ref := "oci://" + reg.Addr + "/keyless/p" + string(rune('a'+n)) + ":1"
-		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, dgst := push()
 		body := plugintest.SimpleSigning(t, ref, dgst)
 		ann := signer.Annotations(t, id, iss, body)
 		if tamper {
@@ -255,28 +250,61 @@ func TestKeyless(t *testing.T) {
 		plugintest.PushSignature(t, ref, dgst, body, ann)
 		return ref
 	}
-	t.Run("good", func(t *testing.T) {
-		got, err := newPuller(t).Pull(ctx, signed(identity, issuer, false), pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
-			t.Errorf("signer %q, want %q", got.Signer, want)
-		}
-	})
-	for name, c := range map[string]struct {
-		ref, want string
-		pol       Policy
-	}{
+	wantSigner(t, signed(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantRefusals(t, "expected a keyless cosign signature", map[string]refusal{
 		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":     {signed(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"tampered payload": {signed(identity, issuer, true), "does not match artifact", pol},
 		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
-	} {
+	})
+}
+
+// newPlugins returns a function that pushes a new plugin, each to a
+// repository of its own under path in reg, and returns its reference and
+// manifest digest.
+func newPlugins(t *testing.T, reg *plugintest.Registry, path string) func() (ref, dgst string) {
+	n := 0
+	return func() (string, string) {
+		t.Helper()
+		n++
+		ref := fmt.Sprintf("oci://%s/%s/p%d:1", reg.Addr, path, n)
+		dgst, err := newPuller(t).Push(context.Background(), ref, module(ref), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref, dgst
+	}
+}
+
+// wantSigner checks, in a subtest "good", that ref is pulled under pol
+// and signed by signer.
+func wantSigner(t *testing.T, ref string, pol Policy, signer string) {
+	t.Run("good", func(t *testing.T) {
+		got, err := newPuller(t).Pull(context.Background(), ref, pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Signer != signer {
+			t.Errorf("signer %q, want %q", got.Signer, signer)
+		}
+	})
+}
+
+// refusal is a pull of ref under pol that must fail with an error holding
+// want.
+type refusal struct {
+	ref, want string
+	pol       Policy
+}
+
+// wantRefusals checks each refusal in a subtest of its name; every error
+// also holds also.
+func wantRefusals(t *testing.T, also string, cases map[string]refusal) {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "expected a keyless cosign signature") {
-				t.Errorf("error %v\nwant %q", err, c.want)
+			_, err := newPuller(t).Pull(context.Background(), c.ref, c.pol)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), also) {
+				t.Errorf("error %v\nwant %q and %q", err, c.want, also)
 			}
 		})
 	}
@@ -446,18 +474,12 @@ func logHas(log string, parts ...string) bool {
 // cannot satisfy.
 func TestKeylessBundleThroughReferrers(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
-	ctx := context.Background()
 	signer := plugintest.NewKeylessSigner(t)
 	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
 	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
-	n := 0
+	push := newPlugins(t, reg, "bundle")
 	attached := func(id, iss string, otherSubject bool) string {
-		n++
-		ref := "oci://" + reg.Addr + "/bundle/p" + string(rune('a'+n)) + ":1"
-		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, dgst := push()
 		subject := dgst
 		if otherSubject {
 			subject = digest.FromString("another manifest").String()
@@ -465,29 +487,11 @@ func TestKeylessBundleThroughReferrers(t *testing.T) {
 		signer.AttachBundle(t, ref, dgst, subject, id, iss)
 		return ref
 	}
-	t.Run("good", func(t *testing.T) {
-		got, err := newPuller(t).Pull(ctx, attached(identity, issuer, false), pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
-			t.Errorf("signer %q, want %q", got.Signer, want)
-		}
-	})
-	for name, c := range map[string]struct {
-		ref, want string
-		pol       Policy
-	}{
+	wantSigner(t, attached(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantRefusals(t, "sigstore bundle", map[string]refusal{
 		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
 		"key policy":     {attached(identity, issuer, false), "a sigstore bundle is verified keyless only", Policy{Key: plugintest.NewKeySigner(t).Pub}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "sigstore bundle") {
-				t.Errorf("error %v\nwant %q", err, c.want)
-			}
-		})
-	}
+	})
 }
