@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
@@ -492,6 +494,48 @@ func TestKeylessBundleThroughReferrers(t *testing.T) {
 		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
-		"key policy":     {attached(identity, issuer, false), "a sigstore bundle is verified keyless only", Policy{Key: plugintest.NewKeySigner(t).Pub}},
+		"key policy":     {attached(identity, issuer, false), "its signature is not by the key", Policy{Key: plugintest.NewKeySigner(t).Pub}},
 	})
+}
+
+// TestKeyBundleThroughReferrers proves a plugin signed only with a sigstore
+// bundle made with a key, as `cosign sign --key` v3 attaches it through the
+// referrers API, is verified under a key policy: accepted when the key
+// signed this manifest; refused, each with its own message, when another
+// key signed it, when it signs another manifest, and under a keyless
+// policy, which a key cannot satisfy.
+func TestKeyBundleThroughReferrers(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	key, other := plugintest.NewKeySigner(t), plugintest.NewKeySigner(t)
+	pol := Policy{Key: key.Pub}
+	push := newPlugins(t, reg, "keybundle")
+	attached := func(by *plugintest.KeySigner, otherSubject bool) string {
+		ref, dgst := push()
+		subject := dgst
+		if otherSubject {
+			subject = digest.FromString("another manifest").String()
+		}
+		by.AttachBundle(t, ref, dgst, subject)
+		return ref
+	}
+	wantSigner(t, attached(key, false), pol, keySigner(t, key))
+	wantRefusals(t, "sigstore bundle", map[string]refusal{
+		"other key":      {attached(other, false), "its signature is not by the key " + key.Pub + ": failed to verify signature", pol},
+		"other manifest": {attached(key, true), "provided artifact digest does not match any digest in statement", pol},
+		"keyless policy": {attached(key, false), "does not verify", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
+	})
+}
+
+// keySigner is how a pull names a signature by k's key.
+func keySigner(t *testing.T, k *plugintest.KeySigner) string {
+	t.Helper()
+	pub, err := k.SV.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("key %s (sha256:%x)", k.Pub, sha256.Sum256(der))
 }
