@@ -257,7 +257,10 @@
 //	                       # unset: the client credentials grant
 //	scopes = ["read"]      # the scopes the plugin may ask for, and what it
 //	                       # gets when it asks for none
-//	auth_style = "basic"   # "basic" or "body"; unset: try both
+//	auth_style = "basic"   # "basic" or "body"; unset: try both, except
+//	                       # for the device authorization grant, whose
+//	                       # polls would then go twice: "body" for a public
+//	                       # client, "basic" for one with a secret
 //
 //	[[plugins.NAME.mounts]]  # one table per host directory the plugin sees
 //	host = "./docs"        # host directory; required; relative paths are
