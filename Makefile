@@ -82,6 +82,7 @@ check:
 	scripts/setup-js.sh
 	scripts/setup-haproxy.sh
 	scripts/setup-registry.sh
+	scripts/setup-keyring.sh
 	scripts/setup-tinygo.sh
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi

@@ -218,11 +218,17 @@
 //	                       # plugin's own, without prefix), "*" for the
 //	                       # tools not named; overrides what the plugin
 //	                       # declares (see below)
-//	keyring = [{ service = "github", user = "me", secret = "api_key" }]
+//	keyring = [{ service = "github", user = "me", secret = "api_key" }, { service = "vault", user = "ops" }]
 //	                       # keyring entries the plugin may read with
 //	                       # get_keyring_secret (hyper-mcp's
 //	                       # allowed_secrets), each answered with the value
-//	                       # of the key of secrets it names
+//	                       # of the key of secrets it names or, without
+//	                       # secret, of the entry in the OS keyring (the
+//	                       # Secret Service on D-Bus, as secret-tool store
+//	                       # service S username U writes it; macOS's
+//	                       # Keychain, Windows' Credential Manager), read
+//	                       # when the plugin loads: an entry missing there
+//	                       # fails the load; no other entry is readable
 //	require_scopes = ["notes:read", "team-a"]
 //	                       # OAuth scopes a client's token must all hold
 //	                       # for the client to see the plugin at all: to a
@@ -251,7 +257,10 @@
 //	                       # unset: the client credentials grant
 //	scopes = ["read"]      # the scopes the plugin may ask for, and what it
 //	                       # gets when it asks for none
-//	auth_style = "basic"   # "basic" or "body"; unset: try both
+//	auth_style = "basic"   # "basic" or "body"; unset: try both, except
+//	                       # for the device authorization grant, whose
+//	                       # polls would then go twice: "body" for a public
+//	                       # client, "basic" for one with a secret
 //
 //	[[plugins.NAME.mounts]]  # one table per host directory the plugin sees
 //	host = "./docs"        # host directory; required; relative paths are

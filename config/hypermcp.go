@@ -7,11 +7,14 @@ import (
 )
 
 // KeyringEntry grants a plugin one keyring entry, which get_keyring_secret
-// answers with the value of one of the plugin's secrets.
+// answers with the value of one of the plugin's secrets or, without
+// Secret, with the value of the entry in the OS keyring.
 type KeyringEntry struct {
-	// Service and User name the entry, as the plugin asks for it.
+	// Service and User name the entry, as the plugin asks for it (and as
+	// the OS keyring stores it: secret-tool's service and username).
 	Service, User string
-	// Secret is the key, in the plugin's secrets table, of its value.
+	// Secret is the key, in the plugin's secrets table, of its value; ""
+	// for the OS keyring's entry.
 	Secret string
 }
 
@@ -48,59 +51,37 @@ var (
 // be a key of t's secrets table (one whose value is wrong is reported
 // there, not again here).
 func (d *decoder) keyring(t map[string]any, p keyPath) []KeyringEntry {
-	items := d.tableArray(t, p, "keyring")
-	p = p.add("keyring")
 	secrets, _ := t["secrets"].(map[string]any)
-	var out []KeyringEntry
-	for i, item := range items {
-		ip := p.add(index(i))
-		et, ok := d.table(item, ip, keyringKeys)
-		if !ok {
-			continue
-		}
+	return grantTables(d, t, p, "keyring", keyringKeys, func(et map[string]any, ip keyPath) (e KeyringEntry, named bool) {
 		before := len(d.errs)
-		var e KeyringEntry
 		field := func(key string) string {
 			d.required(et, ip, key)
 			s, _ := d.str(et, ip, key)
 			return s
 		}
 		e.Service, e.User = field("service"), field("user")
-		named := len(d.errs) == before // service and user are right
-		e.Secret = field("secret")
-		if _, ok := secrets[e.Secret]; !ok && e.Secret != "" {
-			d.errorf(ip.add("secret"), "%q is not a key of this plugin's secrets table", e.Secret)
+		named = len(d.errs) == before
+		if secret, ok := d.str(et, ip, "secret"); ok {
+			e.Secret = secret
+			if _, ok := secrets[secret]; !ok {
+				d.errorf(ip.add("secret"), "%s", missingSecret(secret))
+			}
 		}
-		if !named {
-			continue // entries alike only through a wrong key are no duplicates
-		}
-		if slices.ContainsFunc(out, func(o KeyringEntry) bool { return o.Service == e.Service && o.User == e.User }) {
-			d.errorf(ip, "the entry service = %q, user = %q is granted twice", e.Service, e.User)
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+		return e, named
+	}, func(e KeyringEntry) string {
+		return fmt.Sprintf("the entry service = %q, user = %q", e.Service, e.User)
+	})
 }
 
 // oauth2 returns the oauth2 array of tables.
 func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
-	items := d.tableArray(t, p, "oauth2")
-	p = p.add("oauth2")
-	var out []OAuth2Client
-	for i, item := range items {
-		ip := p.add(index(i))
-		ct, ok := d.table(item, ip, oauth2Keys)
-		if !ok {
-			continue
-		}
+	return grantTables(d, t, p, "oauth2", oauth2Keys, func(ct map[string]any, ip keyPath) (c OAuth2Client, named bool) {
 		before := len(d.errs)
-		var c OAuth2Client
 		d.required(ct, ip, "token_url")
 		d.required(ct, ip, "client_id")
 		c.TokenURL, _ = d.checked(ct, ip, "token_url", checkEndpoint)
 		c.ClientID, _ = d.str(ct, ip, "client_id")
-		named := len(d.errs) == before // token_url and client_id are right
+		named = len(d.errs) == before
 		c.DeviceAuthorizationURL, _ = d.checked(ct, ip, "device_authorization_url", checkEndpoint)
 		if ref, ok := d.str(ct, ip, "client_secret"); ok {
 			if s, ok := d.secretRef(ip.add("client_secret"), ref); ok {
@@ -119,16 +100,47 @@ func (d *decoder) oauth2(t map[string]any, p keyPath) []OAuth2Client {
 			}
 			c.AuthStyle = style
 		}
-		if !named {
-			continue // clients alike only through a wrong key are no duplicates
-		}
-		if slices.ContainsFunc(out, func(o OAuth2Client) bool { return o.TokenURL == c.TokenURL && o.ClientID == c.ClientID }) {
-			d.errorf(ip, "the client %q of %s is granted twice", c.ClientID, c.TokenURL)
+		return c, named
+	}, func(c OAuth2Client) string { return fmt.Sprintf("the client %q of %s", c.ClientID, c.TokenURL) })
+}
+
+// grantTables decodes the array of tables key of t, grants of one kind,
+// each a table of the keys known, with decode, which reports whether the
+// keys that identify the grant were right. A grant is left out when they
+// were not (grants alike only through a wrong key are no duplicates), and
+// reported when another one has the same identity, id's description of it.
+func grantTables[T any](d *decoder, t map[string]any, p keyPath, key string, known []string,
+	decode func(map[string]any, keyPath) (T, bool), id func(T) string) []T {
+	items := d.tableArray(t, p, key)
+	p = p.add(key)
+	var out []T
+	var ids []string
+	for i, item := range items {
+		ip := p.add(index(i))
+		it, ok := d.table(item, ip, known)
+		if !ok {
 			continue
 		}
-		out = append(out, c)
+		g, named := decode(it, ip)
+		if !named {
+			continue
+		}
+		if slices.Contains(ids, id(g)) {
+			d.errorf(ip, "%s is granted twice", id(g))
+			continue
+		}
+		out, ids = append(out, g), append(ids, id(g))
 	}
 	return out
+}
+
+// missingSecret says why a keyring entry's secret, which is not a key of
+// the plugin's secrets table, is wrong.
+func missingSecret(secret string) string {
+	if secret == "" {
+		return "empty: name a key of this plugin's secrets table, or leave secret out to read the OS keyring"
+	}
+	return fmt.Sprintf("%q is not a key of this plugin's secrets table", secret)
 }
 
 // checkEndpoint returns why s is not an absolute http or https URL.

@@ -13,7 +13,7 @@ import (
 func TestKeyringAndOAuth2(t *testing.T) {
 	p := write(t, `[plugins.p]
 secrets = { gh = "env:GH_TOKEN", other = "file:other.txt" }
-keyring = [{ service = "github", user = "me", secret = "gh" }, { service = "github", user = "you", secret = "other" }]
+keyring = [{ service = "github", user = "me", secret = "gh" }, { service = "github", user = "you", secret = "other" }, { service = "vault", user = "ops" }]
 
 [[plugins.p.oauth2]]
 token_url = "https://auth.example.com/token"
@@ -32,7 +32,7 @@ device_authorization_url = "http://127.0.0.1:9/device"
 		t.Fatal(err)
 	}
 	pc := cfg.Plugin("p")
-	wantKeyring := []KeyringEntry{{"github", "me", "gh"}, {"github", "you", "other"}}
+	wantKeyring := []KeyringEntry{{"github", "me", "gh"}, {"github", "you", "other"}, {"vault", "ops", ""}} // the last from the OS keyring
 	if !reflect.DeepEqual(pc.Keyring, wantKeyring) {
 		t.Errorf("keyring = %+v, want %+v", pc.Keyring, wantKeyring)
 	}
@@ -53,7 +53,10 @@ func TestKeyringAndOAuth2Errors(t *testing.T) {
 	const gh = "[plugins.p]\nsecrets = { gh = \"env:GH\" }\n"
 	testErrorCases(t, []errorCase{
 		{"keyring missing user", gh + "keyring = [{ service = \"github\", secret = \"gh\" }]\n", 3, `plugins.p.keyring[0]: missing "user"`},
-		{"keyring missing secret", gh + "keyring = [{ service = \"github\", user = \"me\" }]\n", 3, `plugins.p.keyring[0]: missing "secret"`},
+		{"keyring empty secret", gh + "keyring = [{ service = \"github\", user = \"me\", secret = \"\" }]\n", 3,
+			`plugins.p.keyring[0].secret: empty: name a key of this plugin's secrets table, or leave secret out to read the OS keyring`},
+		{"keyring OS entry twice", gh + "keyring = [\n  { service = \"github\", user = \"me\", secret = \"gh\" },\n  { service = \"github\", user = \"me\" },\n]\n", 3,
+			`plugins.p.keyring[1]: the entry service = "github", user = "me" is granted twice`},
 		{"keyring unknown secret", gh + "keyring = [{ service = \"github\", user = \"me\", secret = \"gh_token\" }]\n", 3,
 			`plugins.p.keyring[0].secret: "gh_token" is not a key of this plugin's secrets table`},
 		{"keyring secret that is a config key", "[plugins.p]\nconfig = { gh = \"x\" }\nkeyring = [{ service = \"s\", user = \"u\", secret = \"gh\" }]\n", 3,

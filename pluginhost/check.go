@@ -130,6 +130,9 @@ func checkFile(path, name string, cfg *config.Config) []Problem {
 	if _, err := pc.SecretValues(); err != nil {
 		problem("%v", err)
 	}
+	if _, err := keyringValues(context.Background(), pc, nil); err != nil {
+		problem("%v", err)
+	}
 	for i := range pc.OAuth2 {
 		if _, err := pc.OAuth2Secret(i); err != nil {
 			problem("%v", err)

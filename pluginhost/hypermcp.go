@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -34,9 +33,9 @@ func (l *Loader) broker() *tokenbroker.Broker {
 }
 
 // withHyperMCP adds to impl, the server's host functions for plugin name,
-// get_keyring_secret and get_access_token as pc grants them. secrets are
-// the plugin's secret values, by key.
-func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, secrets map[string]string, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
+// get_keyring_secret and get_access_token as pc grants them. keyring are
+// the values of the keyring entries pc grants (keyringValues).
+func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[keyringID]string, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
 	clients := make([]tokenbroker.Client, 0, len(pc.OAuth2))
 	for i, c := range pc.OAuth2 {
 		secret, err := pc.OAuth2Secret(i)
@@ -50,7 +49,7 @@ func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, secrets map[s
 	for k, f := range impl {
 		out[k] = f
 	}
-	out[abi.HostGetKeyringSecret] = keyringSecret(name, pc.Keyring, secrets)
+	out[abi.HostGetKeyringSecret] = keyringSecret(name, keyring)
 	broker, prompt := l.broker(), devicePrompt(impl[abi.HostCreateElicitation], impl[abi.HostNotifyElicitationComplete])
 	out[abi.HostGetAccessToken] = func(ctx context.Context, in []byte) ([]byte, error) {
 		tok, err := broker.Token(ctx, name, clients, in, prompt)
@@ -62,9 +61,9 @@ func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, secrets map[s
 	return out, nil
 }
 
-// keyringSecret is get_keyring_secret of plugin: the raw value of the
-// secret a granted entry names.
-func keyringSecret(plugin string, entries []config.KeyringEntry, secrets map[string]string) host.HostFunc {
+// keyringSecret is get_keyring_secret of plugin: the raw value of a
+// granted entry, from values (keyringValues).
+func keyringSecret(plugin string, values map[keyringID]string) host.HostFunc {
 	return func(_ context.Context, in []byte) ([]byte, error) {
 		var id struct {
 			Service string `json:"service"`
@@ -73,12 +72,12 @@ func keyringSecret(plugin string, entries []config.KeyringEntry, secrets map[str
 		if err := json.Unmarshal(in, &id); err != nil {
 			return nil, fmt.Errorf("get_keyring_secret: bad input: %w", err)
 		}
-		i := slices.IndexFunc(entries, func(e config.KeyringEntry) bool { return e.Service == id.Service && e.User == id.User })
-		if i < 0 {
+		v, ok := values[keyringID{id.Service, id.User}]
+		if !ok {
 			return nil, fmt.Errorf("get_keyring_secret: the entry service %q, user %q is not granted to plugin %s (add it to keyring in [plugins.%s])",
 				id.Service, id.User, plugin, plugin)
 		}
-		return []byte(secrets[entries[i].Secret]), nil
+		return []byte(v), nil
 	}
 }
 

@@ -228,7 +228,12 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if missing := missingGrants(name, manifest, pc); missing != "" {
 		return nil, nil, fmt.Errorf("plugin needs grants it does not have; add to %s:\n%s", configName(cfg), missing)
 	}
-	impl, err := l.withHyperMCP(name, pc, grants.Secrets, l.Server.HostFunctions(name))
+	keyring, err := keyringValues(ctx, pc, grants.Secrets)
+	if err != nil {
+		return nil, nil, err
+	}
+	grants.Redacted = slices.Collect(maps.Values(keyring))
+	impl, err := l.withHyperMCP(name, pc, keyring, l.Server.HostFunctions(name))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -124,6 +124,10 @@ type Grants struct {
 	// the sandbox logs for it. This stops accidental disclosure only: a
 	// plugin granted a secret can still disclose it encoded.
 	Secrets map[string]string
+	// Redacted are values replaced by "[REDACTED]" like Secrets' but that
+	// config_get does not read: secrets the plugin gets otherwise, through
+	// a host function (get_keyring_secret's OS keyring entries).
+	Redacted []string
 }
 
 // Mount makes the host directory HostPath visible to the plugin as

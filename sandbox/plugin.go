@@ -116,7 +116,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	redact := secretReplacer(opts.Grants.Secrets)
+	redact := secretReplacer(opts.Grants)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -25,11 +25,11 @@ func configValues(g Grants) map[string]string {
 	return out
 }
 
-// secretReplacer returns a replacer of every non-empty secret value, the
-// longest first, or nil when there is none.
-func secretReplacer(secrets map[string]string) *strings.Replacer {
+// secretReplacer returns a replacer of every non-empty value of g's
+// Secrets and Redacted, the longest first, or nil when there is none.
+func secretReplacer(g Grants) *strings.Replacer {
 	var values []string
-	for _, v := range secrets {
+	for _, v := range slices.Concat(slices.Collect(maps.Values(g.Secrets)), g.Redacted) {
 		if v != "" {
 			values = append(values, v)
 		}

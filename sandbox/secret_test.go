@@ -63,6 +63,30 @@ func TestSecretsReachThePluginButNotLogsOrErrors(t *testing.T) {
 	}
 }
 
+// TestRedactedValuesAreRedactedButNotConfig: a value the plugin gets
+// otherwise than with config_get (get_keyring_secret's OS keyring entries)
+// is redacted like a secret's, and config_get does not read it.
+func TestRedactedValuesAreRedactedButNotConfig(t *testing.T) {
+	t.Parallel()
+	const value = "keyring-value-42"
+	var logs logRecorder
+	p := load(t, "guest", Options{Grants: Grants{Redacted: []string{value, ""}}, Logger: logs.logger()})
+	if got := call(t, p, "echo", "a "+value+" b"); got != "a [REDACTED] b" {
+		t.Errorf("output %q", got)
+	}
+	_, err := p.Call(t.Context(), "fail", []byte("key="+value))
+	if ce := wantKind(t, err, KindPlugin); ce.Message != "bad input: key=[REDACTED]" {
+		t.Errorf("error message %q", ce.Message)
+	}
+	p.logger.Warn("leak " + value)
+	if logged := logs.buf.String(); strings.Contains(logged, value) {
+		t.Errorf("log: %s", logged)
+	}
+	if out, err := p.Call(t.Context(), "config", []byte(value)); err == nil {
+		t.Errorf("config_get read a redacted value: %q", out)
+	}
+}
+
 func TestHostCallFloodIsStopped(t *testing.T) {
 	t.Parallel()
 	var logs logRecorder

@@ -174,9 +174,29 @@ func authStyle(s string) oauth2.AuthStyle {
 	return oauth2.AuthStyleAutoDetect
 }
 
+// deviceAuthStyle is how the client authenticates to its token endpoint:
+// as set, or, unset, for a client of the device authorization grant, in
+// the body for a public client (its client_id is a parameter of every
+// poll) and with HTTP Basic for a confidential one (which every token
+// endpoint must take, RFC 6749 section 2.3.1), never both in turn: x/oauth2
+// would send each poll that gets an error (authorization_pending,
+// slow_down) again at once the other way, polling twice as often as the
+// issuer allows.
+func deviceAuthStyle(c Client) oauth2.AuthStyle {
+	switch {
+	case c.AuthStyle != "" || c.DeviceAuthURL == "":
+		return authStyle(c.AuthStyle)
+	case c.ClientSecret == "":
+		return oauth2.AuthStyleInParams
+	}
+	return oauth2.AuthStyleInHeader
+}
+
+// config is the x/oauth2 configuration of the client's device
+// authorization grant and refresh.
 func config(c Client, scopes []string) *oauth2.Config {
 	return &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: scopes,
-		Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, DeviceAuthURL: c.DeviceAuthURL, AuthStyle: authStyle(c.AuthStyle)}}
+		Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, DeviceAuthURL: c.DeviceAuthURL, AuthStyle: deviceAuthStyle(c)}}
 }
 
 // obtain gets a new token with the client's grant.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,34 +152,20 @@ func TestCheckReadsOAuth2ClientSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("MCPHOST_CHECK_CLIENT_SECRET", "env-held-client-secret")
-	plugins, cfg := checkFixture(t, `
-[plugins.tools]
-host_functions = ["notify_progress"]
-
-[[plugins.tools.oauth2]]
-token_url = "https://auth.example.com/token"
-client_id = "held-in-env"
-client_secret = "env:MCPHOST_CHECK_CLIENT_SECRET"
-
-[[plugins.tools.oauth2]]
-token_url = "https://auth.example.com/token"
-client_id = "held-in-file"
-client_secret = "file:`+secretFile+`"
-
-[[plugins.tools.oauth2]]
-token_url = "https://auth.example.com/token"
-client_id = "unset"
-client_secret = "env:MCPHOST_CHECK_UNSET_CLIENT_SECRET"
-
-[[plugins.tools.oauth2]]
-token_url = "https://auth.example.com/token"
-client_id = "missing-file"
-client_secret = "file:`+secretFile+`.gone"
-
-[[plugins.tools.oauth2]]
-token_url = "https://auth.example.com/token"
-client_id = "public"
-`)
+	toml := "[plugins.tools]\nhost_functions = [\"notify_progress\"]\n"
+	for _, c := range [][2]string{
+		{"held-in-env", "env:MCPHOST_CHECK_CLIENT_SECRET"},
+		{"held-in-file", "file:" + secretFile},
+		{"unset", "env:MCPHOST_CHECK_UNSET_CLIENT_SECRET"},
+		{"missing-file", "file:" + secretFile + ".gone"},
+		{"public", ""},
+	} {
+		toml += fmt.Sprintf("\n[[plugins.tools.oauth2]]\ntoken_url = \"https://auth.example.com/token\"\nclient_id = %q\n", c[0])
+		if c[1] != "" {
+			toml += fmt.Sprintf("client_secret = %q\n", c[1])
+		}
+	}
+	plugins, cfg := checkFixture(t, toml)
 	out, err := runCheck(t, plugins, cfg)
 	if !errors.Is(err, errCheckFailed) {
 		t.Fatalf("check: %v\n%s", err, out)

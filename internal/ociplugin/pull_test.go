@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +22,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
@@ -235,18 +238,12 @@ func TestRefusals(t *testing.T) {
 
 func TestKeyless(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
-	ctx := context.Background()
 	signer := plugintest.NewKeylessSigner(t)
 	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
 	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
-	n := 0
+	push := newPlugins(t, reg, "keyless")
 	signed := func(id, iss string, tamper bool) string {
-		n++
-		ref := "oci://" + reg.Addr + "/keyless/p" + string(rune('a'+n)) + ":1"
-		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, dgst := push()
 		body := plugintest.SimpleSigning(t, ref, dgst)
 		ann := signer.Annotations(t, id, iss, body)
 		if tamper {
@@ -255,28 +252,61 @@ func TestKeyless(t *testing.T) {
 		plugintest.PushSignature(t, ref, dgst, body, ann)
 		return ref
 	}
-	t.Run("good", func(t *testing.T) {
-		got, err := newPuller(t).Pull(ctx, signed(identity, issuer, false), pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
-			t.Errorf("signer %q, want %q", got.Signer, want)
-		}
-	})
-	for name, c := range map[string]struct {
-		ref, want string
-		pol       Policy
-	}{
+	wantSigner(t, signed(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantRefusals(t, "expected a keyless cosign signature", map[string]refusal{
 		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":     {signed(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"tampered payload": {signed(identity, issuer, true), "does not match artifact", pol},
 		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
-	} {
+	})
+}
+
+// newPlugins returns a function that pushes a new plugin, each to a
+// repository of its own under path in reg, and returns its reference and
+// manifest digest.
+func newPlugins(t *testing.T, reg *plugintest.Registry, path string) func() (ref, dgst string) {
+	n := 0
+	return func() (string, string) {
+		t.Helper()
+		n++
+		ref := fmt.Sprintf("oci://%s/%s/p%d:1", reg.Addr, path, n)
+		dgst, err := newPuller(t).Push(context.Background(), ref, module(ref), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ref, dgst
+	}
+}
+
+// wantSigner checks, in a subtest "good", that ref is pulled under pol
+// and signed by signer.
+func wantSigner(t *testing.T, ref string, pol Policy, signer string) {
+	t.Run("good", func(t *testing.T) {
+		got, err := newPuller(t).Pull(context.Background(), ref, pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Signer != signer {
+			t.Errorf("signer %q, want %q", got.Signer, signer)
+		}
+	})
+}
+
+// refusal is a pull of ref under pol that must fail with an error holding
+// want.
+type refusal struct {
+	ref, want string
+	pol       Policy
+}
+
+// wantRefusals checks each refusal in a subtest of its name; every error
+// also holds also.
+func wantRefusals(t *testing.T, also string, cases map[string]refusal) {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "expected a keyless cosign signature") {
-				t.Errorf("error %v\nwant %q", err, c.want)
+			_, err := newPuller(t).Pull(context.Background(), c.ref, c.pol)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), also) {
+				t.Errorf("error %v\nwant %q and %q", err, c.want, also)
 			}
 		})
 	}
@@ -446,18 +476,12 @@ func logHas(log string, parts ...string) bool {
 // cannot satisfy.
 func TestKeylessBundleThroughReferrers(t *testing.T) {
 	reg := plugintest.StartRegistry(t)
-	ctx := context.Background()
 	signer := plugintest.NewKeylessSigner(t)
 	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
 	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
-	n := 0
+	push := newPlugins(t, reg, "bundle")
 	attached := func(id, iss string, otherSubject bool) string {
-		n++
-		ref := "oci://" + reg.Addr + "/bundle/p" + string(rune('a'+n)) + ":1"
-		dgst, err := newPuller(t).Push(ctx, ref, module(ref), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref, dgst := push()
 		subject := dgst
 		if otherSubject {
 			subject = digest.FromString("another manifest").String()
@@ -465,29 +489,53 @@ func TestKeylessBundleThroughReferrers(t *testing.T) {
 		signer.AttachBundle(t, ref, dgst, subject, id, iss)
 		return ref
 	}
-	t.Run("good", func(t *testing.T) {
-		got, err := newPuller(t).Pull(ctx, attached(identity, issuer, false), pol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := identity + " (issuer " + issuer + ")"; got.Signer != want {
-			t.Errorf("signer %q, want %q", got.Signer, want)
-		}
-	})
-	for name, c := range map[string]struct {
-		ref, want string
-		pol       Policy
-	}{
+	wantSigner(t, attached(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantRefusals(t, "sigstore bundle", map[string]refusal{
 		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
 		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
 		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
-		"key policy":     {attached(identity, issuer, false), "a sigstore bundle is verified keyless only", Policy{Key: plugintest.NewKeySigner(t).Pub}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := newPuller(t).Pull(ctx, c.ref, c.pol)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "sigstore bundle") {
-				t.Errorf("error %v\nwant %q", err, c.want)
-			}
-		})
+		"key policy":     {attached(identity, issuer, false), "its signature is not by the key", Policy{Key: plugintest.NewKeySigner(t).Pub}},
+	})
+}
+
+// TestKeyBundleThroughReferrers proves a plugin signed only with a sigstore
+// bundle made with a key, as `cosign sign --key` v3 attaches it through the
+// referrers API, is verified under a key policy: accepted when the key
+// signed this manifest; refused, each with its own message, when another
+// key signed it, when it signs another manifest, and under a keyless
+// policy, which a key cannot satisfy.
+func TestKeyBundleThroughReferrers(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	key, other := plugintest.NewKeySigner(t), plugintest.NewKeySigner(t)
+	pol := Policy{Key: key.Pub}
+	push := newPlugins(t, reg, "keybundle")
+	attached := func(by *plugintest.KeySigner, otherSubject bool) string {
+		ref, dgst := push()
+		subject := dgst
+		if otherSubject {
+			subject = digest.FromString("another manifest").String()
+		}
+		by.AttachBundle(t, ref, dgst, subject)
+		return ref
 	}
+	wantSigner(t, attached(key, false), pol, keySigner(t, key))
+	wantRefusals(t, "sigstore bundle", map[string]refusal{
+		"other key":      {attached(other, false), "its signature is not by the key " + key.Pub + ": failed to verify signature", pol},
+		"other manifest": {attached(key, true), "provided artifact digest does not match any digest in statement", pol},
+		"keyless policy": {attached(key, false), "does not verify", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
+	})
+}
+
+// keySigner is how a pull names a signature by k's key.
+func keySigner(t *testing.T, k *plugintest.KeySigner) string {
+	t.Helper()
+	pub, err := k.SV.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("key %s (sha256:%x)", k.Pub, sha256.Sum256(der))
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
@@ -166,24 +167,10 @@ func checkPayload(body []byte, digest string) error {
 // payload and annotations) under the policy, and returns who signed.
 func (p Policy) checker() (func([]byte, map[string]string) (string, error), error) {
 	if p.Key != "" {
-		pem, err := os.ReadFile(p.Key)
-		if err != nil {
-			return nil, fmt.Errorf("reading the public key: %w", err)
-		}
-		pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
-		if err != nil {
-			return nil, fmt.Errorf("the public key %s: %w", p.Key, err)
-		}
-		v, err := signature.LoadVerifier(pub, crypto.SHA256)
-		if err != nil {
-			return nil, fmt.Errorf("the public key %s: %w", p.Key, err)
-		}
-		der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+		v, signer, err := p.publicKey()
 		if err != nil {
 			return nil, err
 		}
-		fp := sha256.Sum256(der)
-		signer := fmt.Sprintf("key %s (sha256:%s)", p.Key, hex.EncodeToString(fp[:]))
 		return func(body []byte, ann map[string]string) (string, error) {
 			sig, err := base64.StdEncoding.DecodeString(ann[AnnotationSignature])
 			if err != nil || len(sig) == 0 {
@@ -207,6 +194,63 @@ func (p Policy) checker() (func([]byte, map[string]string) (string, error), erro
 		signer, err := verifyKeyless(entity, verify.WithArtifact(bytes.NewReader(body)))
 		if err != nil {
 			return "", fmt.Errorf("the keyless signature does not verify: %v", err)
+		}
+		return signer, nil
+	}, nil
+}
+
+// publicKey reads the policy's public key, and returns its verifier and
+// how a signature by it is named.
+func (p Policy) publicKey() (signature.Verifier, string, error) {
+	pem, err := os.ReadFile(p.Key)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the public key: %w", err)
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pem)
+	if err != nil {
+		return nil, "", fmt.Errorf("the public key %s: %w", p.Key, err)
+	}
+	v, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return nil, "", fmt.Errorf("the public key %s: %w", p.Key, err)
+	}
+	der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+	if err != nil {
+		return nil, "", err
+	}
+	fp := sha256.Sum256(der)
+	return v, fmt.Sprintf("key %s (sha256:%s)", p.Key, hex.EncodeToString(fp[:])), nil
+}
+
+// bundleVerifier returns the function that verifies a sigstore bundle of
+// the artifact under the policy, and returns who signed: keyless, or by the
+// key, whatever key hint the bundle gives, with no transparency log entry
+// or timestamp required (nor checked: a key policy names no log's key), as
+// for a classic signature by key.
+func (p Policy) bundleVerifier() (func(verify.SignedEntity, verify.ArtifactPolicyOption) (string, error), error) {
+	if p.Key == "" {
+		return p.keyless()
+	}
+	pub, signer, err := p.publicKey()
+	if err != nil {
+		return nil, err
+	}
+	key := root.NewExpiringKey(pub, time.Time{}, time.Time{})
+	v, err := verify.NewVerifier(root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return key, nil }),
+		verify.WithNoObserverTimestamps())
+	if err != nil {
+		return nil, err
+	}
+	return func(entity verify.SignedEntity, artifact verify.ArtifactPolicyOption) (string, error) {
+		// The signature of an envelope first, on its own: sigstore-go's
+		// error for a signature by another key does not say so.
+		if sc, err := entity.SignatureContent(); err == nil && sc.EnvelopeContent() != nil {
+			if _, err := v.Verify(entity, verify.NewPolicy(verify.WithoutArtifactUnsafe(), verify.WithKey())); err != nil {
+				return "", fmt.Errorf("its signature is not by the key %s: %v", p.Key, err)
+			}
+		}
+		if _, err := v.Verify(entity, verify.NewPolicy(artifact, verify.WithKey())); err != nil {
+			return "", err
 		}
 		return signer, nil
 	}, nil
@@ -266,10 +310,8 @@ func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, 
 		return "", fmt.Errorf("looking for its sigstore bundles: %w", err)
 	case err != nil:
 		return "", refuse("looking for its sigstore bundles: %v", err)
-	case pol.Key != "":
-		return "", refuse("it has only a sigstore bundle, and a sigstore bundle is verified keyless only (trusted_root, identity, issuer)")
 	}
-	verifyKeyless, err := pol.keyless()
+	verifyEntity, err := pol.bundleVerifier()
 	if err != nil {
 		return "", refuse("%v", err)
 	}
@@ -282,7 +324,7 @@ func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, 
 		if i == maxSignatures {
 			break
 		}
-		signer, err := verifyBundle(ctx, repo, desc, sum, verifyKeyless)
+		signer, err := verifyBundle(ctx, repo, desc, sum, verifyEntity)
 		if err != nil {
 			reasons = append(reasons, fmt.Sprintf("the sigstore bundle %s: %v", desc.Digest, err))
 			continue
@@ -293,9 +335,9 @@ func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, 
 }
 
 // verifyBundle verifies the sigstore bundle in the referrer desc as a
-// signature of the manifest whose sha256 is sum.
+// signature of the manifest whose sha256 is sum, with verifyEntity.
 func verifyBundle(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, sum []byte,
-	verifyKeyless func(verify.SignedEntity, verify.ArtifactPolicyOption) (string, error)) (string, error) {
+	verifyEntity func(verify.SignedEntity, verify.ArtifactPolicyOption) (string, error)) (string, error) {
 	if desc.Size > maxSignatureBytes {
 		return "", fmt.Errorf("its manifest claims %d bytes, more than %d", desc.Size, maxSignatureBytes)
 	}
@@ -319,7 +361,7 @@ func verifyBundle(ctx context.Context, repo *remote.Repository, desc ocispec.Des
 	if err := b.UnmarshalJSON(body); err != nil {
 		return "", err
 	}
-	signer, err := verifyKeyless(&b, verify.WithArtifactDigest("sha256", sum))
+	signer, err := verifyEntity(&b, verify.WithArtifactDigest("sha256", sum))
 	if err != nil {
 		return "", fmt.Errorf("does not verify: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
@@ -255,14 +257,7 @@ const bundleArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // bundle that signs something else.
 func (s *KeylessSigner) AttachBundle(t testing.TB, ref, dgst, subject, identity, issuer string) {
 	t.Helper()
-	hexDigest, _ := strings.CutPrefix(subject, "sha256:")
-	statement, _ := json.Marshal(map[string]any{
-		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []map[string]any{{"name": strings.TrimPrefix(ref, "oci://"), "digest": map[string]string{"sha256": hexDigest}}},
-		"predicateType": "https://sigstore.dev/cosign/sign/v1",
-		"predicate":     map[string]any{},
-	})
-	e, err := s.vs.AttestAtTime(identity, issuer, statement, time.Now().Add(5*time.Minute), true)
+	e, err := s.vs.AttestAtTime(identity, issuer, cosignStatement(ref, subject), time.Now().Add(5*time.Minute), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +275,58 @@ func (s *KeylessSigner) AttachBundle(t testing.TB, ref, dgst, subject, identity,
 		t.Fatal(err)
 	}
 	tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
+	attachBundle(t, ref, dgst, &protobundle.VerificationMaterial{
+		Content:     &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
+		TlogEntries: []*protorekor.TransparencyLogEntry{tle},
+	}, &protodsse.Envelope{Payload: payloadBytes, PayloadType: env.PayloadType, Signatures: []*protodsse.Signature{{Sig: sig}}})
+}
+
+// AttachBundle signs the manifest subject of ref with the key as `cosign
+// sign --key` v3 does without a transparency log (--tlog-upload=false):
+// the in-toto statement of KeylessSigner.AttachBundle, dsse-wrapped and
+// signed with the key, in a v0.3 sigstore bundle whose verification
+// material is the key's hint, attached to the manifest dgst of ref through
+// the referrers API.
+func (s *KeySigner) AttachBundle(t testing.TB, ref, dgst, subject string) {
+	t.Helper()
+	const payloadType = "application/vnd.in-toto+json"
+	statement := cosignStatement(ref, subject)
+	sig, err := s.SV.SignMessage(bytes.NewReader(dsse.PAE(payloadType, statement)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := s.SV.PublicKey()
+	der, err := cryptoutils.MarshalPublicKeyToDER(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hint := sha256.Sum256(der)
+	attachBundle(t, ref, dgst, &protobundle.VerificationMaterial{
+		Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: base64.StdEncoding.EncodeToString(hint[:])}},
+	}, &protodsse.Envelope{Payload: statement, PayloadType: payloadType, Signatures: []*protodsse.Signature{{Sig: sig}}})
+}
+
+// cosignStatement returns the in-toto statement `cosign sign` v3 signs
+// for the manifest subject of ref.
+func cosignStatement(ref, subject string) []byte {
+	hexDigest, _ := strings.CutPrefix(subject, "sha256:")
+	statement, _ := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []map[string]any{{"name": strings.TrimPrefix(ref, "oci://"), "digest": map[string]string{"sha256": hexDigest}}},
+		"predicateType": "https://sigstore.dev/cosign/sign/v1",
+		"predicate":     map[string]any{},
+	})
+	return statement
+}
+
+// attachBundle pushes the v0.3 sigstore bundle of vm and env, attached to
+// the manifest dgst of ref through the referrers API.
+func attachBundle(t testing.TB, ref, dgst string, vm *protobundle.VerificationMaterial, env *protodsse.Envelope) {
+	t.Helper()
 	b, err := (&bundle.Bundle{Bundle: &protobundle.Bundle{
-		MediaType: bundleArtifactType,
-		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content:     &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-			TlogEntries: []*protorekor.TransparencyLogEntry{tle},
-		},
-		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{Payload: payloadBytes, PayloadType: env.PayloadType,
-			Signatures: []*protodsse.Signature{{Sig: sig}}}},
+		MediaType:            bundleArtifactType,
+		VerificationMaterial: vm,
+		Content:              &protobundle.Bundle_DsseEnvelope{DsseEnvelope: env},
 	}}).MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
