@@ -67,7 +67,7 @@ test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	scripts/walkthrough.sh
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
-	$(GO) test -count=1 -run AllocationCeiling ./host
+	$(GO) test -count=1 -run 'AllocationCeiling|LittleGarbage' ./host ./sandbox
 	$(GO) -C pdk/go test -count=1 -run AllocationCeiling .
 	$(GO) test -count=1 -run 'LinearMemoryStaysFlat|Goroutines' ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
