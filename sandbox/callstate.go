@@ -18,6 +18,8 @@ type callState struct {
 	// the call returns. Only the call's goroutine uses them.
 	err    string
 	output struct{ offset, length uint64 }
+	// kernel is the instance's kernel functions (kernel.go).
+	kernel *kernelFunctions
 
 	mu     sync.Mutex
 	tokens float64

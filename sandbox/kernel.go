@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero/api"
 )
 
 // The Extism kernel functions the sandbox serves itself.
@@ -73,11 +74,74 @@ var kernelServed = []string{
 	"http_request", "get_log_level", "error_set", "error_get", "output_set", "config_get", "var_get", "var_set",
 }
 
+// kernelForwarded are the kernel functions that move bytes within the
+// kernel's memory, with their parameters and results: the sandbox forwards
+// them to Extism's kernel module (kernelFunctions), with each function
+// looked up once per instance. Extism's own wrapper looks each one up at
+// every call, and wazero creates a function, with a call stack of its own,
+// at every lookup: kilobytes of garbage for every 8 bytes a plugin stores.
+// (input_load_u64 and load_u64 Extism serves in Go, without the kernel
+// module, and they stay Extism's.)
+var kernelForwarded = map[string][2][]extism.ValueType{
+	"alloc":         {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
+	"free":          {{extism.ValueTypeI64}, nil},
+	"load_u8":       {{extism.ValueTypeI64}, {extism.ValueTypeI32}},
+	"input_load_u8": {{extism.ValueTypeI64}, {extism.ValueTypeI32}},
+	"store_u64":     {{extism.ValueTypeI64, extism.ValueTypeI64}, nil},
+	"store_u8":      {{extism.ValueTypeI64, extism.ValueTypeI32}, nil},
+	"input_length":  {nil, {extism.ValueTypeI64}},
+	"input_offset":  {nil, {extism.ValueTypeI64}},
+	"output_length": {nil, {extism.ValueTypeI64}},
+	"output_offset": {nil, {extism.ValueTypeI64}},
+	"length":        {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
+	"length_unsafe": {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
+	"reset":         {nil, nil},
+	"memory_bytes":  {nil, {extism.ValueTypeI64}},
+}
+
 // servedByKernelModule reports whether the sandbox serves the kernel
 // function name.
 func servedByKernelModule(name string) bool {
 	_, isLog := kernelLogLevels[name]
-	return isLog || slices.Contains(kernelServed, name)
+	_, forwarded := kernelForwarded[name]
+	return isLog || forwarded || slices.Contains(kernelServed, name)
+}
+
+// kernelFunctions are an instance's functions of Extism's kernel module,
+// each looked up once (kernelForwarded). An instance serves one call at a
+// time, so they are never called concurrently.
+type kernelFunctions struct {
+	mod api.Module // the kernel module they are of
+	fns map[string]api.Function
+}
+
+// call calls the kernel function name with stack, as Extism's wrapper
+// does: the kernel module is the call's (in ctx, where Extism puts it),
+// and a failure panics, which ends the call. k is nil where there is no
+// call state (a start function), and then nothing is kept.
+func (k *kernelFunctions) call(ctx context.Context, name string, stack []uint64) {
+	mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
+	if !ok {
+		panic("Invalid context, `extism` key not found")
+	}
+	var f api.Function
+	if k != nil {
+		if k.mod != mod {
+			k.mod, k.fns = mod, map[string]api.Function{}
+		}
+		f = k.fns[name]
+	}
+	if f == nil {
+		if f = mod.ExportedFunction(name); f == nil {
+			panic(fmt.Errorf("function %q not found in extism:host", name))
+		}
+		if k != nil {
+			k.fns[name] = f
+		}
+	}
+	if err := f.CallWithStack(ctx, stack); err != nil {
+		panic(err)
+	}
 }
 
 // redirectKernelImports returns wasm with its imports of the kernel
@@ -137,6 +201,15 @@ func (k *kernel) functions() []extism.HostFunction {
 		extism.NewHostFunctionWithStack("config_get", k.configGet, ptr, ptr),
 		extism.NewHostFunctionWithStack("var_get", varGet, ptr, ptr),
 		extism.NewHostFunctionWithStack("var_set", varSet, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypePTR}, nil),
+	}
+	for name, sig := range kernelForwarded {
+		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+			var k *kernelFunctions
+			if state := callStateFrom(ctx); state != nil {
+				k = state.kernel
+			}
+			k.call(ctx, name, stack)
+		}, sig[0], sig[1]))
 	}
 	for name, level := range kernelLogLevels {
 		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {

@@ -39,6 +39,7 @@ type instance struct {
 	owner  string // whose calls it serves (CallAs); "" for anyone's
 	mem    *memoryArena
 	pool   *pool // whose budget it holds memory of
+	kernel kernelFunctions
 }
 
 // Sizes set in the Extism manifest besides the memory limit. Extism applies
@@ -365,6 +366,7 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
 	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
+	state.kernel = &inst.kernel
 	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
 	// The plugin's code stops at its next look at ctx (interrupt.go).
