@@ -44,9 +44,11 @@ import (
 // They behave as Extism's do, but that every block is measured before it is
 // copied (block.go). http_status_code and http_headers stay Extism's: they
 // read the status the sandbox's http_request records on the extism.Plugin
-// (response headers stay off, so http_headers returns 0). So do the memory
+// (response headers stay off, so http_headers returns 0). The memory
 // functions (alloc, free, load_*, store_*, input_*, output_offset,
-// output_length, length, reset), which copy nothing into the host's heap.
+// output_length, length, reset), which copy nothing into the host's heap,
+// are Extism's kernel module's, called through functions looked up once
+// (kernelForwarded).
 
 // Module names: the one Extism serves its kernel functions in, and the one
 // the sandbox serves its own in.

@@ -118,7 +118,7 @@ func BenchmarkSequentialCalls(b *testing.B) {
 // threadCPU returns the CPU time the calling thread has used, from
 // CLOCK_THREAD_CPUTIME_ID (getrusage's is only as fine as the scheduler's
 // tick, 4 ms).
-func threadCPU(b *testing.B) time.Duration {
+func threadCPU(b testing.TB) time.Duration {
 	var ts syscall.Timespec
 	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3 /* CLOCK_THREAD_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
 		b.Fatal(errno)
