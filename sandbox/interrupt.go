@@ -15,8 +15,8 @@ import (
 // head of every loop a call through a trampoline into Go that checks
 // whether the module was closed: some 30 ns for every iteration of every
 // loop, which halved the speed of plugins and made a TinyGo plugin's
-// collector six to nine times slower (RATIONALE.md, "Why are collector
-// pauses six to nine times longer in the sandbox than outside it?").
+// collector six to nine times slower (RATIONALE.md, "How is a call
+// stopped when its context ends?").
 //
 // So the sandbox compiles the check into the module instead
 // (makeInterruptible): a countdown in a global of the module's own, which

@@ -12,8 +12,7 @@ import (
 // TestCallToolAllocationCeiling counts what a small tools/call allocates
 // from its input to its output: in a TinyGo plugin every allocation is
 // garbage its collector must sweep, and the collector's pauses are the
-// tail of a plugin's latency (RATIONALE.md, "Why do TinyGo plugins
-// pause?"). Counted here with the standard toolchain (TinyGo's escape
+// tail of a plugin's latency (pdk/go/README.md, TinyGo). Counted here with the standard toolchain (TinyGo's escape
 // analysis allocates more of the same); make test runs it without -race,
 // which allocates on its own.
 func TestCallToolAllocationCeiling(t *testing.T) {
