@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/tetratelabs/wazero"
@@ -188,5 +189,38 @@ func TestRealModulesAreInterruptible(t *testing.T) {
 			t.Errorf("%s: wazero refuses the rewritten module: %v", name, err)
 		}
 		r.Close(ctx)
+	}
+}
+
+// recursionModule is a module without loops whose export spin never
+// returns in practice: it calls f(60), and f(n) calls f(n-1) twice.
+func recursionModule() []byte {
+	f := []byte{0x00, 0x20, 0x00, 0x04, 0x40, // if n
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x00, // f(n-1)
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x10, 0x00, // f(n-1)
+		0x0b, 0x0b}
+	spin := []byte{0x00, 0x41, 60, 0x10, 0x00, 0x0b}
+	return wasmModule(
+		wasmSection(1, wasmVec([]byte{0x60, 0x01, 0x7f, 0x00}, []byte{0x60, 0x00, 0x00})), // (i32) -> (), () -> ()
+		wasmSection(3, wasmVec([]byte{0x00}, []byte{0x01})),
+		wasmSection(7, wasmVec(slices.Concat(wasmName("spin"), []byte{0x00, 0x01}))),
+		wasmSection(10, wasmVec(slices.Concat([]byte{byte(len(f))}, f), slices.Concat([]byte{byte(len(spin))}, spin))),
+	)
+}
+
+// TestARecursionWithoutLoopsStopsAtItsTimeout checks that a call is
+// stopped at its timeout when its code has no loop to check in: every
+// function looks at the countdown when it starts.
+func TestARecursionWithoutLoopsStopsAtItsTimeout(t *testing.T) {
+	t.Parallel()
+	p, err := engine.Load(t.Context(), "recursion", recursionModule(), Options{Limits: Limits{Timeout: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = p.Call(t.Context(), "spin", nil)
+	wantKind(t, err, KindTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("spin ran %v past its 200ms timeout", d)
 	}
 }
