@@ -20,9 +20,9 @@ import (
 //
 // So the sandbox compiles the check into the module instead
 // (makeInterruptible): a countdown in a global of the module's own, which
-// every loop head decrements by one, every bulk memory or table
-// instruction by one more per 4 KiB it moves and every call of an imported
-// function by importCallCost, through two small functions added to the
+// every function's start and every loop head decrements by one, every
+// bulk memory or table instruction by one more per 4 KiB it moves and
+// every call of an imported function by importCallCost, through two small functions added to the
 // module; when it runs out, it is reset and the module calls
 // interruptModule's interrupt, which ends the call if its context has
 // ended. A loop iteration then costs a WebAssembly call and a few
@@ -102,24 +102,26 @@ type moduleLayout struct {
 	importedGlobal int
 	globals        int // defined
 	funcs          int // defined
-	checks         bool
 }
 
 // makeInterruptible returns wasm with an interruption check compiled in:
-// a call to an added function at every loop head and before every bulk
-// memory or table instruction, counting down a global added to the module,
-// and an import of interruptModule's interrupt, which they call when the
-// count runs out. Adding the import shifts the index of every function the
+// a call to an added function at the start of every function, at every
+// loop head, and before every bulk memory or table instruction and every
+// call of an import, counting down a global added to the module, and an
+// import of interruptModule's interrupt, which they call when the count
+// runs out. (wazero's own checks are at loop heads only, so that code
+// without loops, a recursion that calls itself twice, ran on past its
+// timeout.) Adding the import shifts the index of every function the
 // module defines by one; calls, references, exports, the start function,
 // element segments and the name section are renumbered. DWARF sections,
-// whose code offsets no longer hold, are dropped. A module with no loop and
-// no bulk instruction is returned as it is: nothing in it can run long.
+// whose code offsets no longer hold, are dropped. A module without code is
+// returned as it is.
 func makeInterruptible(wasm []byte) ([]byte, error) {
 	l := moduleLayout{voidType: -1, weighType: -1}
 	if err := sections(wasm, l.read); err != nil {
 		return nil, err
 	}
-	if !l.checks {
+	if l.funcs == 0 {
 		return wasm, nil
 	}
 	w := rewrite{moduleLayout: l}
@@ -219,25 +221,9 @@ func (l *moduleLayout) read(id byte, _ int, body *reader) error {
 			return body.instructions(func(instr) error { return nil })
 		})
 	case sectionCode:
-		return body.vec(func() error {
-			l.funcs++
-			size, err := body.u32()
-			if err != nil {
-				return err
-			}
-			if uint64(size) > uint64(len(body.buf)-body.off) {
-				return fmt.Errorf("%w: body of %d bytes at offset %d runs past its section", ErrSectionOverrun, size, body.off)
-			}
-			fn := &reader{buf: body.buf[:body.off+int(size)], off: body.off, end: ErrSectionOverrun}
-			body.off += int(size)
-			if err := fn.locals(); err != nil {
-				return err
-			}
-			return fn.instructions(func(in instr) error {
-				l.checks = l.checks || in.op == 0x03 || isBulk(in)
-				return nil
-			})
-		})
+		n, err := body.u32() // the bodies are read when they are rewritten
+		l.funcs = int(n)
+		return err
 	}
 	return nil
 }
@@ -458,6 +444,7 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 		return nil, err
 	}
 	b := append(make([]byte, 0, int(size)+64), fn.buf[start:fn.off]...)
+	b = binary.AppendUvarint(append(b, 0x10), uint64(w.tick)) // at the function's start
 	err = fn.instructions(func(in instr) error {
 		switch {
 		case in.op == 0x10 && in.imm < w.interrupt: // a call of an import: weigh 64 KiB first

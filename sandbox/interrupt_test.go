@@ -97,9 +97,9 @@ func call1(t *testing.T, mod api.Module, name string, arg uint32) uint32 {
 
 // TestInterruptibleModulesAskTheHostEveryBudget checks the rewrite of
 // makeInterruptible: the module computes what it did before, and calls
-// interrupt once every interruptBudget loop iterations, calls of imports
-// (importCallCost each) or 4 KiB units of bulk memory instructions (one
-// more for the instruction).
+// interrupt once every interruptBudget units: function starts, loop
+// iterations, calls of imports (importCallCost each) and 4 KiB units of
+// bulk memory instructions (one more for the instruction).
 func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	wasm, err := makeInterruptible(loopModule())
 	if err != nil {
@@ -109,18 +109,20 @@ func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	if got := call1(t, mod, "run", 100_000); got != 100_000 {
 		t.Errorf("run(100000) = %d after the rewrite, want 100000", got)
 	}
-	// Each iteration: 1 for the loop head, importCallCost for inc's call
-	// of env.one.
-	if want := 100_000 * (1 + importCallCost) / interruptBudget; *calls != want {
+	// 1 for run's start, then each iteration: 1 for the loop head, 1 for
+	// inc's start, importCallCost for inc's call of env.one.
+	units := 1 + 100_000*(2+importCallCost)
+	if want := units / interruptBudget; *calls != want {
 		t.Errorf("run(100000) called interrupt %d times, want %d", *calls, want)
 	}
 	*calls = 0
 	if got := call1(t, mod, "fill", 1000); got != 7 {
 		t.Errorf("fill(1000) = %d after the rewrite, want 7", got)
 	}
-	// Each iteration: 1 for the loop head, 1 + 65536/4096 for memory.fill.
-	// The countdown goes on from where run left it.
-	if want := (100_000*(1+importCallCost)%interruptBudget + 1000*18) / interruptBudget; *calls != want {
+	// 1 for fill's start, then each iteration: 1 for the loop head,
+	// 1 + 65536/4096 for memory.fill. The countdown goes on from where run
+	// left it.
+	if want := (units%interruptBudget + 1 + 1000*18) / interruptBudget; *calls != want {
 		t.Errorf("fill(1000) called interrupt %d times, want %d", *calls, want)
 	}
 	if got := call1(t, mod, "via", 41); got != 42 {
@@ -134,13 +136,13 @@ func TestInterruptibleModulesAskTheHostEveryBudget(t *testing.T) {
 	}
 }
 
-// TestAModuleWithoutLoopsIsLeftAsItIs checks that a module in which
-// nothing can run long is not rewritten.
-func TestAModuleWithoutLoopsIsLeftAsItIs(t *testing.T) {
-	wasm := []byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00\x03\x02\x01\x00\x0a\x04\x01\x02\x00\x0b")
+// TestAModuleWithoutCodeIsLeftAsItIs checks that a module in which
+// nothing can run is not rewritten.
+func TestAModuleWithoutCodeIsLeftAsItIs(t *testing.T) {
+	wasm := []byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00")
 	got, err := makeInterruptible(wasm)
 	if err != nil || !bytes.Equal(got, wasm) {
-		t.Errorf("makeInterruptible(a module without loops) = % x, %v; want it unchanged", got, err)
+		t.Errorf("makeInterruptible(a module without code) = % x, %v; want it unchanged", got, err)
 	}
 }
 
