@@ -22,7 +22,7 @@ func kernelImportsModule(kernel string) []byte {
 	return wasmModule(
 		wasmSection(1, wasmVec([]byte{0x60, 0x01, 0x7e, 0x00})), // type 0: (i64) -> ()
 		wasmSection(2, wasmVec(
-			fn(extismKernelModule, "input_length"),
+			fn(extismKernelModule, "http_headers"), // Extism serves it
 			fn(kernel, "http_request"),
 			fn("env", "log_info"),
 			slices.Concat(wasmName(extismKernelModule), wasmName("log_warn"), []byte{0x03, 0x7f, 0x00}), // a global

@@ -400,6 +400,8 @@ func TestHotSwapWaitsForCompleteFilesAndKeepsServingOnBadOnes(t *testing.T) {
 		if bad := srv.logSince(from, notLoaded); len(bad) > 0 {
 			t.Fatalf("a half-written file was tried:\n%s", strings.Join(bad, "\n"))
 		}
+		// The lists' change is announced before the swap is logged.
+		srv.waitLog(t, from, swapLogged, 30*time.Second)
 		if n := len(srv.logSince(from, swapLogged)); n != 1 {
 			t.Fatalf("%d swaps for one write", n)
 		}
