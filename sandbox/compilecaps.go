@@ -185,31 +185,47 @@ func (r *reader) funcType() (params, results int, err error) {
 
 // funcBody reads one entry of the code section into s.
 func (r *reader) funcBody(s *funcShape) error {
+	body, err := r.sized("body")
+	if err != nil {
+		return err
+	}
+	s.size = len(body.buf) - body.off
+	n, err := body.locals()
+	if err != nil {
+		return err
+	}
+	s.variables += float64(n)
+	return body.code(s)
+}
+
+// sized reads a size and returns a reader of the next size bytes, which it
+// moves past; what names them in the error when they run past r's end.
+func (r *reader) sized(what string) (*reader, error) {
 	size, err := r.u32()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if uint64(size) > uint64(len(r.buf)-r.off) {
-		return fmt.Errorf("%w: body of %d bytes at offset %d runs past its section", ErrSectionOverrun, size, r.off)
+		return nil, fmt.Errorf("%w: %s of %d bytes at offset %d runs past its section", ErrSectionOverrun, what, size, r.off)
 	}
-	s.size = int(size)
-	body := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
+	sub := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
 	r.off += int(size)
-	groups, err := body.u32()
-	if err != nil {
-		return err
-	}
-	for range groups {
-		n, err := body.u32()
-		if err != nil {
-			return err
+	return sub, nil
+}
+
+// locals reads the local declarations at the start of a function body and
+// returns how many locals they declare.
+func (r *reader) locals() (uint64, error) {
+	groups, err := r.u32()
+	var total uint64
+	for ; err == nil && groups > 0; groups-- {
+		var n uint32
+		if n, err = r.u32(); err == nil {
+			total += uint64(n)
+			err = r.valType()
 		}
-		s.variables += float64(n)
-		if err := body.valType(); err != nil {
-			return err
-		}
 	}
-	return body.code(s)
+	return total, err
 }
 
 // code reads the instructions of a function body, which must end with its

@@ -125,7 +125,6 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 		return wasm, nil
 	}
 	w := rewrite{moduleLayout: l}
-	w.types, w.tick, w.weigh = l.types, -1, -1
 	if l.voidType < 0 {
 		w.voidType = w.addType([]byte{0x60, 0, 0})
 	}
@@ -226,17 +225,6 @@ func (l *moduleLayout) read(id byte, _ int, body *reader) error {
 		return err
 	}
 	return nil
-}
-
-// locals skips the local declarations at the start of a function body.
-func (r *reader) locals() error {
-	groups, err := r.u32()
-	for ; err == nil && groups > 0; groups-- {
-		if _, err = r.u32(); err == nil {
-			err = r.valType()
-		}
-	}
-	return err
 }
 
 // rewrite is the rewriting of one module by makeInterruptible.
@@ -430,20 +418,15 @@ func (w *rewrite) renumberVecAt(out []byte, r *reader, entry func(out []byte) ([
 // body copies one function body at r to out (with its size), renumbering
 // calls and references and adding the checks.
 func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
-	size, err := r.u32()
+	fn, err := r.sized("body")
 	if err != nil {
 		return nil, err
 	}
-	if uint64(size) > uint64(len(r.buf)-r.off) {
-		return nil, fmt.Errorf("%w: body of %d bytes at offset %d runs past its section", ErrSectionOverrun, size, r.off)
-	}
-	start := r.off
-	fn := &reader{buf: r.buf[:start+int(size)], off: start, end: ErrSectionOverrun}
-	r.off += int(size)
-	if err := fn.locals(); err != nil {
+	start := fn.off
+	if _, err := fn.locals(); err != nil {
 		return nil, err
 	}
-	b := append(make([]byte, 0, int(size)+64), fn.buf[start:fn.off]...)
+	b := append(make([]byte, 0, len(fn.buf)-start+64), fn.buf[start:fn.off]...)
 	b = binary.AppendUvarint(append(b, 0x10), uint64(w.tick)) // at the function's start
 	err = fn.instructions(func(in instr) error {
 		switch {
@@ -515,12 +498,10 @@ func (w *rewrite) names(r *reader) ([]byte, bool) {
 		if err != nil {
 			return nil, false
 		}
-		size, err := r.u32()
-		if err != nil || uint64(size) > uint64(len(r.buf)-r.off) {
+		sub, err := r.sized("subsection")
+		if err != nil {
 			return nil, false
 		}
-		sub := &reader{buf: r.buf[:r.off+int(size)], off: r.off, end: ErrSectionOverrun}
-		r.off += int(size)
 		b := sub.buf[sub.off:]
 		if id >= 1 && id <= 3 {
 			if b, err = w.renumberVec(sub, func(out []byte) ([]byte, error) {
