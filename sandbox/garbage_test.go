@@ -18,11 +18,13 @@ import (
 // TestACallLeavesLittleGarbageInTheHost counts what a call allocates on
 // the host's heap: the tools example's hash, built with the standard
 // toolchain. Every byte is garbage for the host's collector, whose cycles
-// land on the calls that allocate (in BenchmarkSequentialCalls, a tail of
-// about four median calls of a small plugin, every twenty calls). make
-// test runs it without -race, which allocates on its own.
+// land on the calls that allocate (in BenchmarkSequentialCalls, with
+// 80 KiB per call, a cycle every fifty calls of a small plugin, each
+// four to five median calls long: the slowest 2%). Extism's own call path
+// left those 80 KiB (call.go); what is left is the sandbox's bookkeeping.
+// make test runs it without -race, which allocates on its own.
 func TestACallLeavesLittleGarbageInTheHost(t *testing.T) {
-	const maxBytes = 120 << 10
+	const maxBytes = 4 << 10
 	wasm, err := os.ReadFile(plugintest.Build(t, "plugins/examples/tools"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +61,8 @@ func TestACallLeavesLittleGarbageInTheHost(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	perCall := (after.TotalAlloc - before.TotalAlloc) / calls
-	t.Logf("a hash call allocates %d KiB on the host's heap", perCall>>10)
+	t.Logf("a hash call allocates %d bytes on the host's heap", perCall)
 	if perCall > maxBytes {
-		t.Errorf("a hash call allocates %d KiB on the host's heap, more than %d KiB", perCall>>10, maxBytes>>10)
+		t.Errorf("a hash call allocates %d bytes on the host's heap, more than %d", perCall, maxBytes)
 	}
 }
