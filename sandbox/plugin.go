@@ -40,6 +40,10 @@ type instance struct {
 	mem    *memoryArena
 	pool   *pool // whose budget it holds memory of
 	kernel kernelFunctions
+	// caller calls its exports after the first call (call.go); called
+	// reports whether the first was made.
+	caller *exportCaller
+	called bool
 }
 
 // Sizes set in the Extism manifest besides the memory limit. Extism applies
@@ -266,7 +270,13 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	// its global log level; they go to the plugin's logger too, not to the
 	// standard logger.
 	ep.SetLogger(log.kernel)
-	return &instance{plugin: ep, log: log, mem: mem}, nil
+	caller, err := newExportCaller(ep)
+	if err != nil {
+		_ = ep.Close(ctx)
+		mem.free()
+		return nil, err
+	}
+	return &instance{plugin: ep, log: log, mem: mem, caller: caller}, nil
 }
 
 // close releases the instance's modules and memories, and gives back what
@@ -371,7 +381,15 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	inst.log.reset(ctx)
 	// The plugin's code stops at its next look at ctx (interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
-	rc, _, err := inst.plugin.CallWithContext(ctx, export, input)
+	var rc uint32
+	var err error
+	if inst.called {
+		rc, err = inst.caller.call(ctx, export, input)
+	} else {
+		// The first call initializes the guest's runtime (call.go).
+		rc, _, err = inst.plugin.CallWithContext(ctx, export, input)
+		inst.called = true
+	}
 	inst.log.flush()
 	switch {
 	case err != nil && ctx.Err() != nil:
