@@ -20,12 +20,12 @@ import (
 //
 // So the sandbox compiles the check into the module instead
 // (makeInterruptible): a countdown in a global of the module's own, which
-// every function's start and every loop head decrements by one, every
-// bulk memory or table instruction by one more per 4 KiB it moves and
-// every call of an imported function by importCallCost, through two small functions added to the
-// module; when it runs out, it is reset and the module calls
-// interruptModule's interrupt, which ends the call if its context has
-// ended. A loop iteration then costs a WebAssembly call and a few
+// every function's start and every loop head decrements by one in place,
+// and every bulk memory or table instruction by one more per 4 KiB it
+// moves and every call of an imported function by importCallCost, through
+// a small function added to the module; when it runs out, a budget is
+// added and the module calls interruptModule's interrupt, which ends the
+// call if its context has ended. A loop iteration then costs a few
 // instructions, and the host is asked once every interruptBudget: within
 // microseconds to a few milliseconds of the end of the context.
 //
@@ -105,11 +105,11 @@ type moduleLayout struct {
 }
 
 // makeInterruptible returns wasm with an interruption check compiled in:
-// a call to an added function at the start of every function, at every
-// loop head, and before every bulk memory or table instruction and every
-// call of an import, counting down a global added to the module, and an
-// import of interruptModule's interrupt, which they call when the count
-// runs out. (wazero's own checks are at loop heads only, so that code
+// a countdown of a global added to the module at the start of every
+// function and at every loop head, a call to an added function that
+// counts down before every bulk memory or table instruction and every
+// call of an import, and an import of interruptModule's interrupt, which
+// they call when the count runs out. (wazero's own checks are at loop heads only, so that code
 // without loops, a recursion that calls itself twice, ran on past its
 // timeout.) Adding the import shifts the index of every function the
 // module defines by one; calls, references, exports, the start function,
@@ -132,8 +132,8 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 		w.weighType = w.addType([]byte{0x60, 1, 0x7f, 1, 0x7f})
 	}
 	w.interrupt = uint32(l.importedFuncs)
-	w.tick = int(l.importedFuncs) + 1 + l.funcs
-	w.weigh = w.tick + 1
+	w.refill = int(l.importedFuncs) + 1 + l.funcs
+	w.weigh = w.refill + 1
 	w.counter = uint32(l.importedGlobal + l.globals)
 	out := append([]byte(nil), wasm[:8]...)
 	inserted := map[byte]bool{}
@@ -233,7 +233,7 @@ type rewrite struct {
 	newTypes  []byte // appended to the type section
 	added     int    // types appended
 	interrupt uint32 // the function index of the interrupt import
-	tick      int    // the index of the function at loop heads
+	refill    int    // the index of the function called when the count runs out
 	weigh     int    // the index of the function before bulk instructions
 	counter   uint32 // the index of the countdown global
 }
@@ -334,7 +334,7 @@ func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
 		}
 		count, n := binary.Uvarint(b)
 		b = append(binary.AppendUvarint(nil, count+2), b[n:]...)
-		for _, f := range [][]byte{w.tickBody(), w.weighBody()} {
+		for _, f := range [][]byte{w.refillBody(), w.weighBody()} {
 			b = append(binary.AppendUvarint(b, uint64(len(f))), f...)
 		}
 		return b, nil
@@ -427,7 +427,7 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 		return nil, err
 	}
 	b := append(make([]byte, 0, len(fn.buf)-start+64), fn.buf[start:fn.off]...)
-	b = binary.AppendUvarint(append(b, 0x10), uint64(w.tick)) // at the function's start
+	b = w.tick(b) // at the function's start
 	err = fn.instructions(func(in instr) error {
 		switch {
 		case in.op == 0x10 && in.imm < w.interrupt: // a call of an import: weigh 64 KiB first
@@ -444,7 +444,7 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 		}
 		b = append(b, fn.buf[in.at:in.end]...)
 		if in.op == 0x03 { // loop
-			b = binary.AppendUvarint(append(b, 0x10), uint64(w.tick))
+			b = w.tick(b)
 		}
 		return nil
 	})
@@ -455,26 +455,39 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 }
 
 // countdown is the code that subtracts what cost pushes (an i32) from the
-// global and, when the count runs out, adds a budget to it and calls
-// interrupt: so interrupt is called once for every interruptBudget units.
+// global and, when the count runs out, calls refill: so interrupt is
+// called once for every interruptBudget units.
 func (w *rewrite) countdown(b, cost []byte) []byte {
-	global := func(op byte) { b = binary.AppendUvarint(append(b, op), uint64(w.counter)) }
-	global(0x23)                         // global.get
+	b = w.global(b, 0x23)                // global.get
 	b = append(append(b, cost...), 0x6b) // i32.sub
-	global(0x24)                         // global.set
-	global(0x23)
+	b = w.global(b, 0x24)                // global.set
+	b = w.global(b, 0x23)
 	b = append(b, 0x41, 0, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
-	global(0x23)
-	b = appendSLEB(append(b, 0x41), interruptBudget)
-	b = append(b, 0x6a) // i32.add
-	global(0x24)
-	b = binary.AppendUvarint(append(b, 0x10), uint64(w.interrupt)) // call interrupt
-	return append(b, 0x0b)                                         // end
+	b = binary.AppendUvarint(append(b, 0x10), uint64(w.refill))
+	return append(b, 0x0b) // end
 }
 
-// tickBody is the function called at loop heads: a cost of one.
-func (w *rewrite) tickBody() []byte {
-	b := w.countdown([]byte{0x00}, []byte{0x41, 0x01}) // no locals; i32.const 1
+// tick appends the check at a function's start and a loop's head to b: a
+// cost of one, counted down in place (a call there, taken at every
+// iteration of every loop, made a TinyGo plugin's collector a quarter
+// slower).
+func (w *rewrite) tick(b []byte) []byte {
+	return w.countdown(b, []byte{0x41, 0x01}) // i32.const 1
+}
+
+// global appends the instruction op (global.get or global.set) of the
+// countdown global to b.
+func (w *rewrite) global(b []byte, op byte) []byte {
+	return binary.AppendUvarint(append(b, op), uint64(w.counter))
+}
+
+// refillBody is the function called when the count runs out: it adds a
+// budget to the count and calls interrupt.
+func (w *rewrite) refillBody() []byte {
+	b := w.global([]byte{0x00}, 0x23) // no locals; global.get
+	b = appendSLEB(append(b, 0x41), interruptBudget)
+	b = w.global(append(b, 0x6a), 0x24) // i32.add; global.set
+	b = binary.AppendUvarint(append(b, 0x10), uint64(w.interrupt))
 	return append(b, 0x0b)
 }
 
