@@ -16,9 +16,14 @@
 #      libclang_rt.builtins-wasm32.a, with 256 KiB goroutine and system stacks
 #   4. CGO_ENABLED=1 go build -tags llvm19 -o TINYGOROOT/bin/tinygo (about
 #      half a minute on 2 cores)
+#   5. internal/tinygo/runtime.patch applied to TINYGOROOT/src/runtime: a
+#      collector that skips non-heap words and an object's pointers into
+#      itself without a call, and rebuilds its free list a state byte at a
+#      time (RATIONALE.md, "Why does the project's TinyGo carry a patch?");
+#      plugins compile the runtime from these sources, so nothing is rebuilt
 #
 # Safe to run again: each step is done only when its result is missing or
-# stale (the target file is compared with the repository's). Installing the
+# stale (the target file and the patch are compared with the repository's). Installing the
 # packages needs root (or sudo); CI runs as root. Prints the TINYGOROOT it
 # leaves on the last line, "TINYGOROOT=...".
 #
@@ -30,6 +35,7 @@ cd "$(dirname "$0")/.."
 version=0.41.0
 root=${MCPHOST_TINYGO_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/mcphost/tinygo-$version}
 target=internal/tinygo/wasip1.json
+patch=internal/tinygo/runtime.patch
 
 say() { echo "setup-tinygo: $*" >&2; }
 
@@ -54,6 +60,18 @@ case $rc in
 *) exit "$rc" ;;
 esac
 
+# module_dir prints the folder of TinyGo's module in the Go module cache,
+# downloading it if needed.
+module_dir() {
+	local dir
+	dir=$(go mod download -json "github.com/tinygo-org/tinygo@v$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+		say "go mod download gave no folder for github.com/tinygo-org/tinygo@v$version"
+		exit 1
+	fi
+	echo "$dir"
+}
+
 # built reports whether root holds a working TinyGo of this version.
 built() {
 	[ -x "$root/bin/tinygo" ] &&
@@ -64,11 +82,7 @@ if built; then
 	say "TinyGo $version already built in $root"
 else
 	say "downloading TinyGo $version (Go module github.com/tinygo-org/tinygo@v$version)"
-	src=$(go mod download -json "github.com/tinygo-org/tinygo@v$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	if [ -z "$src" ] || [ ! -d "$src" ]; then
-		say "go mod download gave no folder for github.com/tinygo-org/tinygo@v$version"
-		exit 1
-	fi
+	src=$(module_dir)
 	rm -rf "$root.tmp"
 	mkdir -p "$(dirname "$root")"
 	cp -R "$src" "$root.tmp"
@@ -85,6 +99,21 @@ fi
 if ! cmp -s "$target" "$root/targets/wasip1.json"; then
 	say "installing $target as $root/targets/wasip1.json"
 	cp "$target" "$root/targets/wasip1.json"
+fi
+
+# The patch is applied to the module's own files, copied again, so that a
+# changed patch replaces the old one; the copy applied is kept beside them.
+if ! cmp -s "$patch" "$root/.mcphost-runtime.patch"; then
+	say "patching TinyGo's collector with $patch"
+	src=$(module_dir)
+	for f in $(sed -n 's|^+++ b/||p' "$patch"); do
+		cp "$src/$f" "$root/$f"
+		chmod u+w "$root/$f"
+	done
+	# git apply works as patch(1) outside a repository; the ceiling keeps
+	# it from finding one above root.
+	(cd "$root" && GIT_CEILING_DIRECTORIES=$(dirname "$root") git apply -p1 "$OLDPWD/$patch")
+	cp "$patch" "$root/.mcphost-runtime.patch"
 fi
 
 TINYGOROOT=$root "$root/bin/tinygo" version >&2

@@ -158,7 +158,7 @@ func pruneCache(dir string) {
 }
 
 // buildKey names a TinyGo build by everything it is made of: the TinyGo
-// version, the target and scheduler, and every file of every package
+// version, the target, the runtime's patch and the scheduler, and every file of every package
 // outside the standard library the plugin depends on.
 func buildKey(root, pkgDir string, tc Toolchain) (string, error) {
 	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./"+filepath.ToSlash(pkgDir))
@@ -173,6 +173,7 @@ func buildKey(root, pkgDir string, tc Toolchain) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "tinygo %s\nscheduler %s\n", version, tc.Scheduler())
 	h.Write(tinygo.Target())
+	h.Write(tinygo.RuntimePatch())
 	for _, d := range strings.Fields(string(list)) {
 		entries, err := os.ReadDir(d)
 		if err != nil {

@@ -38,6 +38,14 @@ var target []byte
 // Target returns the project's wasip1 target (wasip1.json).
 func Target() []byte { return bytes.Clone(target) }
 
+//go:embed runtime.patch
+var runtimePatch []byte
+
+// RuntimePatch returns the patch scripts/setup-tinygo.sh applies to
+// TinyGo's runtime (runtime.patch): its collector's conservative scan and
+// free list, which a plugin's build compiles.
+func RuntimePatch() []byte { return bytes.Clone(runtimePatch) }
+
 // The C parts the target links, from Debian's wasi-libc and
 // libclang-rt-19-dev-wasm32, and LLVM 19's tools (wasm-ld).
 var (
