@@ -107,8 +107,11 @@ if ! cmp -s "$patch" "$root/.mcphost-runtime.patch"; then
 	say "patching TinyGo's collector with $patch"
 	src=$(module_dir)
 	for f in $(sed -n 's|^+++ b/||p' "$patch"); do
-		cp "$src/$f" "$root/$f"
-		chmod u+w "$root/$f"
+		rm -f "$root/$f"
+		if [ -f "$src/$f" ]; then # else a file the patch adds
+			cp "$src/$f" "$root/$f"
+			chmod u+w "$root/$f"
+		fi
 	done
 	# git apply works as patch(1) outside a repository; the ceiling keeps
 	# it from finding one above root.
