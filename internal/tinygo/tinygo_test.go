@@ -140,3 +140,56 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPatched checks that a toolchain counts as carrying the project's
+// runtime patch only when its TINYGOROOT holds the copy setup-tinygo.sh
+// leaves there, equal to runtime.patch, whether the root is known or
+// asked of tinygo env.
+func TestPatched(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin", "tinygo")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n[ \"$1 $2\" = 'env TINYGOROOT' ] && echo '" + root + "'\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stamp := filepath.Join(root, ".mcphost-runtime.patch")
+	for _, tc := range []struct {
+		stamp []byte // nil: none
+		want  bool
+	}{
+		{nil, false},
+		{[]byte("--- an older patch\n"), false},
+		{RuntimePatch(), true},
+	} {
+		os.Remove(stamp)
+		if tc.stamp != nil {
+			if err := os.WriteFile(stamp, tc.stamp, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tg := range []*Toolchain{{Bin: bin, Root: root}, {Bin: bin}} {
+			if got := tg.Patched(context.Background()); got != tc.want {
+				t.Errorf("Patched() with root %q and stamp %.20q = %v, want %v", tg.Root, tc.stamp, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestTheProjectsTinyGoCarriesTheRuntimePatch checks that
+// scripts/setup-tinygo.sh left its TinyGo patched.
+func TestTheProjectsTinyGoCarriesTheRuntimePatch(t *testing.T) {
+	root, err := CacheRoot()
+	if err != nil || !isExecutable(filepath.Join(root, "bin", "tinygo")) {
+		t.Skipf("SKIPPED: TinyGo is not installed in the project's cache (%v)", err)
+	}
+	if !(&Toolchain{Bin: filepath.Join(root, "bin", "tinygo"), Root: root}).Patched(context.Background()) {
+		t.Errorf("%s does not carry runtime.patch: run scripts/setup-tinygo.sh", root)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "src", "runtime", "gc_blocks.go"))
+	if err != nil || !bytes.Contains(b, []byte("task.StackInUse(")) {
+		t.Errorf("%s/src/runtime/gc_blocks.go is not the patched one (%v)", root, err)
+	}
+}
