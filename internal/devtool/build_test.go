@@ -78,3 +78,48 @@ func TestBuildWithoutTinyGo(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildWithAnUnpatchedTinyGoWarns checks that mcphost build says so
+// when the TinyGo it found lacks the project's runtime patch, and not
+// when it has it.
+func TestBuildWithAnUnpatchedTinyGoWarns(t *testing.T) {
+	if err := tinygo.CheckTarget(); err != nil {
+		t.Skipf("SKIPPED: %v", err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root := t.TempDir()
+	t.Setenv("TINYGOROOT", root)
+	bin := filepath.Join(root, "bin", "tinygo")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A tinygo that writes an empty module to the file after -o.
+	script := "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && printf '\\000asm\\001\\000\\000\\000' > \"$2\"; shift; done\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":  "module hello\n\n//mcphost:build tinygo\n",
+		"main.go": "package main\n\nfunc main() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, patched := range []bool{false, true} {
+		if patched {
+			if err := os.WriteFile(filepath.Join(root, ".mcphost-runtime.patch"), tinygo.RuntimePatch(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		if err := buildPlugin(context.Background(), dir, buildFlags{}, &stdout, &stderr); err != nil {
+			t.Fatalf("patched %v: %v\n%s", patched, err, stderr.String())
+		}
+		if warned := strings.Contains(stderr.String(), "lacks mcphost's patch to TinyGo's collector"); warned == patched {
+			t.Errorf("patched %v: stderr %q", patched, stderr.String())
+		}
+	}
+}
