@@ -223,6 +223,9 @@ func buildGo(ctx context.Context, dir string, f buildFlags, stdout, stderr io.Wr
 		if cmd, err = tc.Command(ctx, abs, tmp, sched); err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}
+		if !tc.Patched(ctx) {
+			fmt.Fprintf(stderr, "warning: %s lacks mcphost's patch to TinyGo's collector, whose pauses are then several times longer (RATIONALE.md, \"Why does the project's TinyGo carry a patch?\"); %s\n", tc.Bin, tinygo.InstallHint)
+		}
 		toolchain = "TinyGo (wasip1, " + string(sched) + " scheduler)"
 	} else {
 		cmd = exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s", "-o", tmp, ".")

@@ -215,6 +215,26 @@ func (t *Toolchain) Command(ctx context.Context, dir, out string, s Scheduler) (
 	return cmd, nil
 }
 
+// patchStamp is the copy of runtime.patch scripts/setup-tinygo.sh leaves
+// in the TINYGOROOT it patched.
+const patchStamp = ".mcphost-runtime.patch"
+
+// Patched reports whether the toolchain's runtime carries the project's
+// patch (RuntimePatch): its TINYGOROOT, asked of tinygo env when Root is
+// empty, holds the copy scripts/setup-tinygo.sh leaves there.
+func (t *Toolchain) Patched(ctx context.Context) bool {
+	root := t.Root
+	if root == "" {
+		out, err := exec.CommandContext(ctx, t.Bin, "env", "TINYGOROOT").Output()
+		if err != nil {
+			return false
+		}
+		root = strings.TrimSpace(string(out))
+	}
+	b, err := os.ReadFile(filepath.Join(root, patchStamp))
+	return err == nil && bytes.Equal(b, runtimePatch)
+}
+
 // ErrNotTinyGo is returned by Version when the binary is not TinyGo.
 var ErrNotTinyGo = errors.New("not a TinyGo binary")
 
