@@ -14,8 +14,9 @@ import (
 // TestGoroutines runs tools that block on goroutines (channels, a mutex, a
 // WaitGroup, time.Sleep) in a plugin built with standard Go and with
 // TinyGo's asyncify scheduler, whose exports pdk/go runs on a worker
-// goroutine: each call waits for its goroutines, and a goroutine started by
-// one call goes on running during the next ones. (Each goroutine costs a
+// goroutine: each call waits for its goroutines, a goroutine started by
+// one call goes on running during the next ones, and what a parked
+// goroutine's stack alone references survives the collections meanwhile. (Each goroutine costs a
 // TinyGo plugin a 256 KiB stack that its collector may keep alive: see
 // pdk/go/README.md.)
 func TestGoroutines(t *testing.T) {
@@ -33,6 +34,18 @@ func TestGoroutines(t *testing.T) {
 				structured(t, p.CallTool("fanout", `{"n":10}`, nil), &sums)
 				if sums.Squares != 285 || sums.Count != 10 {
 					t.Fatalf("fanout(10) = %+v, want squares 285, count 10", sums)
+				}
+			}
+			// A parked goroutine's stack holds the only references to
+			// 64 blocks; collections run while it is parked.
+			p.CallTool("keep", "", nil)
+			for range 5 {
+				var c struct{ Collections int }
+				var kept struct{ Blocks int }
+				structured(t, p.CallTool("churn", "", nil), &c)
+				structured(t, p.CallTool("intact", "", nil), &kept)
+				if kept.Blocks != 64 || c.Collections == 0 {
+					t.Fatalf("after %d collections, %d of the 64 blocks a parked goroutine keeps hold their pattern", c.Collections, kept.Blocks)
 				}
 			}
 			p.CallTool("start_ticker", "", nil)
