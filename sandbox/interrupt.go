@@ -141,7 +141,7 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 		for _, id := range []byte{sectionImport, sectionGlobal} {
 			if !inserted[id] && sectionRank[id] < rank {
 				inserted[id] = true
-				out = appendSection(out, id, w.section(id, nil))
+				out = appendSection(out, id, w.section(id, 0, nil))
 			}
 		}
 	}
@@ -253,15 +253,10 @@ func (w *rewrite) fn(i uint32) uint32 {
 	return i
 }
 
-// section returns the body of a section the module lacks (body nil) or
-// the new body of one it has, for the sections the rewrite adds to.
-func (w *rewrite) section(id byte, body *reader) []byte {
-	var old []byte
-	n := 0
-	if body != nil {
-		count, _ := body.u32() // read before: the section is valid
-		n, old = int(count), body.buf[body.off:]
-	}
+// section returns the new body of a section the rewrite adds to, from its
+// old count of entries and their bytes (0 and nil for a section the module
+// lacks).
+func (w *rewrite) section(id byte, n int, old []byte) []byte {
 	switch id {
 	case sectionType:
 		return append(append(binary.AppendUvarint(nil, uint64(n+w.added)), old...), w.newTypes...)
@@ -283,9 +278,9 @@ func (w *rewrite) section(id byte, body *reader) []byte {
 func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
 	switch id {
 	case sectionType, sectionImport, sectionFunction:
-		return w.section(id, body), nil
+		count, _ := body.u32() // read before: the section is valid
+		return w.section(id, int(count), body.buf[body.off:]), nil
 	case sectionGlobal:
-		r := *body
 		b, err := w.renumberVec(body, func(out []byte) ([]byte, error) {
 			at := body.off
 			if err := body.valType(); err != nil {
@@ -299,9 +294,8 @@ func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.buf = b
-		r.off = 0
-		return w.section(id, &r), nil
+		count, n := binary.Uvarint(b)
+		return w.section(id, int(count), b[n:]), nil
 	case sectionExport:
 		return w.renumberVec(body, func(out []byte) ([]byte, error) {
 			at := body.off
