@@ -236,11 +236,22 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-func TestKeyless(t *testing.T) {
-	reg := plugintest.StartRegistry(t)
+// The identity and issuer the keyless tests sign as.
+const (
+	identity = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1"
+	issuer   = "https://token.actions.githubusercontent.com"
+)
+
+// keylessSetup starts a registry and a keyless signer, and returns them
+// with a policy that trusts the signer's root for identity's owner and
+// issuer.
+func keylessSetup(t *testing.T) (*plugintest.Registry, *plugintest.KeylessSigner, Policy) {
 	signer := plugintest.NewKeylessSigner(t)
-	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
-	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	return plugintest.StartRegistry(t), signer, Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+}
+
+func TestKeyless(t *testing.T) {
+	reg, signer, pol := keylessSetup(t)
 	push := newPlugins(t, reg, "keyless")
 	signed := func(id, iss string, tamper bool) string {
 		ref, dgst := push()
@@ -475,10 +486,7 @@ func logHas(log string, parts ...string) bool {
 // or when it signs another manifest; and under a key policy, which it
 // cannot satisfy.
 func TestKeylessBundleThroughReferrers(t *testing.T) {
-	reg := plugintest.StartRegistry(t)
-	signer := plugintest.NewKeylessSigner(t)
-	const identity, issuer = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1", "https://token.actions.githubusercontent.com"
-	pol := Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	reg, signer, pol := keylessSetup(t)
 	push := newPlugins(t, reg, "bundle")
 	attached := func(id, iss string, otherSubject bool) string {
 		ref, dgst := push()

@@ -5,7 +5,8 @@
 // libraries TinyGo's releases bundle, with 256 KiB stacks: each
 // goroutine's (default-stack-size) and the system stack (-zstack-size),
 // where the exports run without a scheduler; 64 KiB, TinyGo's default for
-// both, overflows in the notes example's init.
+// both, overflows in the notes example's init. Its runtime carries the
+// project's patch to the collector (runtime.patch, Toolchain.Patched).
 //
 // mcphost build --tinygo and plugintest (the tests' plugin builds) use it.
 package tinygo
