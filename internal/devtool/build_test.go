@@ -58,15 +58,7 @@ func TestBuildWithoutTinyGo(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("TINYGOROOT", "")
 	t.Setenv("PATH", t.TempDir())
-	dir := t.TempDir()
-	for name, content := range map[string]string{
-		"go.mod":  "module hello\n\n//mcphost:build tinygo\n",
-		"main.go": "package main\n\nfunc main() {}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tinygoHello(t)
 	var stdout, stderr bytes.Buffer
 	err := buildPlugin(context.Background(), dir, buildFlags{}, &stdout, &stderr)
 	if err == nil {
@@ -99,15 +91,7 @@ func TestBuildWithAnUnpatchedTinyGoWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	dir := t.TempDir()
-	for name, content := range map[string]string{
-		"go.mod":  "module hello\n\n//mcphost:build tinygo\n",
-		"main.go": "package main\n\nfunc main() {}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tinygoHello(t)
 	for _, patched := range []bool{false, true} {
 		if patched {
 			if err := os.WriteFile(filepath.Join(root, ".mcphost-runtime.patch"), tinygo.RuntimePatch(), 0o644); err != nil {
@@ -122,4 +106,19 @@ func TestBuildWithAnUnpatchedTinyGoWarns(t *testing.T) {
 			t.Errorf("patched %v: stderr %q", patched, stderr.String())
 		}
 	}
+}
+
+// tinygoHello writes a Go plugin that go.mod marks for TinyGo into a new
+// folder and returns it.
+func tinygoHello(t *testing.T) string {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":  "module hello\n\n//mcphost:build tinygo\n",
+		"main.go": "package main\n\nfunc main() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -14,13 +14,18 @@ import (
 // fakeTinyGo writes an executable tinygo script into dir/bin that prints
 // version as `tinygo version` does.
 func fakeTinyGo(t *testing.T, dir, version string) string {
+	return tinygoScript(t, dir, "echo 'tinygo version "+version+" linux/amd64 (using go version go1.26.8 and LLVM version 19.1.7)'")
+}
+
+// tinygoScript writes an executable tinygo into dir/bin that runs the
+// shell commands sh, and returns its path.
+func tinygoScript(t *testing.T, dir, sh string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bin", "tinygo")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\necho 'tinygo version " + version + " linux/amd64 (using go version go1.26.8 and LLVM version 19.1.7)'\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+sh+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin
@@ -147,14 +152,7 @@ func TestCommand(t *testing.T) {
 // asked of tinygo env.
 func TestPatched(t *testing.T) {
 	root := t.TempDir()
-	bin := filepath.Join(root, "bin", "tinygo")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := "#!/bin/sh\n[ \"$1 $2\" = 'env TINYGOROOT' ] && echo '" + root + "'\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := tinygoScript(t, root, "[ \"$1 $2\" = 'env TINYGOROOT' ] && echo '"+root+"'")
 	stamp := filepath.Join(root, ".mcphost-runtime.patch")
 	for _, tc := range []struct {
 		stamp []byte // nil: none
