@@ -238,16 +238,16 @@ func TestRefusals(t *testing.T) {
 
 // The identity and issuer the keyless tests sign as.
 const (
-	identity = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1"
-	issuer   = "https://token.actions.githubusercontent.com"
+	keylessIdentity = "https://github.com/owner/repo/.github/workflows/release.yml@refs/tags/v1"
+	keylessIssuer   = "https://token.actions.githubusercontent.com"
 )
 
 // keylessSetup starts a registry and a keyless signer, and returns them
-// with a policy that trusts the signer's root for identity's owner and
-// issuer.
+// with a policy that trusts the signer's root for keylessIdentity's owner and
+// keylessIssuer.
 func keylessSetup(t *testing.T) (*plugintest.Registry, *plugintest.KeylessSigner, Policy) {
 	signer := plugintest.NewKeylessSigner(t)
-	return plugintest.StartRegistry(t), signer, Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: issuer}
+	return plugintest.StartRegistry(t), signer, Policy{TrustedRoot: signer.Root, IdentityRegexp: "^https://github.com/owner/", Issuer: keylessIssuer}
 }
 
 func TestKeyless(t *testing.T) {
@@ -263,12 +263,12 @@ func TestKeyless(t *testing.T) {
 		plugintest.PushSignature(t, ref, dgst, body, ann)
 		return ref
 	}
-	wantSigner(t, signed(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantSigner(t, signed(keylessIdentity, keylessIssuer, false), pol, keylessIdentity+" (issuer "+keylessIssuer+")")
 	wantRefusals(t, "expected a keyless cosign signature", map[string]refusal{
-		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
-		"other issuer":     {signed(identity, "https://accounts.example.com", false), "expected issuer value", pol},
-		"tampered payload": {signed(identity, issuer, true), "does not match artifact", pol},
-		"other root":       {signed(identity, issuer, false), "not enough verified log entries", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
+		"other identity":   {signed("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", keylessIssuer, false), "expected SAN value to match regex", pol},
+		"other issuer":     {signed(keylessIdentity, "https://accounts.example.com", false), "expected issuer value", pol},
+		"tampered payload": {signed(keylessIdentity, keylessIssuer, true), "does not match artifact", pol},
+		"other root":       {signed(keylessIdentity, keylessIssuer, false), "not enough verified log entries", Policy{TrustedRoot: plugintest.NewKeylessSigner(t).Root, IdentityRegexp: ".*", IssuerRegexp: ".*"}},
 	})
 }
 
@@ -497,12 +497,12 @@ func TestKeylessBundleThroughReferrers(t *testing.T) {
 		signer.AttachBundle(t, ref, dgst, subject, id, iss)
 		return ref
 	}
-	wantSigner(t, attached(identity, issuer, false), pol, identity+" (issuer "+issuer+")")
+	wantSigner(t, attached(keylessIdentity, keylessIssuer, false), pol, keylessIdentity+" (issuer "+keylessIssuer+")")
 	wantRefusals(t, "sigstore bundle", map[string]refusal{
-		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", issuer, false), "expected SAN value to match regex", pol},
-		"other issuer":   {attached(identity, "https://accounts.example.com", false), "expected issuer value", pol},
-		"other manifest": {attached(identity, issuer, true), "provided artifact digest does not match any digest in statement", pol},
-		"key policy":     {attached(identity, issuer, false), "its signature is not by the key", Policy{Key: plugintest.NewKeySigner(t).Pub}},
+		"other identity": {attached("https://github.com/mallory/repo/.github/workflows/x.yml@refs/heads/main", keylessIssuer, false), "expected SAN value to match regex", pol},
+		"other issuer":   {attached(keylessIdentity, "https://accounts.example.com", false), "expected issuer value", pol},
+		"other manifest": {attached(keylessIdentity, keylessIssuer, true), "provided artifact digest does not match any digest in statement", pol},
+		"key policy":     {attached(keylessIdentity, keylessIssuer, false), "its signature is not by the key", Policy{Key: plugintest.NewKeySigner(t).Pub}},
 	})
 }
 
