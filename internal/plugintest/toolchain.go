@@ -159,7 +159,8 @@ func pruneCache(dir string) {
 
 // buildKey names a TinyGo build by everything it is made of: the TinyGo
 // version, the target, the runtime's patch and the scheduler, and every file of every package
-// outside the standard library the plugin depends on.
+// outside the standard library the plugin depends on, but its tests and
+// documentation.
 func buildKey(root, pkgDir string, tc Toolchain) (string, error) {
 	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}", "./"+filepath.ToSlash(pkgDir))
 	cmd.Dir = root
@@ -180,7 +181,8 @@ func buildKey(root, pkgDir string, tc Toolchain) (string, error) {
 			return "", err
 		}
 		for _, e := range entries {
-			if !e.Type().IsRegular() {
+			// No build reads a package's tests or documentation.
+			if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), "_test.go") || strings.HasSuffix(e.Name(), ".md") {
 				continue
 			}
 			f, err := os.Open(filepath.Join(d, e.Name()))
