@@ -34,9 +34,9 @@ import (
 // instance, it serves one call at a time.
 type exportCaller struct {
 	plugin  *extism.Plugin
-	kernel  api.Module // Extism's kernel module of the instance
-	main    api.Module // the plugin's module
-	memory  api.Memory // the kernel's memory, where the input goes
+	kernel  kernelFunctions // of Extism's kernel module of the instance
+	main    api.Module      // the plugin's module
+	memory  api.Memory      // the kernel's memory, where the input goes
 	reset   api.Function
 	alloc   api.Function
 	set     api.Function // input_set
@@ -63,18 +63,18 @@ func newExportCaller(p *extism.Plugin) (*exportCaller, error) {
 		}
 		return *(*api.Module)(unsafe.Pointer(f.UnsafeAddr())), nil
 	}
-	c := &exportCaller{plugin: p, exports: map[string]export{}}
+	c := &exportCaller{plugin: p, kernel: kernelFunctions{fns: map[string]api.Function{}}, exports: map[string]export{}}
 	var err error
-	if c.kernel, err = module("extism"); err != nil {
+	if c.kernel.mod, err = module("extism"); err != nil {
 		return nil, err
 	}
 	if c.main, err = module("mainModule"); err != nil {
 		return nil, err
 	}
-	c.memory = c.kernel.ExportedMemory("memory")
-	c.reset = c.kernel.ExportedFunction("reset")
-	c.alloc = c.kernel.ExportedFunction("alloc")
-	c.set = c.kernel.ExportedFunction("input_set")
+	c.memory = c.kernel.mod.ExportedMemory("memory")
+	c.reset = c.kernel.function("reset")
+	c.alloc = c.kernel.function("alloc")
+	c.set = c.kernel.function("input_set")
 	if c.memory == nil || c.reset == nil || c.alloc == nil || c.set == nil {
 		return nil, errors.New("sandbox: Extism's kernel module lacks its memory, reset, alloc or input_set")
 	}
@@ -89,7 +89,7 @@ func (c *exportCaller) call(ctx context.Context, export string, input []byte) (u
 	if c.main.IsClosed() {
 		return 0, errors.New(errExited.Message)
 	}
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), c.kernel)
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), c.kernel.mod)
 	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), c.plugin)
 	if err := c.reset.CallWithStack(ctx, c.stack[:]); err != nil {
 		return 1, err

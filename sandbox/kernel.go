@@ -110,36 +110,41 @@ func servedByKernelModule(name string) bool {
 }
 
 // kernelFunctions are an instance's functions of Extism's kernel module,
-// each looked up once (kernelForwarded). An instance serves one call at a
-// time, so they are never called concurrently.
+// each looked up once: the memory functions the sandbox forwards
+// (kernelForwarded) and those exportCaller sets a call's input with. An
+// instance serves one call at a time, so they are never called
+// concurrently.
 type kernelFunctions struct {
-	mod api.Module // the kernel module they are of
+	mod api.Module // the instance's kernel module
 	fns map[string]api.Function
 }
 
-// call calls the kernel function name with stack, as Extism's wrapper
-// does: the kernel module is the call's (in ctx, where Extism puts it),
-// and a failure panics, which ends the call. k is nil where there is no
-// call state (a start function), and then nothing is kept.
-func (k *kernelFunctions) call(ctx context.Context, name string, stack []uint64) {
-	mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
+// function returns the kernel function name, looked up once; nil when the
+// kernel has none.
+func (k *kernelFunctions) function(name string) api.Function {
+	f, ok := k.fns[name]
 	if !ok {
-		panic("Invalid context, `extism` key not found")
+		f = k.mod.ExportedFunction(name)
+		k.fns[name] = f
 	}
+	return f
+}
+
+// call calls the kernel function name with stack, as Extism's wrapper
+// does; a failure panics, which ends the call. k is nil where there is no
+// call state (a start function): the kernel module is then the one Extism
+// puts in ctx, and nothing is kept.
+func (k *kernelFunctions) call(ctx context.Context, name string, stack []uint64) {
 	var f api.Function
 	if k != nil {
-		if k.mod != mod {
-			k.mod, k.fns = mod, map[string]api.Function{}
-		}
-		f = k.fns[name]
+		f = k.function(name)
+	} else if mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module); ok {
+		f = mod.ExportedFunction(name)
+	} else {
+		panic("Invalid context, `extism` key not found")
 	}
 	if f == nil {
-		if f = mod.ExportedFunction(name); f == nil {
-			panic(fmt.Errorf("function %q not found in extism:host", name))
-		}
-		if k != nil {
-			k.fns[name] = f
-		}
+		panic(fmt.Errorf("function %q not found in extism:host", name))
 	}
 	if err := f.CallWithStack(ctx, stack); err != nil {
 		panic(err)

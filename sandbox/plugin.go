@@ -39,9 +39,8 @@ type instance struct {
 	owner  string // whose calls it serves (CallAs); "" for anyone's
 	mem    *memoryArena
 	pool   *pool // whose budget it holds memory of
-	kernel kernelFunctions
-	// caller calls its exports after the first call (call.go); called
-	// reports whether the first was made.
+	// caller calls its exports after the first call (call.go), and holds
+	// its kernel functions; called reports whether the first was made.
 	caller *exportCaller
 	called bool
 }
@@ -376,7 +375,7 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
 	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
-	state.kernel = &inst.kernel
+	state.kernel = &inst.caller.kernel
 	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
 	// The plugin's code stops at its next look at ctx (interrupt.go).
