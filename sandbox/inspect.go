@@ -27,6 +27,10 @@ var (
 	// LEB128 number, a name that is not UTF-8, an unknown import kind, or a
 	// section whose contents are shorter than its declared size.
 	ErrMalformed = errors.New("malformed wasm binary")
+	// ErrInvalidModule means wazero, which compiles the module, finds it
+	// invalid (an index out of range, code that does not type-check): it
+	// is refused as it is, before the sandbox rewrites any of it.
+	ErrInvalidModule = errors.New("invalid module")
 )
 
 // Info describes a wasm module as read by Inspect.
