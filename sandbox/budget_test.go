@@ -25,7 +25,7 @@ func guestInstanceMiB(t *testing.T, l Limits) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := prepare(testWasm(t, "guest"), DefaultMaxModuleMiB<<20)
+	wasm, err := engine.prepare(context.Background(), testWasm(t, "guest"), DefaultMaxModuleMiB<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func rssBytes(t *testing.T) int64 {
 func TestInstanceReservesWhatTheHostMayCopy(t *testing.T) {
 	t.Parallel()
 	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20}
-	wasm, err := prepare(testWasm(t, "guest"), DefaultMaxModuleMiB<<20)
+	wasm, err := engine.prepare(context.Background(), testWasm(t, "guest"), DefaultMaxModuleMiB<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,7 +276,11 @@ type instr struct {
 	op      byte
 	sub     uint32
 	imm     uint32
+	imm2    uint32 // call_indirect's table
 	at, end int
+	// blockType is a block's, loop's or if's type: a type index when it
+	// is not negative, otherwise a value type or none.
+	blockType int64
 }
 
 // instructions reads instructions up to the end that closes the
@@ -296,7 +300,7 @@ func (r *reader) instructions(visit func(instr) error) error {
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 			open++
-			err = r.sleb(33) // block type
+			in.blockType, err = r.s33()
 		case op == 0x0b: // end
 			open--
 		case op == 0x0e: // br_table
@@ -310,7 +314,9 @@ func (r *reader) instructions(visit func(instr) error) error {
 			// memory.grow, ref.func: an index
 			in.imm, err = r.u32()
 		case op == 0x11: // call_indirect: a type and a table
-			err = r.u32s(2)
+			if in.imm, err = r.u32(); err == nil {
+				in.imm2, err = r.u32()
+			}
 		case op == 0x1c: // select with types
 			var n uint32
 			if n, err = r.u32(); err != nil {

@@ -39,6 +39,7 @@ type Engine struct {
 	budget   *memoryBudget
 	compiles chan struct{} // a token for each compile under way
 	egress   Egress
+	valid    validatedModules
 	// compileNotice is how long a compile runs before it is logged, so
 	// that the seconds a first compile of a large module takes are seen
 	// for what they are; zero or less logs every compile.

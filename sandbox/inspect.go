@@ -233,6 +233,28 @@ func (r *reader) u32() (uint32, error) {
 	return uint32(v), err
 }
 
+// s33 reads a signed LEB128 number of at most 33 bits, as a block type is.
+func (r *reader) s33() (int64, error) {
+	var v int64
+	for shift := 0; shift < 35; shift += 7 {
+		b, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= int64(b&0x7f) << shift
+		if b&0x80 == 0 {
+			if shift+7 < 64 && b&0x40 != 0 {
+				v |= -1 << (shift + 7)
+			}
+			if v < -1<<32 || v >= 1<<32 {
+				break
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: LEB128 number exceeds 33 bits at offset %d", ErrMalformed, r.off-1)
+}
+
 // sleb skips a signed LEB128 number of at most bits bits.
 func (r *reader) sleb(bits int) error {
 	for n := 0; n < (bits+6)/7; n++ {
@@ -286,6 +308,14 @@ func (r *reader) vec(elem func() error) error {
 // kind, and the offset of its name (the module's name ends there); it
 // skips the entry's description.
 func (r *reader) importEntry() (imp Import, kind byte, nameAt int, err error) {
+	if imp, kind, nameAt, err = r.importHead(); err != nil {
+		return imp, 0, 0, err
+	}
+	return imp, kind, nameAt, r.importDesc(kind)
+}
+
+// importHead reads what importEntry does but the entry's description.
+func (r *reader) importHead() (imp Import, kind byte, nameAt int, err error) {
 	if imp.Module, err = r.name(); err != nil {
 		return imp, 0, 0, err
 	}
@@ -293,10 +323,8 @@ func (r *reader) importEntry() (imp Import, kind byte, nameAt int, err error) {
 	if imp.Name, err = r.name(); err != nil {
 		return imp, 0, 0, err
 	}
-	if kind, err = r.byte(); err != nil {
-		return imp, 0, 0, err
-	}
-	return imp, kind, nameAt, r.importDesc(kind)
+	kind, err = r.byte()
+	return imp, kind, nameAt, err
 }
 
 // importDesc skips the description of an import of the given kind.

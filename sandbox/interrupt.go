@@ -93,7 +93,9 @@ func isBulk(in instr) bool {
 }
 
 // moduleLayout is what makeInterruptible reads of a module before
-// rewriting it.
+// rewriting it: the sizes of the index spaces it renumbers or appends to,
+// against which it range-checks every index it meets, so that an index
+// out of range never comes to name what the rewrite adds.
 type moduleLayout struct {
 	types          int // function types
 	voidType       int // the index of the type [] -> [], -1 if none
@@ -101,7 +103,10 @@ type moduleLayout struct {
 	importedFuncs  int
 	importedGlobal int
 	globals        int // defined
-	funcs          int // defined
+	funcs          int // defined, as the function section declares them
+	bodies         int // in the code section
+	tables         int // imported and defined
+	rank           int // of the last section read, which orders them
 }
 
 // makeInterruptible returns wasm with an interruption check compiled in:
@@ -120,6 +125,9 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 	l := moduleLayout{voidType: -1, weighType: -1}
 	if err := sections(wasm, l.read); err != nil {
 		return nil, err
+	}
+	if l.bodies != l.funcs {
+		return nil, fmt.Errorf("%w: %d function bodies for %d functions", ErrMalformed, l.bodies, l.funcs)
 	}
 	if l.funcs == 0 {
 		return wasm, nil
@@ -180,8 +188,17 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
-// read records what makeInterruptible needs of one section.
+// read records what makeInterruptible needs of one section, and checks
+// that the sections come in their order, once each, and that the indices
+// of types the functions name are in range.
 func (l *moduleLayout) read(id byte, _ int, body *reader) error {
+	if id != sectionCustom {
+		rank, ok := sectionRank[id]
+		if !ok || rank <= l.rank {
+			return fmt.Errorf("%w: section %d is unknown, out of order or repeated", ErrMalformed, id)
+		}
+		l.rank = rank
+	}
 	switch id {
 	case sectionType:
 		return body.vec(func() error {
@@ -199,30 +216,83 @@ func (l *moduleLayout) read(id byte, _ int, body *reader) error {
 		})
 	case sectionImport:
 		return body.vec(func() error {
-			_, kind, _, err := body.importEntry()
+			_, kind, _, err := body.importHead()
+			if err != nil {
+				return err
+			}
 			switch kind {
 			case kindFunc:
 				l.importedFuncs++
+				return l.typeIndex(body)
+			case kindTable:
+				l.tables++
 			case kindGlobal:
 				l.importedGlobal++
 			}
-			return err
+			return body.importDesc(kind)
 		})
+	case sectionFunction:
+		return body.vec(func() error {
+			l.funcs++
+			return l.typeIndex(body)
+		})
+	case sectionTable:
+		n, err := body.u32() // capTables reads the tables
+		l.tables += int(n)
+		return err
 	case sectionGlobal:
 		return body.vec(func() error {
-			l.globals++
 			if err := body.valType(); err != nil {
 				return err
 			}
 			if _, err := body.byte(); err != nil {
 				return err
 			}
-			return body.instructions(func(instr) error { return nil })
+			// A global's initializer may read only the globals before it.
+			err := body.instructions(l.checkIndices)
+			l.globals++
+			return err
 		})
 	case sectionCode:
 		n, err := body.u32() // the bodies are read when they are rewritten
-		l.funcs = int(n)
+		l.bodies = int(n)
 		return err
+	}
+	return nil
+}
+
+// typeIndex reads the index of a function's type and checks that it is
+// in range.
+func (l *moduleLayout) typeIndex(r *reader) error {
+	i, err := r.u32()
+	if err == nil && int64(i) >= int64(l.types) {
+		err = fmt.Errorf("%w: type index %d out of range (%d types)", ErrMalformed, i, l.types)
+	}
+	return err
+}
+
+// checkIndices returns an error when in names a function, global or type
+// out of the module's range, or a call_indirect's table.
+func (l *moduleLayout) checkIndices(in instr) error {
+	var what string
+	var index uint32
+	var size int
+	switch {
+	case in.op == 0x10 || in.op == 0xd2: // call, ref.func
+		what, index, size = "function", in.imm, l.importedFuncs+l.funcs
+	case in.op == 0x23 || in.op == 0x24: // global.get, global.set
+		what, index, size = "global", in.imm, l.importedGlobal+l.globals
+	case in.op == 0x11 && int64(in.imm2) >= int64(l.tables): // call_indirect
+		what, index, size = "table", in.imm2, l.tables
+	case in.op == 0x11:
+		what, index, size = "type", in.imm, l.types
+	case (in.op == 0x02 || in.op == 0x03 || in.op == 0x04) && in.blockType >= 0:
+		what, index, size = "type", uint32(in.blockType), l.types
+	default:
+		return nil
+	}
+	if int64(index) >= int64(size) {
+		return fmt.Errorf("%w: %s index %d out of range (%d) at offset %d", ErrMalformed, what, index, size, in.at)
 	}
 	return nil
 }
@@ -253,6 +323,15 @@ func (w *rewrite) fn(i uint32) uint32 {
 	return i
 }
 
+// fnChecked returns the new index of the function at index i, or an error
+// when there is no such function.
+func (w *rewrite) fnChecked(i uint32) (uint32, error) {
+	if int64(i) >= int64(w.importedFuncs+w.funcs) {
+		return 0, fmt.Errorf("%w: function index %d out of range (%d)", ErrMalformed, i, w.importedFuncs+w.funcs)
+	}
+	return w.fn(i), nil
+}
+
 // section returns the new body of a section the rewrite adds to, from its
 // old count of entries and their bytes (0 and nil for a section the module
 // lacks).
@@ -274,8 +353,20 @@ func (w *rewrite) section(id byte, n int, old []byte) []byte {
 	return append(appendSLEB(b, interruptBudget), 0x0b)
 }
 
-// sectionFrom returns the new body of section id, whose old body is body.
+// sectionFrom returns the new body of section id, whose old body is body,
+// which it must read to its end.
 func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
+	b, err := w.renumberSection(id, body)
+	renumbered := id == sectionGlobal || id == sectionExport || id == sectionStart || id == sectionElement || id == sectionCode
+	if err == nil && renumbered && body.off != len(body.buf) {
+		err = fmt.Errorf("%w: %d unread bytes at the end of the section", ErrMalformed, len(body.buf)-body.off)
+	}
+	return b, err
+}
+
+// renumberSection returns the new body of section id, whose old body is
+// body.
+func (w *rewrite) renumberSection(id byte, body *reader) ([]byte, error) {
 	switch id {
 	case sectionType, sectionImport, sectionFunction:
 		count, _ := body.u32() // read before: the section is valid
@@ -311,14 +402,20 @@ func (w *rewrite) sectionFrom(id byte, body *reader) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if kind == kindFunc {
-				i = w.fn(i)
+			switch {
+			case kind == kindFunc:
+				i, err = w.fnChecked(i)
+			case kind == kindGlobal && int64(i) >= int64(w.importedGlobal+w.globals):
+				err = fmt.Errorf("%w: global index %d out of range (%d)", ErrMalformed, i, w.importedGlobal+w.globals)
 			}
-			return binary.AppendUvarint(append(out, body.buf[at:indexAt]...), uint64(i)), nil
+			return binary.AppendUvarint(append(out, body.buf[at:indexAt]...), uint64(i)), err
 		})
 	case sectionStart:
 		i, err := body.u32()
-		return binary.AppendUvarint(nil, uint64(w.fn(i))), err
+		if err == nil {
+			i, err = w.fnChecked(i)
+		}
+		return binary.AppendUvarint(nil, uint64(i)), err
 	case sectionElement:
 		return w.renumberVec(body, func(out []byte) ([]byte, error) { return w.element(out, body) })
 	case sectionCode:
@@ -354,6 +451,9 @@ func (w *rewrite) renumberVec(body *reader, entry func(out []byte) ([]byte, erro
 // expr copies the constant expression at r to out, renumbering ref.func.
 func (w *rewrite) expr(out []byte, r *reader) ([]byte, error) {
 	err := r.instructions(func(in instr) error {
+		if err := w.checkIndices(in); err != nil {
+			return err
+		}
 		if in.op == 0xd2 {
 			out = binary.AppendUvarint(append(out, in.op), uint64(w.fn(in.imm)))
 		} else {
@@ -399,7 +499,10 @@ func (w *rewrite) element(out []byte, r *reader) ([]byte, error) {
 			return w.expr(out, r)
 		}
 		i, err := r.u32()
-		return binary.AppendUvarint(out, uint64(w.fn(i))), err
+		if err == nil {
+			i, err = w.fnChecked(i)
+		}
+		return binary.AppendUvarint(out, uint64(i)), err
 	})
 }
 
@@ -423,6 +526,9 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 	b := append(make([]byte, 0, len(fn.buf)-start+64), fn.buf[start:fn.off]...)
 	b = w.tick(b) // at the function's start
 	err = fn.instructions(func(in instr) error {
+		if err := w.checkIndices(in); err != nil {
+			return err
+		}
 		switch {
 		case in.op == 0x10 && in.imm < w.interrupt: // a call of an import: weigh 64 KiB first
 			b = append(b, 0x41, 0x80, 0x80, 0x04) // i32.const 65536
@@ -444,6 +550,9 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if fn.off != len(fn.buf) {
+		return nil, fmt.Errorf("%w: %d bytes after the end of a function body", ErrMalformed, len(fn.buf)-fn.off)
 	}
 	return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
 }

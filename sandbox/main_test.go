@@ -83,7 +83,7 @@ func buildPlugin(name string) ([]byte, error) {
 		return nil, err
 	}
 	// Compile it into the engine's cache as Load would.
-	compiled, err := prepare(wasm, DefaultMaxModuleMiB<<20)
+	compiled, err := engine.prepare(context.Background(), wasm, DefaultMaxModuleMiB<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -135,24 +135,6 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	}
 	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
-	wasm, err = prepare(wasm, limits.MaxModuleMiB<<20)
-	if err != nil {
-		return nil, err
-	}
-	cost, err := e.instanceCost(wasm, limits, len(opts.Grants.AllowedHosts) > 0)
-	if err != nil {
-		return nil, err
-	}
-
-	manifest := extism.Manifest{
-		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
-		Memory: &extism.ManifestMemory{
-			MaxPages:             limits.MemoryMiB * 16, // 64 KiB pages
-			MaxHttpResponseBytes: maxHTTPResponseBytes,
-			MaxVarBytes:          maxVarBytes,
-		},
-		AllowedHosts: pol.extismHosts(),
-	}
 	config := extism.PluginConfig{
 		// Not WithCloseOnContextDone: the module checks for the end of
 		// the call's context itself (interrupt.go), at a fraction of the
@@ -161,8 +143,28 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 			WithCompilationCache(e.cache),
 		EnableWasi: true,
 	}
-	var compiled *extism.CompiledPlugin
+	var (
+		compiled *extism.CompiledPlugin
+		cost     uint64
+	)
+	// Validating and rewriting the module take a compile turn too: they
+	// take a core, a tenth of the time compiling does.
 	if err := e.inCompileTurn(ctx, logger, len(wasm), func() (err error) {
+		if wasm, err = e.prepare(ctx, wasm, limits.MaxModuleMiB<<20); err != nil {
+			return err
+		}
+		if cost, err = e.instanceCost(wasm, limits, len(opts.Grants.AllowedHosts) > 0); err != nil {
+			return err
+		}
+		manifest := extism.Manifest{
+			Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
+			Memory: &extism.ManifestMemory{
+				MaxPages:             limits.MemoryMiB * 16, // 64 KiB pages
+				MaxHttpResponseBytes: maxHTTPResponseBytes,
+				MaxVarBytes:          maxVarBytes,
+			},
+			AllowedHosts: pol.extismHosts(),
+		}
 		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
 		return err
 	}); err != nil {
@@ -207,13 +209,16 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, er
 }
 
 // prepare returns wasm as the sandbox compiles it, once it is known to cost
-// little enough to compile (checkCompileCost, with a size cap of maxBytes):
-// with its tables capped (capTables) and its imports of the kernel
-// functions the sandbox serves itself moved (redirectKernelImports), and
-// with the check that stops a call whose context ended compiled in
-// (makeInterruptible).
-func prepare(wasm []byte, maxBytes int) ([]byte, error) {
+// little enough to compile (checkCompileCost, with a size cap of maxBytes)
+// and to be valid as it is (validate.go): with its tables capped
+// (capTables) and its imports of the kernel functions the sandbox serves
+// itself moved (redirectKernelImports), and with the check that stops a
+// call whose context ended compiled in (makeInterruptible).
+func (e *Engine) prepare(ctx context.Context, wasm []byte, maxBytes int) ([]byte, error) {
 	if err := checkCompileCost(wasm, maxBytes); err != nil {
+		return nil, err
+	}
+	if err := e.valid.validate(ctx, wasm); err != nil {
 		return nil, err
 	}
 	wasm, err := capTables(wasm)

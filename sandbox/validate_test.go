@@ -39,7 +39,7 @@ var invalidModules = map[string][]byte{
 	"global.get of a global past the last": invalidModule([]byte{0x23, 0x00}),
 	// Function 1 does not exist; after the rewrite it would be the
 	// function that refills the countdown.
-	"call of a function past the last": invalidModule([]byte{0x10, 0x01, 0x41, 0x00}),
+	"call of a function past the last":     invalidModule([]byte{0x10, 0x01, 0x41, 0x00}),
 	"ref.func of a function past the last": invalidModule([]byte{0xd2, 0x01, 0x1a, 0x41, 0x00}),
 	// Type 2 does not exist; the rewrite appends [i32] -> [i32] there.
 	"call_indirect of a type past the last": invalidModule([]byte{0x41, 0x07, 0x41, 0x00, 0x11, 0x02, 0x00},
