@@ -226,3 +226,125 @@ func TestARecursionWithoutLoopsStopsAtItsTimeout(t *testing.T) {
 		t.Errorf("spin ran %v past its 200ms timeout", d)
 	}
 }
+
+// indirectModule imports env.one (function 0, () -> i32) and defines
+// two() (function 1, () -> i32), puts target (0 or 1) in the table's
+// element 0 with an active element segment of the given flags (0: a
+// function index, 4: a ref.func expression), and exports run(n), which
+// calls element 0 through call_indirect n times and returns the sum.
+func indirectModule(target byte, flags byte) []byte {
+	run := []byte{0x01, 0x01, 0x7f, // one i32 local: acc
+		0x03, 0x40, // loop
+		0x20, 0x01, 0x41, 0x00, 0x11, 0x00, 0x00, 0x6a, 0x21, 0x01, // acc += call_indirect type 0 table 0 (elem 0)
+		0x20, 0x00, 0x41, 0x01, 0x6b, 0x22, 0x00, 0x0d, 0x00, // n--; br_if n
+		0x0b, 0x20, 0x01, 0x0b} // end; acc
+	two := []byte{0x00, 0x41, 0x02, 0x0b}
+	entry := []byte{target}
+	if flags == 4 {
+		entry = []byte{0xd2, target, 0x0b} // ref.func target
+	}
+	return wasmModule(
+		wasmSection(1, wasmVec([]byte{0x60, 0x00, 0x01, 0x7f}, []byte{0x60, 0x01, 0x7f, 0x01, 0x7f})),
+		wasmSection(2, wasmVec(slices.Concat(wasmName("env"), wasmName("one"), []byte{0x00, 0x00}))),
+		wasmSection(3, wasmVec([]byte{0x00}, []byte{0x01})),
+		wasmSection(4, wasmVec([]byte{0x70, 0x00, 0x01})),
+		wasmSection(7, wasmVec(slices.Concat(wasmName("run"), []byte{0x00, 0x02}))),
+		wasmSection(9, wasmVec(slices.Concat([]byte{flags, 0x41, 0x00, 0x0b}, wasmVec(entry)))),
+		wasmSection(10, wasmVec(slices.Concat(uleb(uint32(len(two))), two), slices.Concat(uleb(uint32(len(run))), run))),
+	)
+}
+
+// TestACallIndirectThatCanReachAnImportIsChargedAsOne checks that a
+// call_indirect through a table that an element segment fills with an
+// import counts importCallCost, as a direct call of the import does, and
+// that one through a table of the module's own functions stays at no
+// charge (R2 of issue 23: a loop of call_indirects of poll_oneoff looked
+// at its context once in hours).
+func TestACallIndirectThatCanReachAnImportIsChargedAsOne(t *testing.T) {
+	const n = 100_000
+	for _, c := range []struct {
+		name          string
+		target, flags byte
+		sum           uint32
+		perIteration  int
+	}{
+		{"an import by index", 0, 0, n, 1 + importCallCost},
+		{"an import by ref.func", 0, 4, n, 1 + importCallCost},
+		{"a defined function", 1, 0, 2 * n, 2}, // the loop head and two's start
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wasm, err := makeInterruptible(indirectModule(c.target, c.flags))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, calls := instantiateCounting(t, wasm)
+			if got := call1(t, mod, "run", n); got != c.sum {
+				t.Errorf("run(%d) = %d after the rewrite, want %d", n, got, c.sum)
+			}
+			if want := (1 + n*c.perIteration) / interruptBudget; *calls != want {
+				t.Errorf("run(%d) called interrupt %d times, want %d", n, *calls, want)
+			}
+		})
+	}
+}
+
+// sleeperModule calls WASI's poll_oneoff, asking to sleep an hour, in a
+// loop that never ends: through a table that holds it when indirect, else
+// directly. Its memory holds one clock subscription at 0, whose events go
+// to 64 and their count to 128.
+func sleeperModule(indirect bool) []byte {
+	call := []byte{0x10, 0x00} // call poll_oneoff
+	if indirect {
+		call = []byte{0x41, 0x00, 0x11, 0x00, 0x00} // call_indirect type 0 table 0 (elem 0)
+	}
+	spin := slices.Concat([]byte{0x00, 0x03, 0x40, // loop
+		0x41, 0x00, 0x41, 0xc0, 0x00, 0x41, 0x01, 0x41, 0x80, 0x01}, // poll_oneoff(0, 64, 1, 128)
+		call, []byte{0x1a, 0x0c, 0x00, 0x0b, // drop; br 0; end
+			0x41, 0x00, 0x0b}) // i32.const 0
+	sub := make([]byte, 48)
+	sub[16] = 1                                                // clock: monotonic
+	binary.LittleEndian.PutUint64(sub[24:], uint64(time.Hour)) // timeout, relative
+	return wasmModule(
+		wasmSection(1, wasmVec([]byte{0x60, 0x04, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0x7f}, []byte{0x60, 0x00, 0x01, 0x7f})),
+		wasmSection(2, wasmVec(slices.Concat(wasmName("wasi_snapshot_preview1"), wasmName("poll_oneoff"), []byte{0x00, 0x00}))),
+		wasmSection(3, wasmVec([]byte{0x01})),
+		wasmSection(4, wasmVec([]byte{0x70, 0x00, 0x01})),
+		wasmSection(5, wasmVec([]byte{0x00, 0x01})),
+		wasmSection(7, wasmVec(slices.Concat(wasmName("spin"), []byte{0x00, 0x01}))),
+		wasmSection(9, wasmVec([]byte{0x00, 0x41, 0x00, 0x0b, 0x01, 0x00})), // table[0] = poll_oneoff
+		wasmSection(10, wasmVec(slices.Concat(uleb(uint32(len(spin))), spin))),
+		wasmSection(11, wasmVec(slices.Concat([]byte{0x00, 0x41, 0x00, 0x0b}, uleb(uint32(len(sub))), sub))),
+	)
+}
+
+// The grace SECURITY.md states between the end of a call's timeout and
+// the end of the call: in module code, and inside a host function.
+const (
+	moduleCodeGrace   = 100 * time.Millisecond
+	hostFunctionGrace = time.Second
+)
+
+// TestSleepersStopWithinTheirTimeout checks that a call that sleeps in
+// WASI's poll_oneoff again and again, called directly or through a table,
+// ends within its timeout and the grace SECURITY.md states for a host
+// function (R2 of issue 23: through a table, it looked at its context
+// once in 1,024 sleeps).
+func TestSleepersStopWithinTheirTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout, grace = 300 * time.Millisecond, hostFunctionGrace
+	for _, indirect := range []bool{false, true} {
+		p, err := engine.Load(t.Context(), "sleeper", sleeperModule(indirect), Options{Limits: Limits{Timeout: timeout}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = p.Call(t.Context(), "spin", nil)
+		wantKind(t, err, KindTimeout)
+		d := time.Since(start)
+		t.Logf("indirect=%v: stopped %v after its %v timeout", indirect, d-timeout, timeout)
+		if d > timeout+grace {
+			t.Errorf("indirect=%v: the sleeper ran %v, more than its %v timeout and %v of grace", indirect, d, timeout, grace)
+		}
+		p.Close(t.Context())
+	}
+}
