@@ -23,7 +23,8 @@ import (
 // every function's start and every loop head decrements by one in place,
 // and every bulk memory or table instruction by one more per 4 KiB it
 // moves and every call of an imported function by importCallCost, through
-// a small function added to the module; when it runs out, a budget is
+// a small function added to the module (a call_indirect through a table
+// that may hold an import counts as a call of one); when it runs out, a budget is
 // added and the module calls interruptModule's interrupt, which ends the
 // call if its context has ended. A loop iteration then costs a few
 // instructions, and the host is asked once every interruptBudget: within
@@ -106,6 +107,7 @@ type moduleLayout struct {
 	funcs          int // defined, as the function section declares them
 	bodies         int // in the code section
 	tables         int // imported and defined
+	importedTables int
 	rank           int // of the last section read, which orders them
 }
 
@@ -132,7 +134,7 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 	if l.funcs == 0 {
 		return wasm, nil
 	}
-	w := rewrite{moduleLayout: l}
+	w := rewrite{moduleLayout: l, reachImports: map[uint32]bool{}}
 	if l.voidType < 0 {
 		w.voidType = w.addType([]byte{0x60, 0, 0})
 	}
@@ -226,6 +228,7 @@ func (l *moduleLayout) read(id byte, _ int, body *reader) error {
 				return l.typeIndex(body)
 			case kindTable:
 				l.tables++
+				l.importedTables++
 			case kindGlobal:
 				l.importedGlobal++
 			}
@@ -306,6 +309,23 @@ type rewrite struct {
 	refill    int    // the index of the function called when the count runs out
 	weigh     int    // the index of the function before bulk instructions
 	counter   uint32 // the index of the countdown global
+	// reachImports are the tables a call_indirect may find an import in:
+	// imported and exported tables, and those an active element segment
+	// puts an import in. anyReachImport: every table may, since the
+	// module can take a reference to an import (a ref.func of it in a
+	// global or a passive or declarative element segment, or its export)
+	// and store it in any table. The rewrite reads them before the code.
+	reachImports   map[uint32]bool
+	anyReachImport bool
+	// refsImport: the last element or constant expression read named an
+	// import.
+	refsImport bool
+}
+
+// callsMayReachImport reports whether a call_indirect through table may
+// call an import, a host function: it is then charged as a call of one.
+func (w *rewrite) callsMayReachImport(table uint32) bool {
+	return w.anyReachImport || int(table) < w.importedTables || w.reachImports[table]
 }
 
 // addType appends the function type sig and returns its index.
@@ -380,7 +400,10 @@ func (w *rewrite) renumberSection(id byte, body *reader) ([]byte, error) {
 			if _, err := body.byte(); err != nil {
 				return nil, err
 			}
-			return w.expr(append(out, body.buf[at:body.off]...), body)
+			w.refsImport = false
+			out, err := w.expr(append(out, body.buf[at:body.off]...), body)
+			w.anyReachImport = w.anyReachImport || w.refsImport
+			return out, err
 		})
 		if err != nil {
 			return nil, err
@@ -404,7 +427,10 @@ func (w *rewrite) renumberSection(id byte, body *reader) ([]byte, error) {
 			}
 			switch {
 			case kind == kindFunc:
+				w.anyReachImport = w.anyReachImport || int64(i) < int64(w.importedFuncs)
 				i, err = w.fnChecked(i)
+			case kind == kindTable:
+				w.reachImports[i] = true
 			case kind == kindGlobal && int64(i) >= int64(w.importedGlobal+w.globals):
 				err = fmt.Errorf("%w: global index %d out of range (%d)", ErrMalformed, i, w.importedGlobal+w.globals)
 			}
@@ -455,6 +481,7 @@ func (w *rewrite) expr(out []byte, r *reader) ([]byte, error) {
 			return err
 		}
 		if in.op == 0xd2 {
+			w.refsImport = w.refsImport || in.imm < w.interrupt
 			out = binary.AppendUvarint(append(out, in.op), uint64(w.fn(in.imm)))
 		} else {
 			out = append(out, r.buf[in.at:in.end]...)
@@ -475,12 +502,12 @@ func (w *rewrite) element(out []byte, r *reader) ([]byte, error) {
 	if flags > 7 {
 		return nil, fmt.Errorf("%w: element segment flags %d", ErrMalformed, flags)
 	}
+	var table uint32
 	if flags&2 != 0 && flags&1 == 0 { // a table index
-		i, err := r.u32()
-		if err != nil {
+		if table, err = r.u32(); err != nil {
 			return nil, err
 		}
-		out = binary.AppendUvarint(out, uint64(i))
+		out = binary.AppendUvarint(out, uint64(table))
 	}
 	if flags&1 == 0 { // an offset
 		if out, err = w.expr(out, r); err != nil {
@@ -494,16 +521,26 @@ func (w *rewrite) element(out []byte, r *reader) ([]byte, error) {
 		}
 		out = append(out, b)
 	}
-	return w.renumberVecAt(out, r, func(out []byte) ([]byte, error) {
+	w.refsImport = false
+	out, err = w.renumberVecAt(out, r, func(out []byte) ([]byte, error) {
 		if flags&4 != 0 {
 			return w.expr(out, r)
 		}
 		i, err := r.u32()
 		if err == nil {
+			w.refsImport = w.refsImport || i < w.interrupt
 			i, err = w.fnChecked(i)
 		}
 		return binary.AppendUvarint(out, uint64(i)), err
 	})
+	switch {
+	case !w.refsImport:
+	case flags&1 == 0: // active: in its table
+		w.reachImports[table] = true
+	default: // passive or declarative: in any table, by table.init or ref.func
+		w.anyReachImport = true
+	}
+	return out, err
 }
 
 // renumberVecAt is renumberVec, appending to out.
@@ -531,11 +568,10 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 		}
 		switch {
 		case in.op == 0x10 && in.imm < w.interrupt: // a call of an import: weigh 64 KiB first
-			b = append(b, 0x41, 0x80, 0x80, 0x04) // i32.const 65536
-			b = binary.AppendUvarint(append(b, 0x10), uint64(w.weigh))
-			b = append(b, 0x1a) // drop
-			b = binary.AppendUvarint(append(b, in.op), uint64(in.imm))
+			b = binary.AppendUvarint(append(w.chargeImportCall(b), in.op), uint64(in.imm))
 			return nil
+		case in.op == 0x11 && w.callsMayReachImport(in.imm2): // a call_indirect that may call an import
+			b = w.chargeImportCall(b)
 		case in.op == 0x10 || in.op == 0xd2: // call, ref.func
 			b = binary.AppendUvarint(append(b, in.op), uint64(w.fn(in.imm)))
 			return nil
@@ -555,6 +591,15 @@ func (w *rewrite) body(out []byte, r *reader) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes after the end of a function body", ErrMalformed, len(fn.buf)-fn.off)
 	}
 	return append(binary.AppendUvarint(out, uint64(len(b))), b...), nil
+}
+
+// chargeImportCall appends to b the charge of a call of an import,
+// importCallCost: the weigh of 64 KiB, whose result is dropped. It leaves
+// the stack as it was.
+func (w *rewrite) chargeImportCall(b []byte) []byte {
+	b = append(b, 0x41, 0x80, 0x80, 0x04) // i32.const 65536
+	b = binary.AppendUvarint(append(b, 0x10), uint64(w.weigh))
+	return append(b, 0x1a) // drop
 }
 
 // countdown is the code that subtracts what cost pushes (an i32) from the
