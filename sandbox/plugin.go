@@ -43,6 +43,7 @@ type instance struct {
 	// its kernel functions; called reports whether the first was made.
 	caller *exportCaller
 	called bool
+	sleep  *sleeper
 }
 
 // Sizes set in the Extism manifest besides the memory limit. Extism applies
@@ -53,9 +54,32 @@ const (
 	maxVarBytes          = 1 << 20
 )
 
-// sleepSlice bounds one guest sleep, so that a sleeping plugin notices its
-// call's timeout or cancellation.
+// sleepSlice bounds one guest sleep, so that a sleeping plugin looks at its
+// countdown (interrupt.go) at least that often.
 const sleepSlice = 10 * time.Millisecond
+
+// sleeper is the WASI sleep of one instance (poll_oneoff's clock, the only
+// way a module waits without a host function of its own): at most
+// sleepSlice at a time, and over as soon as the context of the call it
+// serves ends, so that a sleeping call is stopped at once rather than at
+// the end of its sleep.
+type sleeper struct {
+	// done is the Done channel of the running call's context, or nil
+	// between calls. wazero sleeps on the goroutine of the call, which
+	// sets it.
+	done <-chan struct{}
+}
+
+// sleep sleeps for ns nanoseconds, at most sleepSlice, or until the
+// running call's context ends.
+func (s *sleeper) sleep(ns int64) {
+	t := time.NewTimer(min(time.Duration(ns), sleepSlice))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.done:
+	}
+}
 
 // Load compiles wasm as the plugin name (Compile) and creates its first
 // instance (Start), so that a plugin that cannot be linked or instantiated
@@ -232,14 +256,13 @@ func (e *Engine) prepare(ctx context.Context, wasm []byte, maxBytes int) ([]byte
 }
 
 // moduleConfig is the wazero configuration of every instance: real clocks,
-// interruptible sleeps, cryptographic randomness, the mounts and nothing
-// else (wazero gives no environment, arguments, stdin or stdout unless
-// asked).
+// cryptographic randomness, the mounts and nothing else (wazero gives no
+// environment, arguments, stdin or stdout unless asked). Each instance
+// adds its output and its sleeper.
 func moduleConfig(mounts []Mount) wazero.ModuleConfig {
 	cfg := wazero.NewModuleConfig().
 		WithSysWalltime().
 		WithSysNanotime().
-		WithNanosleep(func(ns int64) { time.Sleep(min(time.Duration(ns), sleepSlice)) }).
 		WithRandSource(rand.Reader)
 	if len(mounts) == 0 {
 		return cfg
@@ -260,8 +283,10 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	mem := &memoryArena{}
+	sleep := &sleeper{done: ctx.Done()} // the start function's
+	defer func() { sleep.done = nil }()
 	ep, err := p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
-		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr),
+		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr).WithNanosleep(sleep.sleep),
 	})
 	if err != nil {
 		mem.free()
@@ -280,7 +305,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		mem.free()
 		return nil, err
 	}
-	return &instance{plugin: ep, log: log, mem: mem, caller: caller}, nil
+	return &instance{plugin: ep, log: log, mem: mem, caller: caller, sleep: sleep}, nil
 }
 
 // close releases the instance's modules and memories, and gives back what
@@ -383,6 +408,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	state.kernel = &inst.caller.kernel
 	ctx = withCallState(ctx, state)
 	inst.log.reset(ctx)
+	inst.sleep.done = ctx.Done()
+	defer func() { inst.sleep.done = nil }()
 	// The plugin's code stops at its next look at ctx (interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
 	var rc uint32
