@@ -252,7 +252,8 @@ func (p *Puller) repository(ref registry.Reference) (*remote.Repository, error) 
 			Cache:      auth.NewCache(),
 			Credential: creds,
 		},
-		MaxMetadataBytes: maxManifestBytes,
+		MaxMetadataBytes:     maxManifestBytes,
+		ReferrerListMaxPages: maxReferrerPages,
 	}
 	return repo, nil
 }
