@@ -22,9 +22,14 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 )
 
-// expirySkew is how long before its expiry a token counts as expired, as in
-// hyper-mcp (AccessToken::EXPIRY_SKEW).
-const expirySkew = 30 * time.Second
+const (
+	// expirySkew is how long before its expiry a token counts as expired,
+	// as in hyper-mcp (AccessToken::EXPIRY_SKEW).
+	expirySkew = 30 * time.Second
+	// maxPollInterval caps the interval between device code polls an
+	// issuer may ask for (RFC 8628's default is 5 s).
+	maxPollInterval = 5 * time.Minute
+)
 
 // Client is an OAuth2 client the operator granted a plugin, its secret
 // read.
@@ -211,6 +216,10 @@ func obtain(ctx context.Context, c Client, scopes []string, prompt Prompt) (*oau
 	if err != nil {
 		return nil, fmt.Errorf("device authorization: %w", describe(err))
 	}
+	if da.Interval < 0 || da.Interval > int64(maxPollInterval/time.Second) {
+		return nil, fmt.Errorf("device authorization: the endpoint answered interval %d s, want 0 (5 s) to %d s",
+			da.Interval, int64(maxPollInterval/time.Second))
+	}
 	url := da.VerificationURIComplete
 	if url == "" {
 		url = da.VerificationURI
@@ -221,6 +230,12 @@ func obtain(ctx context.Context, c Client, scopes []string, prompt Prompt) (*oau
 	}
 	tok, err := conf.DeviceAccessToken(ctx, da)
 	if err != nil {
+		// x/oauth2 polls until the code's expiry, then fails with the
+		// bare deadline of its own context.
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !da.Expiry.IsZero() && !time.Now().Before(da.Expiry) {
+			return nil, fmt.Errorf("the device code expired at %s without a token: the user did not approve it in time, or the token endpoint never granted it",
+				da.Expiry.Local().Format(time.TimeOnly))
+		}
 		return nil, err
 	}
 	done()
