@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,6 +365,46 @@ func proxy(t *testing.T, reg *plugintest.Registry) (string, func()) {
 	srv := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
+}
+
+// hostileRegistry is a real registry but for the requests its hostile
+// handler answers.
+type hostileRegistry struct {
+	addr    string
+	hits    atomic.Int64 // requests the hostile handler answered
+	written atomic.Int64 // bytes it wrote
+}
+
+// startHostile starts a hostileRegistry in front of reg whose hostile
+// handler answers the requests that match, n counting them from 1.
+func startHostile(t *testing.T, reg *plugintest.Registry, match func(*http.Request) bool,
+	answer func(w http.ResponseWriter, r *http.Request, n int64)) *hostileRegistry {
+	t.Helper()
+	target, _ := url.Parse("http://" + reg.Addr)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	h := &hostileRegistry{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !match(r) {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		answer(countingWriter{w, &h.written}, r, h.hits.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	h.addr = strings.TrimPrefix(srv.URL, "http://")
+	return h
+}
+
+// countingWriter counts in n the bytes written to its ResponseWriter.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // TestVerifiedDigestStartsOfflineFromTheCache: once a digest is verified,

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,54 +15,23 @@ import (
 	"github.com/mcphost/mcphost/internal/plugintest"
 )
 
-// hostileReferrers is a registry that is a real one except for its
-// referrers API, which answers every manifest's referrers with pages
-// written by page, each linking to the next (rel="next") forever, or
-// until lastPage, a safety net that ends the walk of a puller that would
-// not stop by itself.
-type hostileReferrers struct {
-	addr    string
-	pages   atomic.Int64 // referrers pages asked for
-	written atomic.Int64 // bytes of referrers pages written
-}
-
-// lastPage is the page after which hostileReferrers stops linking.
+// lastPage is the page after which referrersPages stops linking: a safety
+// net that ends the walk of a puller that would not stop by itself.
 const lastPage = 100
 
-// startHostileReferrers starts a hostileReferrers in front of reg. page
-// writes page n (from 1) to w, and stops at the first write error.
-func startHostileReferrers(t *testing.T, reg *plugintest.Registry, page func(w io.Writer, n int64)) *hostileReferrers {
-	t.Helper()
-	target, _ := url.Parse("http://" + reg.Addr)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	h := &hostileReferrers{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.Contains(r.URL.Path, "/referrers/sha256:") {
-			proxy.ServeHTTP(w, r)
-			return
-		}
-		n := h.pages.Add(1)
+// isReferrers reports whether r asks for a manifest's referrers.
+func isReferrers(r *http.Request) bool { return strings.Contains(r.URL.Path, "/referrers/sha256:") }
+
+// referrersPages answers the referrers API with pages written by page,
+// page n (from 1) linking to page n+1 (rel="next") up to lastPage.
+func referrersPages(page func(w io.Writer, n int64)) func(http.ResponseWriter, *http.Request, int64) {
+	return func(w http.ResponseWriter, r *http.Request, n int64) {
 		w.Header().Set("Content-Type", ocispec.MediaTypeImageIndex)
 		if n < lastPage {
 			w.Header().Set("Link", fmt.Sprintf(`<%s?page=%d>; rel="next"`, r.URL.Path, n+1))
 		}
-		page(countingWriter{w, &h.written}, n)
-	}))
-	t.Cleanup(srv.Close)
-	h.addr = strings.TrimPrefix(srv.URL, "http://")
-	return h
-}
-
-// countingWriter counts in n the bytes written to w.
-type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
-}
-
-func (c countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n.Add(int64(n))
-	return n, err
+		page(w, n)
+	}
 }
 
 // referrer is the JSON of the i-th referrer of page n, of artifactType,
@@ -109,8 +74,9 @@ func TestHostileReferrersAreBounded(t *testing.T) {
 			fmt.Sprintf("the registry's referrers of DIGEST run past %d pages", maxReferrerPages)},
 		"a page without end": {func(w io.Writer, n int64) {
 			fmt.Fprintf(w, `{"schemaVersion":2,"mediaType":%q,"manifests":[`, ocispec.MediaTypeImageIndex)
-			for i := 0; i < 1<<20; i++ { // 256 MiB at most: the puller hangs up well before
-				if _, err := io.WriteString(w, referrer(n, i, BundleArtifactType)+","); err != nil {
+			ref := referrer(n, 0, BundleArtifactType) + ","
+			for range 1 << 20 { // 256 MiB at most: the puller hangs up well before
+				if _, err := io.WriteString(w, ref); err != nil {
 					return
 				}
 			}
@@ -118,7 +84,7 @@ func TestHostileReferrersAreBounded(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			h := startHostileReferrers(t, reg, c.page)
+			h := startHostile(t, reg, isReferrers, referrersPages(c.page))
 			ref := "oci://" + h.addr + "/hostile/plugin:1"
 			dgst, err := newPuller(t).Push(context.Background(), ref, module(name), nil)
 			if err != nil {
@@ -136,7 +102,7 @@ func TestHostileReferrersAreBounded(t *testing.T) {
 			if got := int64(strings.Count(fmt.Sprint(err), "the sigstore bundle sha256:")); got != c.bundles {
 				t.Errorf("%d sigstore bundles tried, want %d", got, c.bundles)
 			}
-			if got := h.pages.Load(); got != c.pages {
+			if got := h.hits.Load(); got != c.pages {
 				t.Errorf("%d referrers pages fetched, want %d", got, c.pages)
 			}
 			if got := h.written.Load(); got > 32<<20 {
