@@ -14,7 +14,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -405,6 +407,45 @@ func (c countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// TestHugeManifestIsRefusedBeforeDownload proves a registry that answers
+// a manifest with the right digest but a Content-Length of 1 TiB, and
+// bytes without end, is refused before its body is read, naming the size,
+// rather than read until pull_timeout.
+func TestHugeManifestIsRefusedBeforeDownload(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	h := startHostile(t, reg, func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/sha256:")
+	}, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		w.Header().Set("Content-Type", ocispec.MediaTypeImageManifest)
+		w.Header().Set("Docker-Content-Digest", path.Base(r.URL.Path))
+		w.Header().Set("Content-Length", strconv.Itoa(1<<40))
+		chunk := bytes.Repeat([]byte(" "), 64<<10)
+		for range 1 << 10 { // 64 MiB at most: the puller hangs up well before
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	dgst, err := newPuller(t).Push(context.Background(), "oci://"+reg.Addr+"/hostile/manifest:1", module("manifest"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDigest := "oci://" + h.addr + "/hostile/manifest@" + dgst
+	p := newPuller(t)
+	p.Timeout = 10 * time.Second
+	start := time.Now()
+	_, err = p.Pull(context.Background(), byDigest, Policy{AllowUnsigned: true})
+	if want := fmt.Sprintf("%s: manifest %s claims %d bytes, more than %d; refused before download", byDigest, dgst, 1<<40, maxManifestBytes); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwant %q", err, want)
+	}
+	if got := h.written.Load(); got > 16<<20 {
+		t.Errorf("the registry wrote %d bytes of the manifest before the puller hung up, want at most 16 MiB", got)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
 }
 
 // TestVerifiedDigestStartsOfflineFromTheCache: once a digest is verified,
