@@ -8,10 +8,12 @@
 package tokenbroker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,6 +31,9 @@ const (
 	// maxPollInterval caps the interval between device code polls an
 	// issuer may ask for (RFC 8628's default is 5 s).
 	maxPollInterval = 5 * time.Minute
+	// maxAnswerBytes caps an answer of a token or device authorization
+	// endpoint.
+	maxAnswerBytes = 64 << 10
 )
 
 // Client is an OAuth2 client the operator granted a plugin, its secret
@@ -91,7 +96,8 @@ type entry struct {
 }
 
 // New returns a broker whose requests to token endpoints use client, or,
-// when nil, a client with a 15 s timeout that follows no redirects.
+// when nil, a client with a 15 s timeout that follows no redirects; either
+// way an answer longer than maxAnswerBytes fails.
 func New(client *http.Client) *Broker {
 	if client == nil {
 		client = &http.Client{
@@ -99,7 +105,45 @@ func New(client *http.Client) *Broker {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &Broker{http: client, cache: map[string]*entry{}}
+	bounded := *client
+	bounded.Transport = boundedTransport{cmp.Or(client.Transport, http.DefaultTransport)}
+	return &Broker{http: &bounded, cache: map[string]*entry{}}
+}
+
+// boundedTransport gives out answers whose bodies fail past maxAnswerBytes.
+// x/oauth2 would cut one off silently at 1 MiB and fail to decode it, and
+// leaves a device authorization answer unclosed, its connection held
+// until the client's timeout.
+type boundedTransport struct{ next http.RoundTripper }
+
+// RoundTrip sends req with the next transport and bounds the answer.
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxAnswerBytes, url: req.URL.Redacted()}
+	return resp, nil
+}
+
+// boundedBody is the body of an answer from url, left bytes of which may
+// still be read; past them it is closed, and fails.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	url  string
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		b.Close()
+		return 0, fmt.Errorf("the answer of %s runs past %d bytes", b.url, maxAnswerBytes)
+	}
+	return n, err
 }
 
 // Token answers a get_access_token call of plugin, whose granted clients
