@@ -32,6 +32,8 @@ const (
 	jwksTimeout = 10 * time.Second
 	// jwksMaxBytes caps the size of the set.
 	jwksMaxBytes = 1 << 20
+	// jwksMaxKeys caps the keys of the set.
+	jwksMaxKeys = 100
 	// minRSABits is the size of the smallest RSA key accepted.
 	minRSABits = 2048
 )
@@ -182,14 +184,18 @@ type jwk struct {
 
 // parseJWKS returns the signature keys of the JWK set body by key ID, and
 // why it skipped the others: keys of other types, curves or uses, RSA keys
-// shorter than minRSABits and invalid keys. A set without usable keys is
-// an error; of keys sharing an ID the first counts.
+// shorter than minRSABits and invalid keys. A set without usable keys, or
+// of more than jwksMaxKeys keys, is an error; of keys sharing an ID the
+// first counts.
 func parseJWKS(body []byte) (keys map[string]publicKey, skipped, err error) {
 	var set struct {
 		Keys []jwk `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &set); err != nil {
 		return nil, nil, fmt.Errorf("not a JWK set: %w", err)
+	}
+	if len(set.Keys) > jwksMaxKeys {
+		return nil, nil, fmt.Errorf("the set holds %d keys, more than %d", len(set.Keys), jwksMaxKeys)
 	}
 	keys = map[string]publicKey{}
 	var errs []error

@@ -130,6 +130,43 @@ func TestJWKSNoRedirects(t *testing.T) {
 	}
 }
 
+// TestJWKSHostileSetIsBounded checks that a JWK set server is bounded by
+// bytes and by count: a set longer than jwksMaxBytes, or of more than
+// jwksMaxKeys keys (even one holding the token's key), is refused, and the
+// log says which bound it broke.
+func TestJWKSHostileSetIsBounded(t *testing.T) {
+	keys := testKeys()
+	many := bothKeys()
+	for i := len(many); i <= jwksMaxKeys; i++ {
+		many = append(many, ecJWK("ec-"+strconv.Itoa(i), &keys.ec.PublicKey))
+	}
+	token := sign(t, jwt.SigningMethodRS256, keys.rsa, rsaKid, claimsWith(nil))
+	for name, c := range map[string]struct {
+		set  func(*jwksServer)
+		want string
+	}{
+		"longer than jwksMaxBytes": {func(s *jwksServer) {
+			b := slices.Concat([]byte(`{"keys": [`), bytes.Repeat([]byte(" "), 2*jwksMaxBytes), []byte(`]}`))
+			s.body.Store(&b)
+		}, "the set is larger than " + strconv.Itoa(jwksMaxBytes) + " bytes"},
+		"more than jwksMaxKeys keys": {func(s *jwksServer) { s.set(many...) },
+			"the set holds " + strconv.Itoa(jwksMaxKeys+1) + " keys, more than " + strconv.Itoa(jwksMaxKeys)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newJWKSServer(t)
+			c.set(srv)
+			logger, logs := newLogger()
+			a := newAuth(t, jwtConfig(srv.URL), logger)
+			if w, _ := serve(a, "Bearer "+token); w.Code != http.StatusServiceUnavailable {
+				t.Errorf("status %d, want 503", w.Code)
+			}
+			if !strings.Contains(logs.String(), "fetching the JWK set failed") || !strings.Contains(logs.String(), c.want) {
+				t.Errorf("the log does not say %q:\n%s", c.want, logs)
+			}
+		})
+	}
+}
+
 func TestJWTWithoutKid(t *testing.T) {
 	keys := testKeys()
 	srv := newJWKSServer(t, bothKeys()[1])

@@ -8,10 +8,12 @@
 package tokenbroker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,9 +24,17 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 )
 
-// expirySkew is how long before its expiry a token counts as expired, as in
-// hyper-mcp (AccessToken::EXPIRY_SKEW).
-const expirySkew = 30 * time.Second
+const (
+	// expirySkew is how long before its expiry a token counts as expired,
+	// as in hyper-mcp (AccessToken::EXPIRY_SKEW).
+	expirySkew = 30 * time.Second
+	// maxPollInterval caps the interval between device code polls an
+	// issuer may ask for (RFC 8628's default is 5 s).
+	maxPollInterval = 5 * time.Minute
+	// maxAnswerBytes caps an answer of a token or device authorization
+	// endpoint.
+	maxAnswerBytes = 64 << 10
+)
 
 // Client is an OAuth2 client the operator granted a plugin, its secret
 // read.
@@ -86,7 +96,8 @@ type entry struct {
 }
 
 // New returns a broker whose requests to token endpoints use client, or,
-// when nil, a client with a 15 s timeout that follows no redirects.
+// when nil, a client with a 15 s timeout that follows no redirects; either
+// way an answer longer than maxAnswerBytes fails.
 func New(client *http.Client) *Broker {
 	if client == nil {
 		client = &http.Client{
@@ -94,7 +105,45 @@ func New(client *http.Client) *Broker {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &Broker{http: client, cache: map[string]*entry{}}
+	bounded := *client
+	bounded.Transport = boundedTransport{cmp.Or(client.Transport, http.DefaultTransport)}
+	return &Broker{http: &bounded, cache: map[string]*entry{}}
+}
+
+// boundedTransport gives out answers whose bodies fail past maxAnswerBytes.
+// x/oauth2 would cut one off silently at 1 MiB and fail to decode it, and
+// leaves a device authorization answer unclosed, its connection held
+// until the client's timeout.
+type boundedTransport struct{ next http.RoundTripper }
+
+// RoundTrip sends req with the next transport and bounds the answer.
+func (t boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxAnswerBytes, url: req.URL.Redacted()}
+	return resp, nil
+}
+
+// boundedBody is the body of an answer from url, left bytes of which may
+// still be read; past them it is closed, and fails.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	url  string
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		b.Close()
+		return 0, fmt.Errorf("the answer of %s runs past %d bytes", b.url, maxAnswerBytes)
+	}
+	return n, err
 }
 
 // Token answers a get_access_token call of plugin, whose granted clients
@@ -211,6 +260,10 @@ func obtain(ctx context.Context, c Client, scopes []string, prompt Prompt) (*oau
 	if err != nil {
 		return nil, fmt.Errorf("device authorization: %w", describe(err))
 	}
+	if da.Interval < 0 || da.Interval > int64(maxPollInterval/time.Second) {
+		return nil, fmt.Errorf("device authorization: the endpoint answered interval %d s, want 0 (5 s) to %d s",
+			da.Interval, int64(maxPollInterval/time.Second))
+	}
 	url := da.VerificationURIComplete
 	if url == "" {
 		url = da.VerificationURI
@@ -221,6 +274,12 @@ func obtain(ctx context.Context, c Client, scopes []string, prompt Prompt) (*oau
 	}
 	tok, err := conf.DeviceAccessToken(ctx, da)
 	if err != nil {
+		// x/oauth2 polls until the code's expiry, then fails with the
+		// bare deadline of its own context.
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !da.Expiry.IsZero() && !time.Now().Before(da.Expiry) {
+			return nil, fmt.Errorf("the device code expired at %s without a token: the user did not approve it in time, or the token endpoint never granted it",
+				da.Expiry.Local().Format(time.TimeOnly))
+		}
 		return nil, err
 	}
 	done()

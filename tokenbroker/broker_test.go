@@ -3,12 +3,15 @@ package tokenbroker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -204,5 +207,51 @@ func TestUnknownClient(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	if _, err := New(nil).Token(t.Context(), "p", nil, []byte("{"), noPrompt); err == nil || !strings.Contains(err.Error(), "bad input") {
 		t.Fatalf("got %v, want bad input", err)
+	}
+}
+
+// TestAnswerWithoutEndIsBounded proves a token or device authorization
+// endpoint that answers with a body without end is read up to
+// maxAnswerBytes: the call fails at once, saying so, and the broker hangs
+// up, rather than reading on or holding the connection open (x/oauth2
+// leaves a device authorization answer unclosed) until the client's 15 s
+// timeout.
+func TestAnswerWithoutEndIsBounded(t *testing.T) {
+	t.Parallel()
+	for name, path := range map[string]string{"token endpoint": "/token", "device authorization endpoint": "/device"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var written atomic.Int64
+			hungUp := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer close(hungUp)
+				w.Header().Set("Content-Type", "application/json")
+				chunk := `{"access_token": "` + strings.Repeat("a", 64<<10)
+				for range 1 << 10 { // 64 MiB at most: the broker hangs up well before
+					n, err := io.WriteString(w, chunk)
+					written.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}))
+			t.Cleanup(srv.Close)
+			c := Client{TokenURL: srv.URL + "/token", ClientID: clientID, ClientSecret: secret, AuthStyle: "basic"}
+			if path == "/device" {
+				c.DeviceAuthURL = srv.URL + "/device"
+			}
+			tok, err := New(nil).Token(t.Context(), "p", []Client{c}, ask(c), noPrompt)
+			if want := fmt.Sprintf("the answer of %s%s runs past %d bytes", srv.URL, path, maxAnswerBytes); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %+v, %v; want %q", tok, err, want)
+			}
+			select {
+			case <-hungUp:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the broker still holds the connection 5 s after the call, the endpoint having written %d bytes", written.Load())
+			}
+			if got := written.Load(); got > 16<<20 {
+				t.Errorf("the endpoint wrote %d bytes before the broker hung up, want at most 16 MiB", got)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,12 +29,14 @@ type deviceIssuer struct {
 	authorizations int         // device authorization requests answered
 	refreshes      int         // refresh token requests answered
 	expiresIn      int         // expires_in of the tokens it issues
+	codeLife       int         // expires_in of the device codes it issues
+	interval       int64       // interval of the device codes it issues
 	refreshFails   bool        // refresh requests get invalid_grant
 	noComplete     bool        // no verification_uri_complete
 }
 
 func newDeviceIssuer(t *testing.T, answers ...string) *deviceIssuer {
-	s := &deviceIssuer{answers: answers, expiresIn: 3600}
+	s := &deviceIssuer{answers: answers, expiresIn: 3600, codeLife: 600, interval: 1}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		s.mu.Lock()
@@ -55,7 +58,7 @@ func newDeviceIssuer(t *testing.T, answers ...string) *deviceIssuer {
 		case r.URL.Path == "/device":
 			s.authorizations++
 			da := map[string]any{"device_code": fmt.Sprintf("device-%d", s.authorizations), "user_code": "WDJB-MJHT",
-				"verification_uri": s.URL + "/verify", "expires_in": 600, "interval": 1}
+				"verification_uri": s.URL + "/verify", "expires_in": s.codeLife, "interval": s.interval}
 			if !s.noComplete {
 				da["verification_uri_complete"] = s.URL + "/verify?user_code=WDJB-MJHT"
 			}
@@ -198,6 +201,50 @@ func TestDeviceCodeSlowDown(t *testing.T) {
 	if gap := iss.gap(1); gap < 5900*time.Millisecond {
 		t.Errorf("polled again %v after slow_down, want the 1 s interval plus 5 s", gap)
 	}
+}
+
+// TestDeviceCodeHostileIssuer proves the device authorization grant is
+// bounded against an issuer that breaks RFC 8628: an interval that is
+// negative or absurdly long is refused before the user is asked, naming
+// it, and polls answered authorization_pending past the code's expiry end
+// at the expiry, with an error that says so, not a bare deadline.
+func TestDeviceCodeHostileIssuer(t *testing.T) {
+	t.Parallel()
+	for name, interval := range map[string]int64{"negative interval": -1, "interval of 317 years": 10_000_000_000} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			iss := newDeviceIssuer(t)
+			iss.interval = interval
+			u := &user{issuer: iss}
+			b, c := New(nil), iss.client()
+			_, err := b.Token(t.Context(), "p", []Client{c}, ask(c), u.prompt)
+			want := fmt.Sprintf("device authorization: the endpoint answered interval %d s, want 0 (5 s) to %d s", interval, int64(maxPollInterval/time.Second))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("got %v, want %q", err, want)
+			}
+			if _, polls, _ := iss.counts(); polls != 0 || u.prompts() != 0 {
+				t.Errorf("%d polls, %d prompts; want neither", polls, u.prompts())
+			}
+		})
+	}
+	t.Run("pending past expiry", func(t *testing.T) {
+		t.Parallel()
+		iss := newDeviceIssuer(t, slices.Repeat([]string{"authorization_pending"}, 100)...)
+		iss.codeLife = 2
+		u := &user{issuer: iss}
+		b, c := New(nil), iss.client()
+		start := time.Now()
+		_, err := b.Token(t.Context(), "p", []Client{c}, ask(c), u.prompt)
+		if want := "the device code expired at "; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+		if _, polls, _ := iss.counts(); polls > 2 || u.done != 0 {
+			t.Errorf("%d polls, %d completions; want at most 2 polls, one a second for the code's 2 s, and no completion", polls, u.done)
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("took %v, want the code's 2 s", took)
+		}
+	})
 }
 
 // TestDeviceCodeRefusals proves each way a device authorization ends

@@ -252,7 +252,8 @@ func (p *Puller) repository(ref registry.Reference) (*remote.Repository, error) 
 			Cache:      auth.NewCache(),
 			Credential: creds,
 		},
-		MaxMetadataBytes: maxManifestBytes,
+		MaxMetadataBytes:     maxManifestBytes,
+		ReferrerListMaxPages: maxReferrerPages,
 	}
 	return repo, nil
 }
@@ -342,16 +343,25 @@ func choosePlatform(ms []ocispec.Descriptor) (ocispec.Descriptor, bool) {
 }
 
 // manifest returns the manifest desc (by its digest; from the cache when
-// it is there) and its media type.
+// it is there) and its media type, refusing one that its descriptor or
+// the registry's answer says is longer than maxManifestBytes before
+// reading it.
 func (p *Puller) manifest(ctx context.Context, repo *remote.Repository, source string, desc ocispec.Descriptor) ([]byte, string, error) {
+	tooLarge := func(size int64) ([]byte, string, error) {
+		return nil, "", fmt.Errorf("%s: manifest %s claims %d bytes, more than %d; refused before download", source, desc.Digest, size, maxManifestBytes)
+	}
 	raw, ok := p.cached(desc.Digest, maxManifestBytes)
 	if !ok {
 		if desc.Size > maxManifestBytes {
-			return nil, "", fmt.Errorf("%s: manifest %s claims %d bytes, more than %d", source, desc.Digest, desc.Size, maxManifestBytes)
+			return tooLarge(desc.Size)
 		}
 		got, rc, err := repo.Manifests().FetchReference(ctx, desc.Digest.String())
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: fetching manifest %s: %w", source, desc.Digest, err)
+		}
+		if got.Size > maxManifestBytes { // oras-go reads as much as Content-Length says
+			rc.Close()
+			return tooLarge(got.Size)
 		}
 		raw, err = content.ReadAll(rc, got)
 		rc.Close()

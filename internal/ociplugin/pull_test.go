@@ -14,8 +14,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,6 +367,85 @@ func proxy(t *testing.T, reg *plugintest.Registry) (string, func()) {
 	srv := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
+}
+
+// hostileRegistry is a real registry but for the requests its hostile
+// handler answers.
+type hostileRegistry struct {
+	addr    string
+	hits    atomic.Int64 // requests the hostile handler answered
+	written atomic.Int64 // bytes it wrote
+}
+
+// startHostile starts a hostileRegistry in front of reg whose hostile
+// handler answers the requests that match, n counting them from 1.
+func startHostile(t *testing.T, reg *plugintest.Registry, match func(*http.Request) bool,
+	answer func(w http.ResponseWriter, r *http.Request, n int64)) *hostileRegistry {
+	t.Helper()
+	target, _ := url.Parse("http://" + reg.Addr)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	h := &hostileRegistry{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !match(r) {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		answer(countingWriter{w, &h.written}, r, h.hits.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	h.addr = strings.TrimPrefix(srv.URL, "http://")
+	return h
+}
+
+// countingWriter counts in n the bytes written to its ResponseWriter.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestHugeManifestIsRefusedBeforeDownload proves a registry that answers
+// a manifest with the right digest but a Content-Length of 1 TiB, and
+// bytes without end, is refused before its body is read, naming the size,
+// rather than read until pull_timeout.
+func TestHugeManifestIsRefusedBeforeDownload(t *testing.T) {
+	reg := plugintest.StartRegistry(t)
+	h := startHostile(t, reg, func(r *http.Request) bool {
+		return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/sha256:")
+	}, func(w http.ResponseWriter, r *http.Request, _ int64) {
+		w.Header().Set("Content-Type", ocispec.MediaTypeImageManifest)
+		w.Header().Set("Docker-Content-Digest", path.Base(r.URL.Path))
+		w.Header().Set("Content-Length", strconv.Itoa(1<<40))
+		chunk := bytes.Repeat([]byte(" "), 64<<10)
+		for range 1 << 10 { // 64 MiB at most: the puller hangs up well before
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	dgst, err := newPuller(t).Push(context.Background(), "oci://"+reg.Addr+"/hostile/manifest:1", module("manifest"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDigest := "oci://" + h.addr + "/hostile/manifest@" + dgst
+	p := newPuller(t)
+	p.Timeout = 10 * time.Second
+	start := time.Now()
+	_, err = p.Pull(context.Background(), byDigest, Policy{AllowUnsigned: true})
+	if want := fmt.Sprintf("%s: manifest %s claims %d bytes, more than %d; refused before download", byDigest, dgst, 1<<40, maxManifestBytes); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwant %q", err, want)
+	}
+	if got := h.written.Load(); got > 16<<20 {
+		t.Errorf("the registry wrote %d bytes of the manifest before the puller hung up, want at most 16 MiB", got)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
 }
 
 // TestVerifiedDigestStartsOfflineFromTheCache: once a digest is verified,

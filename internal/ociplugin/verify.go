@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -47,8 +48,11 @@ const (
 
 	// maxSignatureBytes caps a signature manifest and each payload.
 	maxSignatureBytes = 64 << 10
-	// maxSignatures caps the signature layers tried.
+	// maxSignatures caps the signature layers, and the sigstore bundles
+	// among a manifest's referrers, tried.
 	maxSignatures = 16
+	// maxReferrerPages caps the pages of a manifest's referrers read.
+	maxReferrerPages = 10
 )
 
 // Policy is what a pulled plugin's signature must be: by the cosign public
@@ -286,10 +290,15 @@ func (p Policy) keyless() (func(verify.SignedEntity, verify.ArtifactPolicyOption
 // referrers API by default.
 const BundleArtifactType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
+// errEnoughReferrers stops a referrers walk that found maxSignatures
+// sigstore bundles.
+var errEnoughReferrers = errors.New("enough referrers")
+
 // verifyBundles checks, for a manifest without classic cosign signatures,
-// that one of the sigstore bundles among its referrers (found with the
-// referrers API, else its tag schema) signs digest under pol, and returns
-// who signed. refuse formats a refusal as verifySignature does.
+// that one of the first maxSignatures sigstore bundles among its referrers
+// (found with the referrers API, at most maxReferrerPages pages of it,
+// else its tag schema) signs digest under pol, and returns who signed.
+// refuse formats a refusal as verifySignature does.
 func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, pol Policy, refuse func(string, ...any) error) (string, error) {
 	none := func() (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrUnsigned, refuse("no cosign signature (no tag %s) and no sigstore bundle among its referrers", SignatureTag(digest)))
@@ -300,14 +309,24 @@ func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, 
 	}
 	var found []ocispec.Descriptor
 	err = repo.Referrers(ctx, target, BundleArtifactType, func(refs []ocispec.Descriptor) error {
-		found = append(found, refs...)
+		found = append(found, refs[:min(len(refs), maxSignatures-len(found))]...)
+		if len(found) == maxSignatures {
+			return errEnoughReferrers
+		}
 		return nil
 	})
+	if errors.Is(err, errEnoughReferrers) {
+		err = nil
+	}
 	switch {
 	case errors.Is(err, errdef.ErrNotFound) || err == nil && len(found) == 0:
 		return none()
 	case isUnreachable(err): // the caller may have it verified before
 		return "", fmt.Errorf("looking for its sigstore bundles: %w", err)
+	case errors.Is(err, errdef.ErrTooManyPages):
+		return "", refuse("the registry's referrers of %s run past %d pages", digest, maxReferrerPages)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF): // oras-go reads at most MaxMetadataBytes
+		return "", refuse("the registry's referrers of %s: a page is cut off or longer than %d bytes (%v)", digest, maxManifestBytes, err)
 	case err != nil:
 		return "", refuse("looking for its sigstore bundles: %v", err)
 	}
@@ -320,10 +339,7 @@ func verifyBundles(ctx context.Context, repo *remote.Repository, digest string, 
 		return "", refuse("%v", err)
 	}
 	var reasons []string
-	for i, desc := range found {
-		if i == maxSignatures {
-			break
-		}
+	for _, desc := range found {
 		signer, err := verifyBundle(ctx, repo, desc, sum, verifyEntity)
 		if err != nil {
 			reasons = append(reasons, fmt.Sprintf("the sigstore bundle %s: %v", desc.Digest, err))
