@@ -68,7 +68,8 @@ func scopedHarness(t *testing.T) *harness {
 }
 
 // ask sends a request with ctx (its token's scopes) and returns its
-// response; meta, unless "", makes it a 2026-07-28 request.
+// response, skipping the notifications and requests sent meanwhile; meta,
+// unless "", makes it a 2026-07-28 request.
 func (h *harness) ask(t *testing.T, ctx context.Context, id int, method string, params map[string]any, meta string) map[string]any {
 	t.Helper()
 	raw, _ := json.Marshal(params)
@@ -80,7 +81,18 @@ func (h *harness) ask(t *testing.T, ctx context.Context, id int, method string, 
 		}
 	}
 	h.sess.Handle(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, raw), h.out)
-	return h.out.next(t)
+	for {
+		if m := h.out.next(t); m["method"] == nil {
+			return m
+		}
+	}
+}
+
+// initAs performs the handshake at version with the token of ctx.
+func (h *harness) initAs(t *testing.T, ctx context.Context, version string) {
+	t.Helper()
+	h.ask(t, ctx, 0, "initialize", map[string]any{"protocolVersion": version, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "")
+	h.sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), h.out)
 }
 
 // names returns the names (or URIs) a list response holds.
@@ -209,8 +221,7 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 		out := newRecorder()
 		h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
 		t.Cleanup(h.sess.Close)
-		h.ask(t, withScopes(scopes...), 0, "initialize", map[string]any{"protocolVersion": Version20251125, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "")
-		h.sess.Handle(withScopes(scopes...), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), h.out)
+		h.initAs(t, withScopes(scopes...), Version20251125)
 		h.sess.Handle(withScopes(scopes...), []byte(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}}`), h.out)
 		if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
 			t.Fatalf("listen: %v", ack)
@@ -330,5 +341,181 @@ func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
 	hh = only
 	if got := names(t, ask("/mcp", open("/mcp"), list), "tools", "name"); !reflect.DeepEqual(got, []string{"b_tool"}) {
 		t.Errorf("/mcp configured to serve b lists %v", got)
+	}
+}
+
+// token returns the context of a request whose token names subject and
+// holds scopes.
+func token(subject string, scopes ...string) context.Context {
+	return context.WithValue(withScopes(scopes...), subjectKey{}, subject)
+}
+
+func testSubject(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s }
+
+// onlyOpen is an endpoint that serves the plugin open alone.
+var onlyOpen = &endpoint{path: "/mcp/open", sse: "/mcp/open/sse", messages: "/mcp/open/messages", plugins: map[string]bool{"open": true}}
+
+// sessionAt returns a harness for a session of srv at endpoint ep (nil:
+// every plugin).
+func sessionAt(t *testing.T, srv *Server, ep *endpoint) *harness {
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.newSession(out, defaultMaxBatchReply, ep), out: out}
+	t.Cleanup(h.sess.Close)
+	return h
+}
+
+// taskingPlugin offers one tool, NAME_tool, that may run as a task and
+// answers "called NAME" once release is closed.
+func taskingPlugin(name string, release <-chan struct{}, opts ...PluginOption) *Plugin {
+	return NewPlugin(name, "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: name + "_tool", InputSchema: openSchema, Execution: &abi.ToolExecution{TaskSupport: abi.TaskOptional}}}}),
+		abi.ExportCallTool: func(ctx context.Context, _ []byte) ([]byte, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, &CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
+			}
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "called " + name}}})
+		},
+	}, opts...)
+}
+
+// taskViewsServer serves taskingPlugin open, and secret, which requires
+// the scope secret, to requests whose context carries a subject and
+// scopes; closing release lets their calls answer.
+func taskViewsServer(t *testing.T) (*Server, chan struct{}) {
+	release := make(chan struct{})
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes, Subject: testSubject, TaskAfter: 10 * time.Millisecond},
+		BuildCatalog(context.Background(), []*Plugin{
+			taskingPlugin("open", release),
+			taskingPlugin("secret", release, WithRequiredScopes([]string{"secret"})),
+		}, nil))
+	return srv, release
+}
+
+// hiddenTaskViewers are alice's requests that do not see the plugin
+// secret: with a token without its scope, and at an endpoint serving only
+// the plugin open.
+var hiddenTaskViewers = []struct {
+	what string
+	ep   *endpoint
+	ctx  context.Context
+}{
+	{"a token without the scope", nil, token("alice")},
+	{"an endpoint serving only the open plugin", onlyOpen, token("alice", "secret")},
+}
+
+// sameAsUnknownTask checks that a request naming the task id is answered
+// exactly as the same request naming a task that does not exist.
+func sameAsUnknownTask(t *testing.T, h *harness, ctx context.Context, id int, method, taskID, meta, what string) {
+	t.Helper()
+	params := func(taskID string) map[string]any {
+		return map[string]any{"taskId": taskID, "inputResponses": map[string]any{}}
+	}
+	got := h.ask(t, ctx, id, method, params(taskID), meta)
+	want := h.ask(t, ctx, id, method, params("no-such-task"), meta)
+	if got["error"] == nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: %s of the hidden plugin's task: %s, want it answered as an unknown task: %s", what, method, mustJSON(got), mustJSON(want))
+	}
+}
+
+// TestTasksOfAHiddenPluginAreUnknown (2025-11-25): a task is as visible as
+// its plugin. alice's token with the scope secret starts a task of the
+// open plugin and one of the plugin requiring that scope; her session with
+// a token without it, and her session at an endpoint that serves only the
+// open plugin, list only the open plugin's task, and their tasks/get,
+// tasks/result and tasks/cancel of the other are answered exactly as for a
+// task that does not exist. Her token with the scope, at /mcp, still lists
+// both and takes the hidden plugin's result.
+func TestTasksOfAHiddenPluginAreUnknown(t *testing.T) {
+	srv, release := taskViewsServer(t)
+	full := token("alice", "secret")
+	creator := sessionAt(t, srv, nil)
+	creator.initAs(t, full, Version20251125)
+	start := func(id int, tool string) string {
+		t.Helper()
+		res := result(t, creator.ask(t, full, id, "tools/call", map[string]any{"name": tool, "task": map[string]any{}}, ""))
+		task, ok := res["task"].(map[string]any)
+		if !ok {
+			t.Fatalf("tools/call %s with a task: %v", tool, res)
+		}
+		return task["taskId"].(string)
+	}
+	open, secret := start(1, "open_tool"), start(2, "secret_tool")
+	close(release)
+	listed := func(h *harness, ctx context.Context) []string {
+		t.Helper()
+		var ids []string
+		for _, task := range result(t, h.ask(t, ctx, 3, "tasks/list", nil, ""))["tasks"].([]any) {
+			ids = append(ids, task.(map[string]any)["taskId"].(string))
+		}
+		return ids
+	}
+	taskResult := func(h *harness, ctx context.Context, id string) string {
+		t.Helper()
+		return fmt.Sprint(result(t, h.ask(t, ctx, 4, "tasks/result", map[string]any{"taskId": id}, ""))["content"])
+	}
+	if got := taskResult(creator, full, secret); !strings.Contains(got, "called secret") {
+		t.Fatalf("the creator's tasks/result of the secret task: %s", got)
+	}
+
+	for _, c := range hiddenTaskViewers {
+		h := sessionAt(t, srv, c.ep)
+		h.initAs(t, c.ctx, Version20251125)
+		if got := listed(h, c.ctx); !slices.Equal(got, []string{open}) {
+			t.Errorf("%s: tasks/list %v, want only the open plugin's task %s", c.what, got, open)
+		}
+		for i, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+			sameAsUnknownTask(t, h, c.ctx, 10+i, method, secret, "", c.what)
+		}
+		if got := taskResult(h, c.ctx, open); !strings.Contains(got, "called open") {
+			t.Errorf("%s: tasks/result of the open plugin's task: %s", c.what, got)
+		}
+	}
+
+	if got := listed(creator, full); !slices.Equal(got, []string{open, secret}) {
+		t.Errorf("the token with the scope lists %v, want both tasks %v", got, []string{open, secret})
+	}
+	if got := taskResult(creator, full, secret); !strings.Contains(got, "called secret") {
+		t.Errorf("the token with the scope, after the others' tasks/cancel: tasks/result %s", got)
+	}
+}
+
+// TestModernTasksOfAHiddenPluginAreUnknown (2026-07-28): the same for the
+// tasks extension. tasks/get, tasks/update and tasks/cancel of a hidden
+// plugin's task, by a token without its scope or at an endpoint that does
+// not serve it, are answered exactly as for a task that does not exist;
+// the token with the scope still gets the task and its result.
+func TestModernTasksOfAHiddenPluginAreUnknown(t *testing.T) {
+	srv, release := taskViewsServer(t)
+	meta := modernMeta(tasksCaps, "")
+	full := token("alice", "secret")
+	creator := sessionAt(t, srv, nil)
+	start := func(id int, tool string) string {
+		t.Helper()
+		res := result(t, creator.ask(t, full, id, "tools/call", map[string]any{"name": tool}, meta))
+		if res["resultType"] != "task" {
+			t.Fatalf("tools/call %s: %v, want a task", tool, res)
+		}
+		return res["taskId"].(string)
+	}
+	open, secret := start(1, "open_tool"), start(2, "secret_tool")
+	close(release)
+	if res := pollTask(t, creator, full, secret, taskCompleted); !strings.Contains(fmt.Sprint(res["result"]), "called secret") {
+		t.Fatalf("the creator's tasks/get of the secret task: %v", res)
+	}
+
+	for _, c := range hiddenTaskViewers {
+		h := sessionAt(t, srv, c.ep)
+		for i, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+			sameAsUnknownTask(t, h, c.ctx, 10+i, method, secret, meta, c.what)
+		}
+		if res := pollTask(t, h, c.ctx, open, taskCompleted); !strings.Contains(fmt.Sprint(res["result"]), "called open") {
+			t.Errorf("%s: tasks/get of the open plugin's task: %v", c.what, res)
+		}
+	}
+
+	if res := pollTask(t, creator, full, secret, taskCompleted); res["status"] != taskCompleted || !strings.Contains(fmt.Sprint(res["result"]), "called secret") {
+		t.Errorf("the token with the scope, after the others' tasks/cancel: %v", res)
 	}
 }
