@@ -519,3 +519,63 @@ func TestModernTasksOfAHiddenPluginAreUnknown(t *testing.T) {
 		t.Errorf("the token with the scope, after the others' tasks/cancel: %v", res)
 	}
 }
+
+// TestALegacySessionIsUnknownAtAnotherEndpoint: an HTTP+SSE session
+// belongs to the endpoint whose /sse opened it. Its messages POSTed to
+// another endpoint's messages path are 404, as for a session that does
+// not exist, and reach nothing: a session opened at /sse, which serves
+// every plugin, cannot be used through /mcp/a/messages, nor one opened at
+// /mcp/a/sse through /messages or /mcp/b/messages. At its own endpoint it
+// is served, its lists showing that endpoint's plugins.
+func TestALegacySessionIsUnknownAtAnotherEndpoint(t *testing.T) {
+	hh := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp/a", Plugins: []string{"a"}}, {Path: "/mcp/b", Plugins: []string{"b"}}}},
+		everythingPlugin("a"), everythingPlugin("b"))
+	list := func(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id) }
+	for _, c := range []struct {
+		sse    string
+		others []string
+		tools  []string
+	}{
+		{"/sse", []string{"/mcp/a/messages", "/mcp/b/messages"}, []string{"a_tool", "b_tool"}},
+		{"/mcp/a/sse", []string{"/messages", "/mcp/b/messages"}, []string{"a_tool"}},
+	} {
+		events := readEvents(t, hh.do(t, http.MethodGet, c.sse, ""))
+		e, _ := events.next(t)
+		own, query, _ := strings.Cut(e.data, "?")
+		if e.name != "endpoint" || !strings.HasPrefix(query, "sessionId=") {
+			t.Fatalf("HTTP+SSE at %s: %+v", c.sse, e)
+		}
+		post := func(path, msg string) int {
+			resp := hh.do(t, http.MethodPost, path+"?"+query, msg)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, msg := range []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+			if code := post(own, msg); code != http.StatusAccepted {
+				t.Fatalf("POST %s: %d", own, code)
+			}
+		}
+		for i, other := range c.others {
+			if code := post(other, list(1+i)); code != http.StatusNotFound {
+				t.Errorf("the session of %s at %s: %d, want 404", c.sse, other, code)
+			}
+		}
+		if code := post(own, list(9)); code != http.StatusAccepted {
+			t.Fatalf("POST %s: %d", own, code)
+		}
+		for {
+			_, m := events.message(t)
+			if m["id"] == float64(0) {
+				continue // the initialize response
+			}
+			if m["id"] != float64(9) {
+				t.Errorf("the session of %s answered %v, want only the tools/list at its own endpoint", c.sse, m)
+			}
+			if got := names(t, m, "tools", "name"); !slices.Equal(got, c.tools) {
+				t.Errorf("the session of %s lists %v, want %v", c.sse, got, c.tools)
+			}
+			break
+		}
+		events.body.Close()
+	}
+}
