@@ -146,6 +146,22 @@ func hiddenAsUnknown(t *testing.T, h *harness, ctx context.Context, meta, what s
 	}
 }
 
+// listsOnlyOpen checks that the tools, prompts, resources and templates
+// lists hold only those of plugin open.
+func listsOnlyOpen(t *testing.T, h *harness, ctx context.Context, meta, what string) {
+	t.Helper()
+	for _, l := range []struct{ method, field, key string }{
+		{"tools/list", "tools", "name"}, {"prompts/list", "prompts", "name"},
+		{"resources/list", "resources", "uri"}, {"resources/templates/list", "resourceTemplates", "uriTemplate"},
+	} {
+		for _, name := range names(t, h.ask(t, ctx, 1, l.method, nil, meta), l.field, l.key) {
+			if !slices.Contains([]string{"open_tool", "open_prompt", "open://doc", "open://pages/{page}"}, name) {
+				t.Errorf("%s: %s lists %s", what, l.method, name)
+			}
+		}
+	}
+}
+
 // TestAPluginRequiringScopesIsHiddenFromTokensWithoutThem: a plugin with
 // required scopes is listed and used only by requests whose token holds
 // every one of them; to the others, its tools, prompts, resources,
@@ -160,16 +176,7 @@ func TestAPluginRequiringScopesIsHiddenFromTokensWithoutThem(t *testing.T) {
 		for _, scopes := range [][]string{nil, {"team-a"}, {"read", "other"}} {
 			ctx := withScopes(scopes...)
 			what := fmt.Sprintf("%s, scopes %v", era.name, scopes)
-			for _, l := range []struct{ method, field, key string }{
-				{"tools/list", "tools", "name"}, {"prompts/list", "prompts", "name"},
-				{"resources/list", "resources", "uri"}, {"resources/templates/list", "resourceTemplates", "uriTemplate"},
-			} {
-				for _, name := range names(t, h.ask(t, ctx, 1, l.method, nil, era.meta), l.field, l.key) {
-					if !slices.Contains([]string{"open_tool", "open_prompt", "open://doc", "open://pages/{page}"}, name) {
-						t.Errorf("%s: %s lists %s", what, l.method, name)
-					}
-				}
-			}
+			listsOnlyOpen(t, h, ctx, era.meta, what)
 			hiddenAsUnknown(t, h, ctx, era.meta, what)
 			for i, u := range uses("open") {
 				if era.meta != "" && u.method == "resources/subscribe" {
@@ -192,6 +199,24 @@ func TestAPluginRequiringScopesIsHiddenFromTokensWithoutThem(t *testing.T) {
 				t.Errorf("%s, every scope: %s: %v", era.name, u.method, resp["error"])
 			}
 		}
+	}
+}
+
+// TestAnEndpointHidesThePluginsItDoesNotServe: at an endpoint that serves
+// only the plugin open, even a token holding every scope sees nothing of
+// the plugin secret: its tools, prompts, resources and templates are not
+// listed, and its tools/call, prompts/get, resources/read (by URI and by
+// template), completion/complete (of its prompt and of its template) and
+// resources/subscribe are answered as for items nobody offers, in a legacy
+// session and 2026-07-28 requests alike.
+func TestAnEndpointHidesThePluginsItDoesNotServe(t *testing.T) {
+	h := sessionAt(t, scopedHarness(t).srv, onlyOpen)
+	ctx := withScopes("read", "team-a")
+	h.initAs(t, ctx, Version20251125)
+	for _, era := range []struct{ name, meta string }{{"2025-11-25", ""}, {"2026-07-28", modernMeta(`{}`, "")}} {
+		what := "at " + onlyOpen.path + ", " + era.name
+		listsOnlyOpen(t, h, ctx, era.meta, what)
+		hiddenAsUnknown(t, h, ctx, era.meta, what)
 	}
 }
 
