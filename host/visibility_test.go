@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -93,6 +94,16 @@ func (h *harness) initAs(t *testing.T, ctx context.Context, version string) {
 	t.Helper()
 	h.ask(t, ctx, 0, "initialize", map[string]any{"protocolVersion": version, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "")
 	h.sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), h.out)
+}
+
+// listen opens subscriptions/listen, id "l", with the token of ctx and the
+// notifications filter, and reads its acknowledgement.
+func (h *harness) listen(t *testing.T, ctx context.Context, filter string) {
+	t.Helper()
+	h.sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":`+filter+`,"_meta":`+modernMeta(`{}`, "")+`}}`), h.out)
+	if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen: %v", ack)
+	}
 }
 
 // names returns the names (or URIs) a list response holds.
@@ -247,10 +258,7 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 		h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
 		t.Cleanup(h.sess.Close)
 		h.initAs(t, withScopes(scopes...), Version20251125)
-		h.sess.Handle(withScopes(scopes...), []byte(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}}`), h.out)
-		if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
-			t.Fatalf("listen: %v", ack)
-		}
+		h.listen(t, withScopes(scopes...), `{"toolsListChanged":true}`)
 		return h
 	}
 	reader, stranger := session("read"), session("write")
@@ -602,5 +610,67 @@ func TestALegacySessionIsUnknownAtAnotherEndpoint(t *testing.T) {
 			break
 		}
 		events.body.Close()
+	}
+}
+
+// sharedURIPlugins are a plugin open whose template shared://{name}
+// matches shared://doc, and a plugin secret, requiring the scope read,
+// that lists shared://doc: a token with the scope reads shared://doc from
+// secret, one without it from open.
+func sharedURIPlugins() []*Plugin {
+	return []*Plugin{
+		NewPlugin("open", "", fakeRuntime{abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{
+			ResourceTemplates: []abi.ResourceTemplate{{URITemplate: "shared://{name}", Name: "shared"}}})}),
+		NewPlugin("secret", "", fakeRuntime{abi.ExportListResources: returns(abi.ListResourcesResult{
+			Resources: []abi.Resource{{URI: "shared://doc", Name: "doc"}}})}, WithRequiredScopes([]string{"read"})),
+	}
+}
+
+// sharedSubscriber returns a session of srv initialized with a token
+// holding scopes, subscribed to shared://doc with resources/subscribe and
+// with subscriptions/listen.
+func sharedSubscriber(t *testing.T, srv *Server, scopes ...string) *harness {
+	t.Helper()
+	h, ctx := sessionAt(t, srv, nil), withScopes(scopes...)
+	h.initAs(t, ctx, Version20251125)
+	if r := h.ask(t, ctx, 1, "resources/subscribe", map[string]any{"uri": "shared://doc"}, ""); r["result"] == nil {
+		t.Fatalf("subscribe with scopes %v: %v", scopes, r)
+	}
+	h.listen(t, ctx, `{"resourceSubscriptions":["shared://doc"]}`)
+	return h
+}
+
+// TestResourceUpdatesReachThoseTheAnnouncingPluginServes: resources/updated
+// of a URI reaches the sessions and subscriptions/listen streams to which
+// the announcing plugin serves that URI, and no other. When secret, hidden
+// from tokens without the scope read, announces shared://doc, only the
+// subscribers with the scope are told; when open, whose template serves
+// shared://doc to the others, announces it, only they are told.
+func TestResourceUpdatesReachThoseTheAnnouncingPluginServes(t *testing.T) {
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(t.Context(), sharedURIPlugins(), nil))
+	reader, stranger := sharedSubscriber(t, srv, "read"), sharedSubscriber(t, srv)
+	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+	for _, c := range []struct {
+		plugin         string
+		told, untold   *harness
+		who, bystander string
+	}{{"secret", reader, stranger, "the reader", "the stranger"}, {"open", stranger, reader, "the stranger", "the reader"}} {
+		if _, err := srv.HostFunctions(c.plugin)[abi.HostNotifyResourceUpdated](t.Context(), []byte(`{"uri":"shared://doc"}`)); err != nil {
+			t.Errorf("%s announcing shared://doc: %v", c.plugin, err)
+			continue
+		}
+		got := map[string]bool{}
+		for range 2 {
+			m := c.told.out.next(t)
+			got[fmt.Sprint(m["method"], " ", m["params"].(map[string]any)["uri"], " ", subscriptionID(m))] = true
+		}
+		if want := map[string]bool{"notifications/resources/updated shared://doc <nil>": true, "notifications/resources/updated shared://doc l": true}; !maps.Equal(got, want) {
+			t.Errorf("%s announced shared://doc: %s's session and subscription were told %v, want %v", c.plugin, c.who, got, want)
+		}
+		select {
+		case m := <-c.untold.out.ch:
+			t.Errorf("%s announced shared://doc: %s, to whom it does not serve it, was told %v", c.plugin, c.bystander, m)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
