@@ -86,25 +86,31 @@ func handleUnsubscribe(_ context.Context, req *request, p *subscribeParams) (any
 	return struct{}{}, nil
 }
 
-// notifyResourceUpdated tells the sessions subscribed to a resource that it
-// changed. A plugin may only speak for resources it serves.
+// notifyResourceUpdated tells the sessions and subscriptions/listen
+// streams subscribed to a resource that it changed: those to which the
+// plugin serves it, as their views route the URI. A plugin may only speak
+// for resources it serves.
 func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, in []byte) ([]byte, error) {
 	return func(_ context.Context, in []byte) ([]byte, error) {
 		var p abi.ResourceUpdatedParams
 		if err := json.Unmarshal(in, &p); err != nil {
 			return nil, fmt.Errorf("notify_resource_updated: bad input: %w", err)
 		}
-		owner := s.Catalog().resolveResource(p.URI, everything)
-		if owner == nil || owner.Name != plugin {
+		c := s.Catalog()
+		if !c.serves(plugin, p.URI) {
 			return nil, errors.New("notify_resource_updated: " + p.URI + " is not a resource of this plugin")
+		}
+		servedBy := func(v view) bool {
+			owner := c.resolveResource(p.URI, v)
+			return owner != nil && owner.Name == plugin
 		}
 		msg := encodeNotification("notifications/resources/updated", p)
 		for _, sess := range s.subs.subscribers(p.URI) {
-			if sess.view().sees(owner) {
+			if servedBy(sess.view()) {
 				_ = sess.out.Send(msg)
 			}
 		}
-		s.listeners.resourceUpdated(p.URI, owner)
+		s.listeners.resourceUpdated(p.URI, servedBy)
 		return nil, nil
 	}
 }
