@@ -674,3 +674,39 @@ func TestResourceUpdatesReachThoseTheAnnouncingPluginServes(t *testing.T) {
 		}
 	}
 }
+
+// TestASubscriptionEndsWhenItsURIIsGoneForItsSession: a session whose
+// subscribed URI no plugin it sees serves anymore is told and
+// unsubscribed, whatever a plugin hidden from it still serves: when open
+// goes, the stranger, who read shared://doc from open's template, is told
+// it changed (it is gone) and unsubscribed; the reader, to whom secret
+// still serves it, keeps the subscription and is not told.
+func TestASubscriptionEndsWhenItsURIIsGoneForItsSession(t *testing.T) {
+	plugins := sharedURIPlugins()
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(t.Context(), plugins, nil))
+	reader, stranger := sharedSubscriber(t, srv, "read"), sharedSubscriber(t, srv)
+	srv.ReplacePlugins(t.Context(), plugins[1:])
+	told := func(h *harness) []string {
+		var got []string
+		for {
+			select {
+			case m := <-h.out.ch:
+				if m["method"] == "notifications/resources/updated" {
+					got = append(got, fmt.Sprint(m["params"].(map[string]any)["uri"]))
+				}
+				continue
+			case <-time.After(100 * time.Millisecond):
+			}
+			return got
+		}
+	}
+	if got := told(stranger); !slices.Equal(got, []string{"shared://doc"}) {
+		t.Errorf("the stranger, to whom shared://doc is gone, was told of updates %v, want shared://doc", got)
+	}
+	if got := told(reader); len(got) > 0 {
+		t.Errorf("the reader, to whom secret still serves shared://doc, was told of updates %v", got)
+	}
+	if got := srv.subs.subscribers("shared://doc"); !slices.Equal(got, []*Session{reader.sess}) {
+		t.Errorf("shared://doc has %d subscribers, the reader among them: %v; want the reader alone", len(got), slices.Contains(got, reader.sess))
+	}
+}
