@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -115,27 +116,27 @@ func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, 
 	}
 }
 
-// dropOrphanSubscriptions tells the subscribers of every resource that no
-// plugin of the current catalog serves anymore that it changed (it is
-// gone), and drops those subscriptions.
+// dropOrphanSubscriptions tells each session subscribed to a resource that
+// no plugin it sees serves anymore that the resource changed (it is gone),
+// and drops that subscription. What a plugin hidden from the session
+// serves does not keep it: that would tell the session the plugin is there.
 func (s *Server) dropOrphanSubscriptions() {
 	c := s.Catalog()
 	s.subs.mu.Lock()
-	var gone []string
-	for uri := range s.subs.byURI {
-		if c.resolveResource(uri, everything) == nil {
-			gone = append(gone, uri)
-		}
-	}
+	uris := slices.Sorted(maps.Keys(s.subs.byURI))
 	s.subs.mu.Unlock()
-	slices.Sort(gone)
-	for _, uri := range gone {
+	for _, uri := range uris {
 		msg := encodeNotification("notifications/resources/updated", abi.ResourceUpdatedParams{URI: uri})
-		subscribers := s.subs.subscribers(uri)
-		for _, sess := range subscribers {
-			_ = sess.out.Send(msg)
-			s.subs.remove(sess, uri)
+		told := 0
+		for _, sess := range s.subs.subscribers(uri) {
+			if c.resolveResource(uri, sess.view()) == nil {
+				_ = sess.out.Send(msg)
+				s.subs.remove(sess, uri)
+				told++
+			}
 		}
-		s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", len(subscribers))
+		if told > 0 {
+			s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", told)
+		}
 	}
 }
