@@ -97,13 +97,16 @@ func (h *harness) initAs(t *testing.T, ctx context.Context, version string) {
 }
 
 // listen opens subscriptions/listen, id "l", with the token of ctx and the
-// notifications filter, and reads its acknowledgement.
-func (h *harness) listen(t *testing.T, ctx context.Context, filter string) {
+// notifications filter, and returns the filter its acknowledgement
+// honours.
+func (h *harness) listen(t *testing.T, ctx context.Context, filter string) map[string]any {
 	t.Helper()
 	h.sess.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":`+filter+`,"_meta":`+modernMeta(`{}`, "")+`}}`), h.out)
-	if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
+	ack := h.out.next(t)
+	if ack["method"] != "notifications/subscriptions/acknowledged" {
 		t.Fatalf("listen: %v", ack)
 	}
+	return ack["params"].(map[string]any)["notifications"].(map[string]any)
 }
 
 // names returns the names (or URIs) a list response holds.
@@ -708,5 +711,26 @@ func TestASubscriptionEndsWhenItsURIIsGoneForItsSession(t *testing.T) {
 	}
 	if got := srv.subs.subscribers("shared://doc"); !slices.Equal(got, []*Session{reader.sess}) {
 		t.Errorf("shared://doc has %d subscribers, the reader among them: %v; want the reader alone", len(got), slices.Contains(got, reader.sess))
+	}
+}
+
+// TestListenHonoursOnlyWhatItsViewMayAnnounce: subscriptions/listen
+// honours a list's changes only when a plugin the token sees may announce
+// them. A hidden plugin granted notify_prompt_list_changed makes the
+// acknowledgement honour promptsListChanged for the token with its scope
+// and for no other, whom it would tell that a plugin they do not see
+// offers prompts.
+func TestListenHonoursOnlyWhatItsViewMayAnnounce(t *testing.T) {
+	announcer := NewPlugin("secret", "", fakeRuntime{abi.ExportListPrompts: returns(abi.ListPromptsResult{})},
+		WithRequiredScopes([]string{"read"}), WithGrantedHostFunctions([]string{abi.HostNotifyPromptListChanged}))
+	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(t.Context(), []*Plugin{everythingPlugin("open"), announcer}, nil))
+	for _, c := range []struct {
+		scopes []string
+		want   bool
+	}{{[]string{"read"}, true}, {nil, false}} {
+		got := sessionAt(t, srv, nil).listen(t, withScopes(c.scopes...), `{"promptsListChanged":true}`)
+		if got["promptsListChanged"] == true != c.want {
+			t.Errorf("scopes %v: the acknowledgement honours %v, want promptsListChanged %v", c.scopes, got, c.want)
+		}
 	}
 }
