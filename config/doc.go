@@ -438,7 +438,8 @@
 // Who sees which plugins: a client sees the plugins of the endpoint it
 // uses whose require_scopes its token holds. A plugin hidden from a client
 // is absent from its lists and list_changed notifications, and using one
-// of its items is answered exactly as using an item nobody offers. Names
+// of its items, or a task it runs, is answered exactly as using an item
+// or task nobody has. Names
 // and resource URIs are given over every plugin, hidden or not: give a
 // plugin that requires scopes a prefix and URIs of its own, so that it
 // does not push a visible plugin's names to <plugin>_<name> or take its

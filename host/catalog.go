@@ -444,6 +444,17 @@ func (c *Catalog) resourceRoute(uri string, v view) (*Plugin, abi.Meta) {
 	return nil, nil
 }
 
+// serves reports whether the plugin named plugin serves uri to some client:
+// it lists uri, or one of its templates matches it.
+func (c *Catalog) serves(plugin, uri string) bool {
+	if e, ok := c.resourceIndex[uri]; ok && e.plugin.Name == plugin {
+		return true
+	}
+	return slices.ContainsFunc(c.templates, func(t *templateEntry) bool {
+		return t.plugin.Name == plugin && t.compiled.Match(uri) != nil
+	})
+}
+
 // templateOwner finds the plugin offering the template with this exact
 // uriTemplate among those v sees.
 func (c *Catalog) templateOwner(uriTemplate string, v view) *Plugin {

@@ -155,11 +155,11 @@ func (f listenFilter) wants(method string) bool {
 	return f.ResourcesListChanged
 }
 
-// resourceUpdated tells the subscriptions that listed uri, of a resource
-// of owner, that it changed, if they see owner.
-func (ls *listeners) resourceUpdated(uri string, owner *Plugin) {
+// resourceUpdated tells the subscriptions that listed uri that it changed,
+// if their view is one the update is for (to).
+func (ls *listeners) resourceUpdated(uri string, to func(view) bool) {
 	for _, l := range ls.matching(func(f listenFilter) bool { return slices.Contains(f.ResourceSubscriptions, uri) }) {
-		if l.view.sees(owner) {
+		if to(l.view) {
 			l.send("notifications/resources/updated", map[string]any{"uri": uri})
 		}
 	}

@@ -111,14 +111,14 @@ func callToolModern(req *request, e *toolEntry, p abi.CallToolParams) (any, erro
 		}
 		return runToolCall(req.ctx, req, e, p)
 	}
-	return runMaybeTask(req, "tools/call "+p.Name, func(ctx context.Context, run *request) (any, error) {
+	return runMaybeTask(req, e.plugin, "tools/call "+p.Name, func(ctx context.Context, run *request) (any, error) {
 		return runToolCall(ctx, run, e, p)
 	})
 }
 
 // runMaybeTask runs a call as the request for up to Options.TaskAfter, and then as
-// a task.
-func runMaybeTask(req *request, what string, call func(context.Context, *request) (any, error)) (any, error) {
+// a task of plugin's.
+func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.Context, *request) (any, error)) (any, error) {
 	srv := req.sess.srv
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
 	run := &request{sess: req.sess, era: req.era, input: req.input, id: req.id, method: req.method, meta: req.meta, reply: req.reply, cancel: cancel}
@@ -149,7 +149,7 @@ func runMaybeTask(req *request, what string, call func(context.Context, *request
 		return o.res, o.err
 	}
 	owner := srv.taskOwner()
-	t, err := srv.tasks.open(owner, srv.subject(req.ctx), what, &taskParams{}, cancel, true)
+	t, err := srv.tasks.open(owner, srv.subject(req.ctx), what, plugin, &taskParams{}, cancel, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -86,50 +87,56 @@ func handleUnsubscribe(_ context.Context, req *request, p *subscribeParams) (any
 	return struct{}{}, nil
 }
 
-// notifyResourceUpdated tells the sessions subscribed to a resource that it
-// changed. A plugin may only speak for resources it serves.
+// notifyResourceUpdated tells the sessions and subscriptions/listen
+// streams subscribed to a resource that it changed: those to which the
+// plugin serves it, as their views route the URI. A plugin may only speak
+// for resources it serves.
 func (s *Server) notifyResourceUpdated(plugin string) func(ctx context.Context, in []byte) ([]byte, error) {
 	return func(_ context.Context, in []byte) ([]byte, error) {
 		var p abi.ResourceUpdatedParams
 		if err := json.Unmarshal(in, &p); err != nil {
 			return nil, fmt.Errorf("notify_resource_updated: bad input: %w", err)
 		}
-		owner := s.Catalog().resolveResource(p.URI, everything)
-		if owner == nil || owner.Name != plugin {
+		c := s.Catalog()
+		if !c.serves(plugin, p.URI) {
 			return nil, errors.New("notify_resource_updated: " + p.URI + " is not a resource of this plugin")
+		}
+		servedBy := func(v view) bool {
+			owner := c.resolveResource(p.URI, v)
+			return owner != nil && owner.Name == plugin
 		}
 		msg := encodeNotification("notifications/resources/updated", p)
 		for _, sess := range s.subs.subscribers(p.URI) {
-			if sess.view().sees(owner) {
+			if servedBy(sess.view()) {
 				_ = sess.out.Send(msg)
 			}
 		}
-		s.listeners.resourceUpdated(p.URI, owner)
+		s.listeners.resourceUpdated(p.URI, servedBy)
 		return nil, nil
 	}
 }
 
-// dropOrphanSubscriptions tells the subscribers of every resource that no
-// plugin of the current catalog serves anymore that it changed (it is
-// gone), and drops those subscriptions.
+// dropOrphanSubscriptions tells each session subscribed to a resource that
+// no plugin it sees serves anymore that the resource changed (it is gone),
+// and drops that subscription. What a plugin hidden from the session
+// serves does not keep it: that would tell the session the plugin is there.
 func (s *Server) dropOrphanSubscriptions() {
 	c := s.Catalog()
 	s.subs.mu.Lock()
-	var gone []string
-	for uri := range s.subs.byURI {
-		if c.resolveResource(uri, everything) == nil {
-			gone = append(gone, uri)
-		}
-	}
+	uris := slices.Sorted(maps.Keys(s.subs.byURI))
 	s.subs.mu.Unlock()
-	slices.Sort(gone)
-	for _, uri := range gone {
+	for _, uri := range uris {
 		msg := encodeNotification("notifications/resources/updated", abi.ResourceUpdatedParams{URI: uri})
-		subscribers := s.subs.subscribers(uri)
-		for _, sess := range subscribers {
-			_ = sess.out.Send(msg)
-			s.subs.remove(sess, uri)
+		told := 0
+		for _, sess := range s.subs.subscribers(uri) {
+			if c.resolveResource(uri, sess.view()) == nil {
+				_ = sess.out.Send(msg)
+				s.subs.remove(sess, uri)
+				told++
+			}
 		}
-		s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", len(subscribers))
+		if told > 0 {
+			s.log().Info("resource gone; subscribers told and unsubscribed", "uri", uri, "sessions", told)
+		}
 	}
 }

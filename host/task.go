@@ -44,7 +44,9 @@ import (
 //
 // Task ids are 192 random bits. A task is bound to the session that created
 // it or, when the HTTP transport authenticates requests, to the subject of
-// the token: a task of another session or subject is "not found".
+// the token: a task of another session or subject is "not found". A task
+// is as visible as the plugin that runs it (visibility.go): to a request
+// that does not see the plugin, it is "not found" too.
 
 const (
 	// relatedTaskKey is the _meta key that ties a message to its task.
@@ -153,8 +155,9 @@ type listTasksResult struct {
 // task is one task-augmented request.
 type task struct {
 	id      string
-	seq     uint64 // creation order in the store, for tasks/list
-	what    string // the request, for logs
+	seq     uint64  // creation order in the store, for tasks/list
+	what    string  // the request, for logs
+	plugin  *Plugin // runs it: only requests that see it see the task
 	sess    *Session
 	subject string // the authenticated subject of the creating request, if any
 	created time.Time
@@ -196,9 +199,13 @@ func isTerminal(status string) bool {
 }
 
 // visibleTo reports whether the requester, a session and an authenticated
-// subject, may see the task: with authentication, the task's subject must
-// be the requester's; without, the session must be the task's.
-func (t *task) visibleTo(sess *Session, subject string) bool {
+// subject looking through v, may see the task: v must see the task's
+// plugin and, with authentication, the task's subject must be the
+// requester's; without, the session must be the task's.
+func (t *task) visibleTo(sess *Session, subject string, v view) bool {
+	if !v.sees(t.plugin) {
+		return false
+	}
 	if t.subject != "" || subject != "" || t.modern {
 		return t.subject == subject
 	}
@@ -560,11 +567,11 @@ func (s *taskStore) get(id string) *task {
 
 // visible returns the tasks the requester may see created after seq, in
 // order of creation.
-func (s *taskStore) visible(sess *Session, subject string, after uint64) []*task {
+func (s *taskStore) visible(sess *Session, subject string, v view, after uint64) []*task {
 	s.mu.Lock()
 	var out []*task
 	for _, t := range s.tasks {
-		if t.seq > after && t.visibleTo(sess, subject) {
+		if t.seq > after && t.visibleTo(sess, subject, v) {
 			out = append(out, t)
 		}
 	}
@@ -580,15 +587,16 @@ func newTaskID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// startTask creates the task a request asks for, starts run in the
-// background with a request of its own, and returns the CreateTaskResult.
-func startTask(req *request, p *taskParams, what string, run func(context.Context, *request) (any, error)) (any, error) {
+// startTask creates the task a request asks for, of plugin's, starts run
+// in the background with a request of its own, and returns the
+// CreateTaskResult.
+func startTask(req *request, plugin *Plugin, p *taskParams, what string, run func(context.Context, *request) (any, error)) (any, error) {
 	sess := req.sess
 	// The run's request keeps the call's id and _meta (its progressToken
 	// stays valid), but its context outlives the call and its messages go
 	// through the task.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
-	t, err := sess.srv.tasks.open(sess, sess.srv.subject(req.ctx), what, p, cancel, false)
+	t, err := sess.srv.tasks.open(sess, sess.srv.subject(req.ctx), what, plugin, p, cancel, false)
 	if err != nil {
 		return nil, err
 	}
@@ -616,14 +624,14 @@ func startTask(req *request, p *taskParams, what string, run func(context.Contex
 	return createTaskResult{Task: info}, nil
 }
 
-// open creates a task of owner's for subject, working, whose run cancel
-// interrupts: it takes it into the store, arms its ttl and ties it to the
-// end of owner, whose Wait then waits for the run (the caller owes
-// owner.wg.Done when the run ends).
-func (store *taskStore) open(owner *Session, subject, what string, p *taskParams, cancel context.CancelFunc, modern bool) (*task, error) {
+// open creates a task of owner's for subject, working, run by plugin,
+// whose run cancel interrupts: it takes it into the store, arms its ttl
+// and ties it to the end of owner, whose Wait then waits for the run (the
+// caller owes owner.wg.Done when the run ends).
+func (store *taskStore) open(owner *Session, subject, what string, plugin *Plugin, p *taskParams, cancel context.CancelFunc, modern bool) (*task, error) {
 	now := time.Now()
 	t := &task{
-		id: newTaskID(), what: what, sess: owner, subject: subject,
+		id: newTaskID(), what: what, plugin: plugin, sess: owner, subject: subject,
 		created: now, updated: now, ttl: store.ttl(p), poll: orDefault(store.pollInterval, defaultTaskPollInterval),
 		status: taskWorking, done: make(chan struct{}), cancel: cancel, modern: modern,
 	}
@@ -681,8 +689,8 @@ func lookupTask(ctx context.Context, req *request, p *taskIDParams) (*task, erro
 	if t == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
-	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject) || t.modern != (req.era != nil) {
-		req.sess.srv.logger.Warn("task access refused: the task belongs to another session or subject", "method", req.method, "subject", subject)
+	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject, req.view()) || t.modern != (req.era != nil) {
+		req.sess.srv.logger.Warn("task access refused: the task belongs to another session or subject, or its plugin is hidden from the request", "method", req.method, "subject", subject)
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	return t, nil
@@ -750,7 +758,7 @@ func handleListTasks(ctx context.Context, req *request, p *listParams) (any, err
 		}
 		after = n
 	}
-	tasks := req.sess.srv.tasks.visible(req.sess, req.sess.srv.subject(ctx), after)
+	tasks := req.sess.srv.tasks.visible(req.sess, req.sess.srv.subject(ctx), req.view(), after)
 	res := listTasksResult{Tasks: []taskInfo{}}
 	size := req.sess.srv.opts.PageSize
 	if len(tasks) > size {

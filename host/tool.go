@@ -48,7 +48,7 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 		return nil, err
 	}
 	if task != nil {
-		return startTask(req, task, "tools/call "+p.Name, func(ctx context.Context, req *request) (any, error) { return runToolCall(ctx, req, e, p) })
+		return startTask(req, e.plugin, task, "tools/call "+p.Name, func(ctx context.Context, req *request) (any, error) { return runToolCall(ctx, req, e, p) })
 	}
 	return runToolCall(ctx, req, e, p)
 }

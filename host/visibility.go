@@ -17,8 +17,8 @@ import (
 
 // WithRequiredScopes makes the plugin visible only to requests whose
 // token holds every one of scopes: to the others its tools, prompts,
-// resources, templates and completions do not exist. None: visible to
-// every request.
+// resources, templates, completions and tasks do not exist. None: visible
+// to every request.
 func WithRequiredScopes(scopes []string) PluginOption {
 	return func(p *Plugin) { p.scopes = slices.Clone(scopes) }
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,5 +139,62 @@ func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
 	defer sse.Close()
 	if names := toolNames(t, sse); slices.Contains(names, "hash") || !slices.Contains(names, "remember") {
 		t.Errorf("/mcp/memo/sse lists %q, want memo's tools only", names)
+	}
+}
+
+// TestATaskIsAsVisibleAsItsPlugin (issue 23, R4): with [plugins.memo]
+// require_scopes = ["memo:use"], alice's token with the scope runs memo's
+// remember as a task. Her second token, without the scope, in a session
+// of its own, lists no task, and its tasks/get, tasks/result and
+// tasks/cancel of that task are answered exactly as for a task that does
+// not exist, as its tools/call of remember is answered as for a tool that
+// does not exist; the token with the scope still gets the task's result.
+func TestATaskIsAsVisibleAsItsPlugin(t *testing.T) {
+	issuer := newJWTIssuer(t)
+	f := newFixture(t, issuer.auth+"[plugins.memo]\nrequire_scopes = [\"memo:use\"]\ntask_support = { \"*\" = \"optional\" }\n", "plugins/examples/tools")
+	if err := os.WriteFile(filepath.Join(f.plugins, "memo.js"), []byte(memoPlugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := f.serveHTTP(t)
+	connect := func(token string) *httpPeer {
+		t.Helper()
+		p := &httpPeer{url: url, token: token}
+		resultOf(t, p.request(t, 0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e-task-visibility", "version": "1"}}))
+		p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return p
+	}
+	holder := connect(issuer.token(t, "alice", "memo:use"))
+	task, _ := resultOf(t, holder.request(t, 1, "tools/call", map[string]any{"name": "remember", "arguments": map[string]any{"text": "x"}, "task": map[string]any{}}))["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("remember as a task: %v", task)
+	}
+	taskResult := func(p *httpPeer) string {
+		t.Helper()
+		return fmt.Sprint(resultOf(t, p.request(t, 2, "tasks/result", map[string]any{"taskId": id}))["content"])
+	}
+	if got := taskResult(holder); !strings.Contains(got, "kept") {
+		t.Fatalf("the token with memo:use: tasks/result %s", got)
+	}
+
+	stranger := connect(issuer.token(t, "alice"))
+	sameAsUnknown := func(method string, params func(string) map[string]any, hidden, unknown string) {
+		t.Helper()
+		got, want := response(t, stranger.request(t, 3, method, params(hidden))), response(t, stranger.request(t, 3, method, params(unknown)))
+		g, _ := json.Marshal(got["error"])
+		w, _ := json.Marshal(want["error"])
+		if got["error"] == nil || string(g) != strings.ReplaceAll(string(w), unknown, hidden) {
+			t.Errorf("the token without memo:use: %s %v: %v, want it answered as %s: %s", method, params(hidden), got, unknown, w)
+		}
+	}
+	sameAsUnknown("tools/call", func(name string) map[string]any { return map[string]any{"name": name, "arguments": map[string]any{}} }, "remember", "no_such_tool")
+	if tasks := resultOf(t, stranger.request(t, 4, "tasks/list", nil))["tasks"].([]any); len(tasks) != 0 {
+		t.Errorf("the token without memo:use lists the tasks %v", tasks)
+	}
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		sameAsUnknown(method, func(id string) map[string]any { return map[string]any{"taskId": id} }, id, "no-such-task")
+	}
+	if got := taskResult(holder); !strings.Contains(got, "kept") {
+		t.Errorf("the token with memo:use, after the other's tasks/cancel: tasks/result %s", got)
 	}
 }
