@@ -21,6 +21,10 @@ vpath %.js $(sort $(dir $(wildcard plugins/examples/*/*.js)))
 # Test-only plugins in testdata folders (go patterns skip those, so they are listed).
 TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard sandbox/testdata/*/))
 
+# The fuzz targets of the sandbox's module readers and passes, each run
+# for a bounded number of inputs beyond its seeds.
+SANDBOX_FUZZ := FuzzModulePasses FuzzCheckCompileCost FuzzInspect
+
 # Nested modules: the ABI types and the Go PDK, which plugins require without
 # the server. The root module's ./... skips them, so they are vetted and
 # tested from inside (gofmt covers every file of the repository already).
@@ -62,15 +66,16 @@ serve:
 	@$(MAKE) --no-print-directory build examples >&2
 	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
-## test: install what the tests need, check the code, run every test with the race detector, the README's walk-through, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
+## test: install what the tests need, check the code, run every test with the race detector, the README's walk-through, the allocation ceilings and wazero's specification tests through the module passes (without it), the fuzz targets for 2,000 inputs each, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
 test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	scripts/walkthrough.sh
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
-	$(GO) test -count=1 -run 'AllocationCeiling|LittleGarbage' ./host ./sandbox
+	$(GO) test -count=1 -run 'AllocationCeiling|LittleGarbage|SpecCorpus' ./host ./sandbox
 	$(GO) -C pdk/go test -count=1 -run AllocationCeiling .
 	$(GO) test -count=1 -run 'LinearMemoryStaysFlat|Goroutines' ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
+	$(foreach f,$(SANDBOX_FUZZ),$(GO) test -run '^$$' -fuzz '^$(f)$$' -fuzztime 2000x ./sandbox$(newline))
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh
 	CONFORMANCE_TOOLCHAIN=tinygo scripts/conformance.sh
