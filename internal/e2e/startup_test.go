@@ -46,6 +46,30 @@ var initLoop = []byte{
 	0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b, // function 1: loop br 0 end
 }
 
+// listLoop is a plugin, assembled by hand, whose list_tools never returns.
+var listLoop = []byte{
+	0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // types: () -> i32
+	0x03, 0x02, 0x01, 0x00, // function 0
+	0x07, 0x0e, 0x01, 0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x00, // export list_tools
+	0x0a, 0x0a, 0x01, 0x08, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x00, 0x0b, // loop br 0 end; unreachable
+}
+
+// invalidLoop is R1 of issue 23: a list_tools whose loop sets a global the
+// module does not have, which the countdown's rewrite would have made its
+// own (global 0) and refilled at every iteration. It is invalid, and
+// refused as such before any rewrite.
+var invalidLoop = []byte{
+	0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00,
+	0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // types: () -> i32
+	0x03, 0x02, 0x01, 0x00, // function 0
+	0x05, 0x03, 0x01, 0x00, 0x01, // a memory of one page
+	0x07, 0x0e, 0x01, 0x0a, 'l', 'i', 's', 't', '_', 't', 'o', 'o', 'l', 's', 0x00, 0x00, // export list_tools
+	0x0a, 0x12, 0x01, 0x10, 0x00, 0x03, 0x40, // loop
+	0x41, 0xff, 0xff, 0xff, 0xff, 0x07, 0x24, 0x00, // i32.const 0x7fffffff; global.set 0
+	0x0c, 0x00, 0x0b, 0x00, 0x0b, // br 0; end; unreachable
+}
+
 // startupConfig is the [plugins] part of the start-up tests' config: the
 // list bomb lists 100 pages of 1,000 tools, the slow list 100 pages of one
 // tool, each after 900 ms.
@@ -57,8 +81,9 @@ config = { pages = "100", delay_ms = "900" }
 `
 
 // startupFixture is a plugins folder with the healthy tools example and a
-// list bomb, a slow list, an _initialize that never returns, a start
-// function that never returns and the two compile bombs of issue 12;
+// list bomb, a slow list, an _initialize, a start function and a
+// list_tools that never return, an invalid module that would have looped
+// with its countdown refilled, and the two compile bombs of issue 12;
 // startup_wait is left at its default.
 func startupFixture(t testing.TB) fixture {
 	t.Helper()
@@ -69,6 +94,7 @@ func startupFixture(t testing.TB) fixture {
 	}
 	for name, wasm := range map[string][]byte{
 		"listbomb": lister, "slowlist": lister, "initloop": initLoop, "startloop": startLoop,
+		"listloop": listLoop, "invalidloop": invalidLoop,
 		"nestedblocks": plugintest.NestedBlocksBomb(), "brtables": plugintest.BrTablesBomb(),
 	} {
 		if err := os.WriteFile(filepath.Join(f.plugins, name+".wasm"), wasm, 0o644); err != nil {
@@ -121,10 +147,13 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 		return readyz(t, srv).code == http.StatusOK
 	})
 	log := srv.log.String()
-	for _, name := range []string{"slowlist", "initloop", "startloop"} {
+	for _, name := range []string{"slowlist", "initloop", "startloop", "listloop"} {
 		if !logHas(log, "plugin not loaded", "plugin="+name, "load_budget") {
 			t.Errorf("no load failure naming load_budget for %s in:\n%s", name, log)
 		}
+	}
+	if !logHas(log, "plugin not loaded", "plugin=invalidloop", "invalid module", "invalid global index") {
+		t.Errorf("no load failure saying that invalidloop is an invalid module, and why, in:\n%s", log)
 	}
 	if !logHas(log, "plugin loaded", "plugin=listbomb") {
 		t.Errorf("the list bomb, capped, did not load:\n%s", log)
@@ -133,7 +162,7 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 		t.Errorf("healthy plugin after the others loaded: %v %v %q", err, isErr, got)
 	}
 	t.Logf("the server's peak RSS: %d MiB", procStatusKiB(t, srv.pid, "VmHWM")>>10)
-	want := map[string]int{"ready": 2, "failed": 5}
+	want := map[string]int{"ready": 2, "failed": 7}
 	if r := readyz(t, srv).counts(t); !r.Ready || !maps.Equal(r.Plugins, want) {
 		t.Errorf("/readyz once loaded: %+v, want ready with %v", r, want)
 	}
