@@ -330,6 +330,10 @@ type Limits struct {
 	BreakerBackoff time.Duration
 	// BreakerMaxBackoff caps how long the breaker stays open.
 	BreakerMaxBackoff time.Duration
+	// WazeroChecks compiles wazero's own look at the call's context into
+	// the plugin's code too, at every loop head, besides the sandbox's
+	// countdown: a second line, at some 30 ns an iteration.
+	WazeroChecks bool
 }
 
 // PluginConfig holds the settings of one plugin.
@@ -525,6 +529,7 @@ const (
 	setHostCallsPerSecond
 	setLoadBudget
 	setMaxModuleMiB
+	setWazeroChecks
 )
 
 // merge returns l with the fields in set taken from over.
@@ -571,6 +576,9 @@ func (l Limits) merge(over Limits, set limitKeys) Limits {
 	if set&setBreakerMaxBackoff != 0 {
 		l.BreakerMaxBackoff = over.BreakerMaxBackoff
 	}
+	if set&setWazeroChecks != 0 {
+		l.WazeroChecks = over.WazeroChecks
+	}
 	return l
 }
 
@@ -591,6 +599,7 @@ func (l Limits) Sandbox() sandbox.Limits {
 		MaxQueue:           queue,
 		HostCallsPerSecond: l.HostCallsPerSecond,
 		MaxModuleMiB:       l.MaxModuleMiB,
+		WazeroChecks:       l.WazeroChecks,
 	}
 }
 

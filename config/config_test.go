@@ -1136,3 +1136,20 @@ func TestTaskSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestWazeroChecks: wazero_checks is off by default, set in [defaults] or
+// per plugin, and reaches the sandbox's limits; anything but a boolean is
+// refused with its line.
+func TestWazeroChecks(t *testing.T) {
+	cfg := load(t, "[defaults]\nwazero_checks = true\n[plugins.p]\nwazero_checks = false\n[plugins.q]\n")
+	if cfg.Plugin("p").Limits.Sandbox().WazeroChecks || !cfg.Plugin("q").Limits.Sandbox().WazeroChecks {
+		t.Errorf("wazero_checks: p %v (set false), q %v (the default, true)", cfg.Plugin("p").Limits.WazeroChecks, cfg.Plugin("q").Limits.WazeroChecks)
+	}
+	if Default().Defaults.WazeroChecks {
+		t.Error("wazero_checks is on by default")
+	}
+	path, errs := loadErrors(t, "[defaults]\nwazero_checks = \"yes\"\n")
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), path+":2") || !strings.Contains(errs[0].Error(), "defaults.wazero_checks") {
+		t.Errorf("wazero_checks = \"yes\": %v, want one error naming line 2 of %s and the key", errs, path)
+	}
+}

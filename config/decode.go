@@ -37,7 +37,7 @@ var (
 		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions",
 		"task_after", "max_tasks", "max_tasks_per_user"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
-		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff"}
+		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff", "wazero_checks"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
 		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes"}, defaultsKeys...)
@@ -460,6 +460,9 @@ func (d *decoder) limits(t map[string]any, p keyPath) (Limits, limitKeys) {
 	}
 	if l.BreakerMaxBackoff, ok = d.duration(t, p, "breaker_max_backoff", maxBackoff); ok {
 		set |= setBreakerMaxBackoff
+	}
+	if l.WazeroChecks, ok = d.boolean(t, p, "wazero_checks"); ok {
+		set |= setWazeroChecks
 	}
 	return l, d.checkSandbox(l, set, p)
 }

@@ -148,6 +148,11 @@
 //	                       # doubles after each failed probe; > 0, <= 24h
 //	                       # and <= breaker_max_backoff
 //	breaker_max_backoff = "5m"  # cap of the back-off; > 0 and <= 24h
+//	wazero_checks = false  # true: wazero's own look at the call's context
+//	                       # at every loop head too, a second line behind
+//	                       # the sandbox's countdown, at some 30 ns a loop
+//	                       # iteration (RATIONALE.md, "When should a plugin
+//	                       # have wazero's checks too?")
 //
 //	[plugins.NAME]         # NAME is the plugin file name without extension:
 //	                       # letters, digits, '-' and '_'
@@ -358,7 +363,7 @@
 //	path = "/mcp/team-a"   # where it serves Streamable HTTP; HTTP+SSE at
 //	                       # path + "/sse" (messages at path + "/messages");
 //	                       # required; a clean absolute path, not one the
-//	                       # server takes (/, /sse, /messages, /readyz,
+//	                       # server takes (/, /sse, /messages, /readyz, /livez,
 //	                       # /.well-known/...) nor another endpoint's;
 //	                       # "/mcp" sets what the default endpoint (and its
 //	                       # /sse) serves, every plugin otherwise

@@ -318,10 +318,13 @@ func sleeperModule(indirect bool) []byte {
 }
 
 // The grace SECURITY.md states between the end of a call's timeout and
-// the end of the call: in module code, and inside a host function.
+// the end of the call: in module code, and inside a host function. The
+// tests allow schedulingSlack more, for the delays of a loaded machine
+// running every package's tests at once, and log what they measured.
 const (
 	moduleCodeGrace   = 100 * time.Millisecond
 	hostFunctionGrace = time.Second
+	schedulingSlack   = 400 * time.Millisecond
 )
 
 // TestSleepersStopWithinTheirTimeout checks that a call that sleeps in
@@ -331,7 +334,7 @@ const (
 // once in 1,024 sleeps).
 func TestSleepersStopWithinTheirTimeout(t *testing.T) {
 	t.Parallel()
-	const timeout, grace = 300 * time.Millisecond, hostFunctionGrace
+	const timeout, grace = 300 * time.Millisecond, hostFunctionGrace + schedulingSlack
 	for _, indirect := range []bool{false, true} {
 		p, err := engine.Load(t.Context(), "sleeper", sleeperModule(indirect), Options{Limits: Limits{Timeout: timeout}})
 		if err != nil {
@@ -346,5 +349,57 @@ func TestSleepersStopWithinTheirTimeout(t *testing.T) {
 			t.Errorf("indirect=%v: the sleeper ran %v, more than its %v timeout and %v of grace", indirect, d, timeout, grace)
 		}
 		p.Close(t.Context())
+	}
+}
+
+// TestWazeroChecksStopALoopWithoutTheCountdown checks the second line,
+// Limits.WazeroChecks: the runtime a plugin with it is compiled by stops
+// a loop that has no countdown at all, as if the countdown were escaped,
+// at the call's deadline.
+func TestWazeroChecksStopALoopWithoutTheCountdown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, engine.runtimeConfig(Limits{WazeroChecks: true}))
+	defer r.Close(ctx)
+	spin := wasmModule(
+		wasmSection(1, wasmVec([]byte{0x60, 0x00, 0x00})),
+		wasmSection(3, wasmVec([]byte{0x00})),
+		wasmSection(7, wasmVec(slices.Concat(wasmName("spin"), []byte{0x00, 0x00}))),
+		wasmSection(10, wasmVec([]byte{0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b})), // loop br 0 end
+	)
+	mod, err := r.Instantiate(ctx, spin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const deadline = 200 * time.Millisecond
+	callCtx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	start := time.Now()
+	if _, err := mod.ExportedFunction("spin").Call(callCtx); err == nil {
+		t.Fatal("spin returned")
+	}
+	d := time.Since(start)
+	t.Logf("wazero's checks stopped spin %v after its %v deadline", d-deadline, deadline)
+	if d > deadline+moduleCodeGrace+schedulingSlack {
+		t.Errorf("wazero's checks stopped spin %v after its %v deadline", d-deadline, deadline)
+	}
+}
+
+// TestAPluginWithWazeroChecksRunsAndStops checks that a plugin loaded with
+// Limits.WazeroChecks answers, and is stopped at its timeout.
+func TestAPluginWithWazeroChecksRunsAndStops(t *testing.T) {
+	t.Parallel()
+	p, err := engine.Load(t.Context(), "recursion", recursionModule(), Options{Limits: Limits{Timeout: 200 * time.Millisecond, WazeroChecks: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(t.Context())
+	start := time.Now()
+	_, err = p.Call(t.Context(), "spin", nil)
+	wantKind(t, err, KindTimeout)
+	d := time.Since(start) - 200*time.Millisecond
+	t.Logf("spin stopped %v after its 200ms timeout", d)
+	if d > moduleCodeGrace+schedulingSlack {
+		t.Errorf("spin ran %v past its 200ms timeout", d)
 	}
 }

@@ -87,6 +87,13 @@ type Limits struct {
 	// the time and memory of compiling it (compilecaps.go): a larger
 	// module is refused at load. Up to 1024. Default DefaultMaxModuleMiB.
 	MaxModuleMiB int
+	// WazeroChecks compiles wazero's own look at the call's context
+	// (RuntimeConfig.WithCloseOnContextDone) into the plugin's code too,
+	// at every loop head: a second line should the sandbox's countdown
+	// (interrupt.go) ever be escaped, which costs some 30 ns a loop
+	// iteration (RATIONALE.md, "When should a plugin have wazero's checks
+	// too?").
+	WazeroChecks bool
 }
 
 // Grants are what the operator allows a plugin. Anything not granted is

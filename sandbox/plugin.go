@@ -160,12 +160,8 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
 	config := extism.PluginConfig{
-		// Not WithCloseOnContextDone: the module checks for the end of
-		// the call's context itself (interrupt.go), at a fraction of the
-		// cost.
-		RuntimeConfig: wazero.NewRuntimeConfig().
-			WithCompilationCache(e.cache),
-		EnableWasi: true,
+		RuntimeConfig: e.runtimeConfig(limits),
+		EnableWasi:    true,
 	}
 	var (
 		compiled *extism.CompiledPlugin
@@ -210,6 +206,17 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 		return compiled.Close(ctx)
 	})
 	return p, nil
+}
+
+// runtimeConfig is the wazero configuration a plugin with limits is
+// compiled with: the Engine's compilation cache, and wazero's own checks
+// of the call's context only when Limits.WazeroChecks asks for them, since
+// the module checks for the end of the call's context itself
+// (interrupt.go), at a fraction of the cost.
+func (e *Engine) runtimeConfig(limits Limits) wazero.RuntimeConfig {
+	return wazero.NewRuntimeConfig().
+		WithCompilationCache(e.cache).
+		WithCloseOnContextDone(limits.WazeroChecks)
 }
 
 // instanceCost returns what an instance of the prepared module wasm, run

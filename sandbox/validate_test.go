@@ -1,9 +1,16 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/tetratelabs/wazero"
 )
 
 // invalidModule assembles a module with one memory and the types
@@ -107,6 +114,46 @@ func TestTheRewriteRefusesIndicesOutOfRange(t *testing.T) {
 			if _, err := makeInterruptible(wasm); !refusedAsInvalid(err) {
 				t.Errorf("makeInterruptible: %v; want it refused as malformed", err)
 			}
+		})
+	}
+}
+
+// BenchmarkValidateFirst measures what validating a module before the
+// passes costs, against the baseline of compiling it cold (wazero's
+// optimizing compiler, no cache) in the same run, for a standard-Go test
+// plugin and the JavaScript engine (QuickJS, C): it reports the
+// validation's milliseconds per MB of module and its share of a cold
+// compile.
+func BenchmarkValidateFirst(b *testing.B) {
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(root, "internal", "jsengine", "engine.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, wasm := range map[string][]byte{"go": testWasm(b, "guest"), "js": js} {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			var validate, compile time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if err := validateModule(ctx, wasm); err != nil {
+					b.Fatal(err)
+				}
+				validate += time.Since(start)
+				start = time.Now()
+				r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+				if _, err := r.CompileModule(ctx, wasm); err != nil {
+					b.Fatal(err)
+				}
+				compile += time.Since(start)
+				r.Close(ctx)
+			}
+			mb := float64(len(wasm)) / 1e6
+			b.ReportMetric(validate.Seconds()*1000/float64(b.N)/mb, "validate-ms/MB")
+			b.ReportMetric(float64(validate)/float64(compile), "validate/compile")
 		})
 	}
 }

@@ -325,6 +325,16 @@ func readiness(reloader *pluginhost.Reloader) http.Handler {
 	})
 }
 
+// liveness answers GET /livez: 200 whenever the process serves HTTP at
+// all, whatever its plugins do, for a liveness probe, which restarts a
+// server that stops answering (SECURITY.md, "When the server stalls").
+func liveness() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+}
+
 // listen opens the HTTP listener on --listen or [http] listen, and makes
 // the config's address-derived defaults (the auth resource) follow the
 // address really bound, e.g. for port 0.
@@ -363,11 +373,11 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
 // over TLS with tlsConfig unless it is nil, behind authn, the authorization
-// [auth] configures, and the readiness of the plugins (/readyz), which
-// needs none.
+// [auth] configures, and the readiness of the plugins (/readyz) and the
+// liveness of the process (/livez), which need none.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
 	cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
-	public := map[string]http.Handler{"/readyz": readiness(reloader)}
+	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness()}
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
 	}

@@ -130,6 +130,9 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	if ready := readyz(t, srv); ready.code != http.StatusServiceUnavailable || ready.counts(t).Plugins["loading"] == 0 {
 		t.Errorf("/readyz while plugins load: %d %s, want 503 counting plugins loading", ready.code, ready.body)
 	}
+	if code, body := getPath(t, srv, "/livez"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/livez while plugins load: %d %q, want 200 ok: a liveness probe must not fail for a slow load", code, body)
+	}
 	cs := srv.session(t, nil)
 	got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"})
 	took := time.Since(started)
@@ -223,18 +226,26 @@ func (r readyzResponse) counts(t *testing.T) readyzCounts {
 	return c
 }
 
-func readyz(t *testing.T, s *server) readyzResponse {
+// getPath GETs path of s's HTTP server, with no token, and returns the
+// status and body.
+func getPath(t *testing.T, s *server, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + "/readyz")
+	resp, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	if _, err := io.Copy(&b, resp.Body); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return readyzResponse{resp.StatusCode, b.String()}
+	return resp.StatusCode, string(body)
+}
+
+func readyz(t *testing.T, s *server) readyzResponse {
+	t.Helper()
+	code, body := getPath(t, s, "/readyz")
+	return readyzResponse{code, body}
 }
 
 // eventually polls cond until it holds, failing the test after timeout.
