@@ -171,15 +171,7 @@ func TestInterruptibleModulesWithoutImportsOrGlobals(t *testing.T) {
 // the JavaScript engine (QuickJS, C) and checks that wazero compiles them;
 // every other test runs its plugins rewritten.
 func TestRealModulesAreInterruptible(t *testing.T) {
-	root, err := plugintest.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine, err := os.ReadFile(filepath.Join(root, "internal", "jsengine", "engine.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, wasm := range map[string][]byte{"guest": testWasm(t, "guest"), "engine.wasm": engine} {
+	for name, wasm := range realModules(t) {
 		got, err := makeInterruptible(wasm)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -192,6 +184,21 @@ func TestRealModulesAreInterruptible(t *testing.T) {
 		}
 		r.Close(ctx)
 	}
+}
+
+// realModules are a standard-Go test plugin ("go") and the JavaScript
+// engine (QuickJS, C: "js"), by name.
+func realModules(t testing.TB) map[string][]byte {
+	t.Helper()
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(root, "internal", "jsengine", "engine.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"go": testWasm(t, "guest"), "js": js}
 }
 
 // recursionModule is a module without loops whose export spin never

@@ -3,13 +3,10 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -125,15 +122,7 @@ func TestTheRewriteRefusesIndicesOutOfRange(t *testing.T) {
 // validation's milliseconds per MB of module and its share of a cold
 // compile.
 func BenchmarkValidateFirst(b *testing.B) {
-	root, err := plugintest.ModuleRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	js, err := os.ReadFile(filepath.Join(root, "internal", "jsengine", "engine.wasm"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for name, wasm := range map[string][]byte{"go": testWasm(b, "guest"), "js": js} {
+	for name, wasm := range realModules(b) {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			var validate, compile time.Duration
