@@ -133,3 +133,48 @@ func TestDuplicateResponsesDoNotWedgeTheSession(t *testing.T) {
 		t.Fatalf("ping after the duplicates: %v", pong)
 	}
 }
+
+// TestHostFunctionsThatAskTheClientEndWithTheCall checks the host
+// functions that wait for the client (sampling, elicitation, roots): when
+// the client never answers, each returns as soon as the plugin call's
+// context ends (here a 300 ms timeout, as the sandbox sets one), well
+// within the second of grace SECURITY.md gives a call inside a host
+// function, and the client is told the request was cancelled.
+func TestHostFunctionsThatAskTheClientEndWithTheCall(t *testing.T) {
+	const timeout, grace = 300 * time.Millisecond, time.Second
+	for name, c := range map[string]struct{ method, args, caps string }{
+		abi.HostCreateMessage:     {"sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`, `{"sampling":{}}`},
+		abi.HostCreateElicitation: {"elicitation/create", `{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`, `{"elicitation":{"form":{}}}`},
+		abi.HostListRoots:         {"roots/list", `{}`, `{"roots":{}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fn := hostFn(t, name)
+			took := make(chan time.Duration, 1)
+			h := newHarness(t, callerPlugin(func(ctx context.Context, in []byte) ([]byte, error) {
+				ctx, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				start := time.Now()
+				out, err := fn(ctx, in)
+				took <- time.Since(start)
+				return out, err
+			}))
+			initWithCaps(t, h, Version20251125, c.caps)
+			h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":` + c.args + `}}`)
+			if req := h.out.next(t); req["method"] != c.method {
+				t.Fatalf("want a %s request to the client, got %v", c.method, req)
+			}
+			// The client never answers.
+			if cancelled := h.out.next(t); cancelled["method"] != "notifications/cancelled" {
+				t.Errorf("want the client told of the cancellation, got %v", cancelled)
+			}
+			if d := <-took; d > timeout+grace {
+				t.Errorf("%s returned %v after the call's %v timeout", name, d-timeout, timeout)
+			} else {
+				t.Logf("%s returned %v after the call's %v timeout", name, d-timeout, timeout)
+			}
+			if text := result(t, h.out.next(t))["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "deadline exceeded") {
+				t.Errorf("the plugin got %q, want the context's error", text)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -443,4 +444,42 @@ func TestHTTPTimeoutIsAnErrorValue(t *testing.T) {
 			t.Errorf("got %q, want %q", ce.Message, want)
 		}
 	})
+}
+
+// TestCallsInsideWaitingHostFunctionsEndWithinTheGrace checks, for each
+// way a call can wait inside the host — a WASI sleep (Go's time.Sleep of
+// an hour), an HTTP request to a server that never answers, and a host
+// function that waits for what it serves (as sampling and elicitation
+// wait for the client) — that the call ends within its timeout and the
+// grace SECURITY.md states for a host function.
+func TestCallsInsideWaitingHostFunctionsEndWithinTheGrace(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	hang := newHTTPServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	waitForCtx := func(ctx context.Context, _ []byte) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	for _, c := range []struct {
+		what, plugin, export, input string
+		opts                        Options
+	}{
+		{"a WASI sleep", "guest", "sleep", "", Options{}},
+		{"http_request to a server that never answers", "guest", "http", `{"url":"` + hang.URL + `"}`, grantHosts("127.0.0.1:" + hang.port)},
+		{"a host function waiting for its answer", "hostcall", "call_wait", "", Options{HostFunctions: hostcallFns(map[string]hostFn{"wait": waitForCtx})}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			t.Parallel()
+			c.opts.Limits.Timeout = timeout
+			p := load(t, c.plugin, c.opts)
+			start := time.Now()
+			_, err := p.Call(t.Context(), c.export, []byte(c.input))
+			wantKind(t, err, KindTimeout)
+			late := time.Since(start) - timeout
+			t.Logf("%s: the call ended %v after its %v timeout", c.what, late, timeout)
+			if late > hostFunctionGrace+schedulingSlack {
+				t.Errorf("%s: the call ended %v after its %v timeout", c.what, late, timeout)
+			}
+		})
+	}
 }
