@@ -295,35 +295,6 @@ func TestACallIndirectThatCanReachAnImportIsChargedAsOne(t *testing.T) {
 	}
 }
 
-// sleeperModule calls WASI's poll_oneoff, asking to sleep an hour, in a
-// loop that never ends: through a table that holds it when indirect, else
-// directly. Its memory holds one clock subscription at 0, whose events go
-// to 64 and their count to 128.
-func sleeperModule(indirect bool) []byte {
-	call := []byte{0x10, 0x00} // call poll_oneoff
-	if indirect {
-		call = []byte{0x41, 0x00, 0x11, 0x00, 0x00} // call_indirect type 0 table 0 (elem 0)
-	}
-	spin := slices.Concat([]byte{0x00, 0x03, 0x40, // loop
-		0x41, 0x00, 0x41, 0xc0, 0x00, 0x41, 0x01, 0x41, 0x80, 0x01}, // poll_oneoff(0, 64, 1, 128)
-		call, []byte{0x1a, 0x0c, 0x00, 0x0b, // drop; br 0; end
-			0x41, 0x00, 0x0b}) // i32.const 0
-	sub := make([]byte, 48)
-	sub[16] = 1                                                // clock: monotonic
-	binary.LittleEndian.PutUint64(sub[24:], uint64(time.Hour)) // timeout, relative
-	return wasmModule(
-		wasmSection(1, wasmVec([]byte{0x60, 0x04, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0x7f}, []byte{0x60, 0x00, 0x01, 0x7f})),
-		wasmSection(2, wasmVec(slices.Concat(wasmName("wasi_snapshot_preview1"), wasmName("poll_oneoff"), []byte{0x00, 0x00}))),
-		wasmSection(3, wasmVec([]byte{0x01})),
-		wasmSection(4, wasmVec([]byte{0x70, 0x00, 0x01})),
-		wasmSection(5, wasmVec([]byte{0x00, 0x01})),
-		wasmSection(7, wasmVec(slices.Concat(wasmName("spin"), []byte{0x00, 0x01}))),
-		wasmSection(9, wasmVec([]byte{0x00, 0x41, 0x00, 0x0b, 0x01, 0x00})), // table[0] = poll_oneoff
-		wasmSection(10, wasmVec(slices.Concat(uleb(uint32(len(spin))), spin))),
-		wasmSection(11, wasmVec(slices.Concat([]byte{0x00, 0x41, 0x00, 0x0b}, uleb(uint32(len(sub))), sub))),
-	)
-}
-
 // The grace SECURITY.md states between the end of a call's timeout and
 // the end of the call: in module code, and inside a host function. The
 // tests allow schedulingSlack more, for the delays of a loaded machine
@@ -343,7 +314,7 @@ func TestSleepersStopWithinTheirTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout, grace = 300 * time.Millisecond, hostFunctionGrace + schedulingSlack
 	for _, indirect := range []bool{false, true} {
-		p, err := engine.Load(t.Context(), "sleeper", sleeperModule(indirect), Options{Limits: Limits{Timeout: timeout}})
+		p, err := engine.Load(t.Context(), "sleeper", plugintest.PollSleeper("spin", indirect), Options{Limits: Limits{Timeout: timeout}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -260,7 +260,7 @@ func trapMessage(err error) string {
 // and invalid, with imports, tables, element segments and names.
 func passSeeds() [][]byte {
 	seeds := [][]byte{loopModule(), recursionModule(), runModule(), spinModule(), importsModule(),
-		indirectModule(0, 0), indirectModule(0, 4), indirectModule(1, 0), sleeperModule(true)}
+		indirectModule(0, 0), indirectModule(0, 4), indirectModule(1, 0), plugintest.PollSleeper("spin", true)}
 	for _, name := range slices.Sorted(maps.Keys(invalidModules)) {
 		seeds = append(seeds, invalidModules[name])
 	}
