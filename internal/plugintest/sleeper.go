@@ -25,7 +25,9 @@ func PollSleeper(export string, indirect bool) []byte {
 	sub := make([]byte, 48)
 	sub[16] = 1                                                // clock: monotonic
 	binary.LittleEndian.PutUint64(sub[24:], uint64(time.Hour)) // timeout, relative
-	vec := func(items ...[]byte) []byte { return slices.Concat(append([][]byte{uleb(uint32(len(items)))}, items...)...) }
+	vec := func(items ...[]byte) []byte {
+		return slices.Concat(append([][]byte{uleb(uint32(len(items)))}, items...)...)
+	}
 	name := func(s string) []byte { return slices.Concat(uleb(uint32(len(s))), []byte(s)) }
 	return slices.Concat(
 		[]byte("\x00asm\x01\x00\x00\x00"),
