@@ -81,6 +81,15 @@ type HTTPOptions struct {
 	// proxy's connections count against MaxConnections only. The
 	// per-client limits count an IPv6 client by its /64.
 	TrustedProxies []netip.Prefix
+	// SubjectsAreUsers says that each authenticated subject
+	// (Options.Subject) is a user of its own, as a JWT's sub is, rather
+	// than one name for every holder of a shared token. Then
+	// MaxSessionsPerClient and MaxBodyBytesInFlightPerClient count a
+	// request that has a subject against its subject, not its address, so
+	// that users behind one address (a NAT) have a share each and one
+	// cannot refuse the others. Connections are counted by address
+	// whatever this says: a connection has no token when it opens.
+	SubjectsAreUsers bool
 	// MaxBatchResponseBytes bounds the reply to a JSON-RPC batch (2025-03-26
 	// sessions), of at most 100 messages (default 8 MiB). A response that
 	// does not fit is replaced by an error naming this limit, so that every
