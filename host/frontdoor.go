@@ -51,8 +51,9 @@ func (l *refusalLog) log(log *slog.Logger, msg string, args ...any) {
 }
 
 // bodyBudget accounts the request body bytes being received, server-wide
-// and by client address. A body is reserved whole before it is read: by its
-// Content-Length, or by MaxBodyBytes when the length is not known.
+// and by client (HTTPHandler.client). A body is reserved whole before it
+// is read: by its Content-Length, or by MaxBodyBytes when the length is
+// not known.
 type bodyBudget struct {
 	total, perClient int64
 
@@ -225,13 +226,31 @@ func trusted(proxies []netip.Prefix, ip netip.Addr) bool {
 	return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 
-// clientAddress is the key (addrKey) of the address a request comes from,
-// as the per-client limits count it. It is the peer's address, unless the peer
-// is a trusted proxy: then it is the rightmost address of X-Forwarded-For
-// that is not a trusted proxy, as each proxy appends the address it got
-// the request from and only what trusted proxies appended can be believed.
-// An entry that is not an address ends the walk: the client is then the
-// trusted proxy that appended it.
+// subjectPrefix starts the per-client limits' key of a client counted by
+// its authenticated subject (HTTPOptions.SubjectsAreUsers): no subject's
+// key is an address's.
+const subjectPrefix = "sub:"
+
+// client is the key request r counts against under the per-client limits
+// on sessions and request bodies: its subject's when subjects are users
+// and it has one, else its address's (clientAddress). It is known before
+// the body is read, as the subject comes from the request's headers.
+func (h *HTTPHandler) client(r *http.Request) string {
+	if h.opts.SubjectsAreUsers {
+		if subject := h.srv.subject(r.Context()); subject != "" {
+			return subjectPrefix + subject
+		}
+	}
+	return h.clientAddress(r)
+}
+
+// clientAddress is the key (addrKey) of the address a request comes
+// from, as the per-client limits count it. It is the peer's address,
+// unless the peer is a trusted proxy: then it is the rightmost address of
+// X-Forwarded-For that is not a trusted proxy, as each proxy appends the
+// address it got the request from and only what trusted proxies appended
+// can be believed. An entry that is not an address ends the walk: the
+// client is then the trusted proxy that appended it.
 func (h *HTTPHandler) clientAddress(r *http.Request) string {
 	peer, ok := peerIP(r.RemoteAddr)
 	if !ok {
