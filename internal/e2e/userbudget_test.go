@@ -9,6 +9,9 @@ import (
 	"time"
 )
 
+// initialize is an initialize request at 2025-11-25.
+const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
+
 // trickleReader gives its bytes chunk at a time, a chunk every pause: a
 // request body sent slowly. It fails once ctx ends.
 type trickleReader struct {
@@ -93,7 +96,6 @@ max_body_bytes_in_flight_per_client = 2097152
 `, "plugins/examples/tools")
 	url := f.serveHTTP(t)
 	const (
-		initialize   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`
 		initialized  = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		ping         = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 		sessionCap   = "[http] max_sessions_per_client (3)"
@@ -171,4 +173,20 @@ max_body_bytes_in_flight_per_client = 2097152
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a request without a token while alice floods: %s, want 401", resp.Status)
 	}
+}
+
+// TestHoldersOfTheStaticTokenShareTheirAddressCaps: with [auth] mode =
+// "bearer" every holder of the token has the subject "bearer", which names
+// no user, so the per-client caps still count the address: two holders
+// behind one address share max_sessions_per_client.
+func TestHoldersOfTheStaticTokenShareTheirAddressCaps(t *testing.T) {
+	const token = "e2e-secret-token-0123456789"
+	t.Setenv("MCPHOST_E2E_TOKEN", token) // inherited by the server process
+	url := newFixture(t, "[auth]\nmode = \"bearer\"\ntoken_env = \"MCPHOST_E2E_TOKEN\"\n[http]\nmax_sessions_per_client = 1\n").serveHTTP(t)
+	resp := (&httpPeer{url: url, token: token}).post(t, initialize)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first holder's initialize: %s", resp.Status)
+	}
+	(&httpPeer{url: url, token: token}).refused(t, initialize, "[http] max_sessions_per_client (1)")
 }
