@@ -198,7 +198,8 @@ type HTTPConfig struct {
 	InitTimeout time.Duration
 	// MaxSessions caps the number of open sessions.
 	MaxSessions int
-	// MaxSessionsPerClient caps the open sessions of one client address.
+	// MaxSessionsPerClient caps the open sessions of one client: a user
+	// with [auth] mode = "jwt", else an address.
 	MaxSessionsPerClient int
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int
@@ -206,7 +207,8 @@ type HTTPConfig struct {
 	// once, server-wide; at least MaxBodyBytes.
 	MaxBodyBytesInFlight int
 	// MaxBodyBytesInFlightPerClient caps the request body bytes being
-	// received at once from one client address; at least MaxBodyBytes.
+	// received at once from one client, as MaxSessionsPerClient counts it;
+	// at least MaxBodyBytes.
 	MaxBodyBytesInFlightPerClient int
 	// MaxConnections caps the connections open at once.
 	MaxConnections int

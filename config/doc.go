@@ -291,9 +291,13 @@
 //	                       # notifications/initialized this long after its
 //	                       # last request ends; > 0 and <= 24h
 //	max_sessions = 1000    # open sessions at once, 1..100000
-//	max_sessions_per_client = 256  # open sessions of one client address,
-//	                       # 1..100000 (behind a reverse proxy every client
-//	                       # has the proxy's address: list the proxy in
+//	max_sessions_per_client = 256  # open sessions of one client,
+//	                       # 1..100000: each user (the token's subject) with
+//	                       # [auth] mode = "jwt", so that users behind one
+//	                       # address (a NAT) have a cap each; else each
+//	                       # address, every holder of the static token too
+//	                       # (behind a reverse proxy every client has the
+//	                       # proxy's address: list the proxy in
 //	                       # trusted_proxies)
 //	max_body_bytes = 4194304  # size cap of one request body, 1..1073741824
 //	max_body_bytes_in_flight = 268435456  # request body bytes being
@@ -304,16 +308,20 @@
 //	                       # Retry-After, unread; >= max_body_bytes,
 //	                       # <= 68719476736
 //	max_body_bytes_in_flight_per_client = 67108864  # the same, for one
-//	                       # client address, so that one client cannot
-//	                       # spend the whole budget; >= max_body_bytes,
-//	                       # <= 68719476736
+//	                       # client (a user or an address, as for
+//	                       # max_sessions_per_client), so that one client
+//	                       # cannot spend the whole budget; >=
+//	                       # max_body_bytes, <= 68719476736
 //	max_connections = 4096  # connections open at once, 1..1000000; one
 //	                       # more is answered 503 and closed before it is
 //	                       # read; keep it below the open-file limit
 //	max_connections_per_client = 512  # connections open at once from one
 //	                       # client address, 1..1000000, so that one
 //	                       # client's slow or idle connections (slowloris)
-//	                       # cannot take them all
+//	                       # cannot take them all; by address even with
+//	                       # [auth] mode = "jwt", as a connection has no
+//	                       # token when it opens: users behind one address
+//	                       # share it
 //	trusted_proxies = []   # reverse proxies whose X-Forwarded-For is
 //	                       # believed: IP addresses or CIDR prefixes, e.g.
 //	                       # ["10.0.0.7", "10.1.0.0/16"]; [] = none, the

@@ -13,9 +13,9 @@ import (
 )
 
 // The HTTP front door: what clients can make the server hold before a
-// request reaches a session is bounded, server-wide and per client
-// address. See RATIONALE.md, "How the HTTP front door bounds what clients
-// can hold".
+// request reaches a session is bounded, server-wide and per client. See
+// RATIONALE.md, "How does the HTTP front door bound what clients can
+// hold?".
 
 // refusalLogEvery is how often a kind of refusal is logged as a warning;
 // the refusals in between are logged at debug level and counted in the
@@ -51,8 +51,9 @@ func (l *refusalLog) log(log *slog.Logger, msg string, args ...any) {
 }
 
 // bodyBudget accounts the request body bytes being received, server-wide
-// and by client address. A body is reserved whole before it is read: by its
-// Content-Length, or by MaxBodyBytes when the length is not known.
+// and by client (HTTPHandler.client). A body is reserved whole before it
+// is read: by its Content-Length, or by MaxBodyBytes when the length is
+// not known.
 type bodyBudget struct {
 	total, perClient int64
 
@@ -119,9 +120,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := c.RemoteAddr().String()
-		if ip, ok := peerIP(client); ok {
-			client = clientKey(ip)
+		peer := c.RemoteAddr().String()
+		client := addrPrefix + peer
+		if ip, ok := peerIP(peer); ok {
+			client = addrKey(ip)
 			if trusted(l.proxies, ip) {
 				client = "" // a trusted proxy: counted in all only
 			}
@@ -204,15 +206,19 @@ func peerIP(hostPort string) (netip.Addr, bool) {
 	return ap.Addr().Unmap(), true
 }
 
-// clientKey is the unit of the per-client limits for a client's IP
-// address: the address for IPv4, its /64 for IPv6, as one client (a home,
-// a host) is commonly given a whole /64.
-func clientKey(ip netip.Addr) string {
+// addrPrefix starts the per-client limits' key of a client counted by its
+// address, so that the key says its kind wherever it is logged.
+const addrPrefix = "addr:"
+
+// addrKey is the key of the per-client limits for a client's IP address:
+// addrPrefix and the address for IPv4, its /64 for IPv6, as one client (a
+// home, a host) is commonly given a whole /64.
+func addrKey(ip netip.Addr) string {
 	if ip.Is6() {
 		p, _ := ip.Prefix(64)
-		return p.String()
+		return addrPrefix + p.String()
 	}
-	return ip.String()
+	return addrPrefix + ip.String()
 }
 
 // trusted reports whether ip is one of the trusted proxies.
@@ -220,17 +226,35 @@ func trusted(proxies []netip.Prefix, ip netip.Addr) bool {
 	return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 
-// clientAddress is the client a request comes from, as the per-client
-// limits count it (clientKey). It is the peer's address, unless the peer
-// is a trusted proxy: then it is the rightmost address of X-Forwarded-For
-// that is not a trusted proxy, as each proxy appends the address it got
-// the request from and only what trusted proxies appended can be believed.
-// An entry that is not an address ends the walk: the client is then the
-// trusted proxy that appended it.
+// subjectPrefix starts the per-client limits' key of a client counted by
+// its authenticated subject (HTTPOptions.SubjectsAreUsers): no subject's
+// key is an address's.
+const subjectPrefix = "sub:"
+
+// client is the key request r counts against under the per-client limits
+// on sessions and request bodies: its subject's when subjects are users
+// and it has one, else its address's (clientAddress). It is known before
+// the body is read, as the subject comes from the request's headers.
+func (h *HTTPHandler) client(r *http.Request) string {
+	if h.opts.SubjectsAreUsers {
+		if subject := h.srv.subject(r.Context()); subject != "" {
+			return subjectPrefix + subject
+		}
+	}
+	return h.clientAddress(r)
+}
+
+// clientAddress is the key (addrKey) of the address a request comes
+// from, as the per-client limits count it. It is the peer's address,
+// unless the peer is a trusted proxy: then it is the rightmost address of
+// X-Forwarded-For that is not a trusted proxy, as each proxy appends the
+// address it got the request from and only what trusted proxies appended
+// can be believed. An entry that is not an address ends the walk: the
+// client is then the trusted proxy that appended it.
 func (h *HTTPHandler) clientAddress(r *http.Request) string {
 	peer, ok := peerIP(r.RemoteAddr)
 	if !ok {
-		return r.RemoteAddr
+		return addrPrefix + r.RemoteAddr
 	}
 	client := peer
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -241,7 +265,7 @@ func (h *HTTPHandler) clientAddress(r *http.Request) string {
 		}
 		client = hop
 	}
-	return clientKey(client)
+	return addrKey(client)
 }
 
 // parseHop reads an X-Forwarded-For entry: an IP address, with or without a

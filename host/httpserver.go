@@ -46,10 +46,11 @@ type HTTPOptions struct {
 	// finished initializing (sent notifications/initialized) this long after
 	// its last request (default 10s).
 	InitTimeout time.Duration
-	// MaxSessionsPerClient bounds the sessions open at once from one client
-	// address; a new one beyond it is refused with 503 (default 256). Behind a
-	// reverse proxy every client has the proxy's address, unless the proxy
-	// is one of TrustedProxies.
+	// MaxSessionsPerClient bounds the sessions open at once from one client,
+	// its user under SubjectsAreUsers or else its address; a new one beyond
+	// it is refused with 503 (default 256). Behind a reverse proxy every
+	// client has the proxy's address, unless the proxy is one of
+	// TrustedProxies.
 	MaxSessionsPerClient int
 	// MaxBodyBytes bounds a request body; a larger one gets 413 (default
 	// 4 MiB).
@@ -61,9 +62,10 @@ type HTTPOptions struct {
 	// Retry-After, unread. Raised to MaxBodyBytes when lower.
 	MaxBodyBytesInFlight int64
 	// MaxBodyBytesInFlightPerClient bounds the request body bytes being
-	// received at once from one client address, as MaxBodyBytesInFlight
-	// does server-wide (default 64 MiB), so that one client cannot spend
-	// the whole budget. Raised to MaxBodyBytes when lower.
+	// received at once from one client (a user or an address, as for
+	// MaxSessionsPerClient), as MaxBodyBytesInFlight does server-wide
+	// (default 64 MiB), so that one client cannot spend the whole budget.
+	// Raised to MaxBodyBytes when lower.
 	MaxBodyBytesInFlightPerClient int64
 	// MaxConnections bounds the connections Server.ServeHTTP keeps open at
 	// once (default 4096); one beyond it is answered 503 and closed before
@@ -81,6 +83,15 @@ type HTTPOptions struct {
 	// proxy's connections count against MaxConnections only. The
 	// per-client limits count an IPv6 client by its /64.
 	TrustedProxies []netip.Prefix
+	// SubjectsAreUsers says that each authenticated subject
+	// (Options.Subject) is a user of its own, as a JWT's sub is, rather
+	// than one name for every holder of a shared token. Then
+	// MaxSessionsPerClient and MaxBodyBytesInFlightPerClient count a
+	// request that has a subject against its subject, not its address, so
+	// that users behind one address (a NAT) have a share each and one
+	// cannot refuse the others. Connections are counted by address
+	// whatever this says: a connection has no token when it opens.
+	SubjectsAreUsers bool
 	// MaxBatchResponseBytes bounds the reply to a JSON-RPC batch (2025-03-26
 	// sessions), of at most 100 messages (default 8 MiB). A response that
 	// does not fit is replaced by an error naming this limit, so that every
@@ -191,7 +202,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	clients  map[string]int // open sessions by client address
+	clients  map[string]int // open sessions by client (HTTPHandler.client)
 	closing  bool           // shutting down: no new sessions
 }
 
@@ -289,7 +300,7 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 type httpSession struct {
 	id         string
 	subject    string    // the authenticated subject that opened it; only it may use it
-	client     string    // the address of the client that opened it
+	client     string    // the client that opened it, as the per-client limits count it
 	legacy     bool      // HTTP+SSE: the session lives as long as its /sse stream
 	endpoint   *endpoint // the endpoint that opened it; only it may use it
 	sess       *Session
@@ -317,7 +328,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
 	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		client: h.clientAddress(r), legacy: legacy, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
+		client: h.client(r), legacy: legacy, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -540,7 +551,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	if reserved < 0 {
 		reserved = h.opts.MaxBodyBytes
 	}
-	client := h.clientAddress(r)
+	client := h.client(r)
 	if rpcErr := h.bodies.reserve(client, reserved); rpcErr != nil {
 		h.bodyRefusal.log(h.log, "refusing a request body: over the budget of bodies in flight", "client", client, "bytes", reserved, "err", rpcErr.Message)
 		w.Header().Set("Retry-After", "1")

@@ -547,7 +547,7 @@ func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden || m.Error == nil || !strings.HasPrefix(m.Error.Message, c.setting) {
 			t.Errorf("%v: %d %+v, want 403 %q", c.headers, resp.StatusCode, m.Error, c.setting)
 		}
-		if !strings.Contains(log.String(), c.headers[1]) || !strings.Contains(log.String(), "client=127.0.0.1") {
+		if !strings.Contains(log.String(), c.headers[1]) || !strings.Contains(log.String(), "client=addr:127.0.0.1") {
 			t.Errorf("%v: the log does not name the value and the client:\n%s", c.headers, log.String())
 		}
 	}

@@ -9,22 +9,28 @@ import (
 
 type testUserKey struct{}
 
+// testUser is the subject of a request that asTestUser authenticated.
+func testUser(ctx context.Context) string {
+	s, _ := ctx.Value(testUserKey{}).(string)
+	return s
+}
+
+// asTestUser stands in for package auth: it authenticates each request as
+// the user its X-User header names, none without one.
+func asTestUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testUserKey{}, r.Header.Get("X-User"))))
+	})
+}
+
 // TestAnHTTPSessionBelongsToItsSubject: a session is bound to the
 // authenticated subject that opened it. Another subject presenting its id
 // gets 404, as for an unknown session, on Streamable HTTP and on the legacy
 // SSE transport alike; the owner carries on.
 func TestAnHTTPSessionBelongsToItsSubject(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
-	srv := NewServer(Options{Name: "test", Version: "1", Subject: func(ctx context.Context) string {
-		s, _ := ctx.Value(testUserKey{}).(string)
-		return s
-	}}, nil)
-	asUser := func(next http.Handler) http.Handler { // stands in for package auth
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testUserKey{}, r.Header.Get("X-User"))))
-		})
-	}
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{Middleware: asUser})
+	srv := NewServer(Options{Name: "test", Version: "1", Subject: testUser}, nil)
+	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{Middleware: asTestUser})
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })

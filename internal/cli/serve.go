@@ -402,6 +402,9 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 		TrustedProxies:                cfg.HTTP.TrustedProxies,
 		MaxBatchResponseBytes:         int64(cfg.HTTP.MaxBatchResponseBytes),
 		Endpoints:                     endpoints(cfg, logger),
+		// A JWT's sub names a user; the static token's "bearer" names
+		// whoever holds it, so its clients are counted by address.
+		SubjectsAreUsers: cfg.Auth.Mode == config.AuthJWT,
 	})
 }
 
