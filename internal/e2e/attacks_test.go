@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The adversarial suite, continued (hostile_test.go has the hostile
+// plugins): attacks on what 2026-07-28 added (requestState,
+// subscriptions/listen, server/discover, the tasks extension) and on
+// hyper-mcp's credentials (get_access_token, get_keyring_secret). Each
+// attack must be refused with a specific error, or bounded as documented,
+// while the tools example's hash answers every call a session of its own
+// makes meanwhile; afterwards the server must be live, and its peak
+// resident memory during the attack within the ceiling the test states
+// over its resident memory before it.
+
+// siege is one attack under way: the healthy plugin called throughout it,
+// and the server's memory before it.
+type siege struct {
+	srv      *server
+	healthy  *healthy
+	baseline int  // KiB resident before the attack
+	isolated bool // the peak read at the end is the attack's own
+}
+
+// besiege starts an attack on srv: once cs's call of the healthy plugin
+// answers, it makes the server's peak resident memory its current one,
+// takes that as the baseline, and keeps cs calling the healthy plugin.
+func besiege(t *testing.T, srv *server, cs *mcp.ClientSession) *siege {
+	t.Helper()
+	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Fatalf("the healthy plugin before the attack: %v %v %q", err, isErr, got)
+	}
+	isolated := resetPeak(srv.pid)
+	return &siege{srv: srv, baseline: procStatusKiB(t, srv.pid, "VmRSS"), isolated: isolated, healthy: keepCalling(t, cs)}
+}
+
+// lift ends the attack: the healthy plugin answered every call (at least
+// one) made during it, the server process runs and answers /livez, and its
+// peak resident memory stayed within ceilingMiB of the baseline.
+func (s *siege) lift(t *testing.T, ceilingMiB int) {
+	t.Helper()
+	eventually(t, 30*time.Second, "a call of the healthy plugin during the attack", func() bool { return s.healthy.calls.Load() > 0 })
+	s.healthy.finish(t)
+	if err := syscall.Kill(s.srv.pid, 0); err != nil {
+		t.Fatalf("the server is gone after the attack: %v\n%s", err, s.srv.log)
+	}
+	if code, body := getPath(t, s.srv, "/livez"); code != http.StatusOK {
+		t.Errorf("/livez after the attack: %d %s", code, body)
+	}
+	peak := procStatusKiB(t, s.srv.pid, "VmHWM")
+	t.Logf("peak RSS %d MiB = %d MiB before + %d MiB, ceiling + %d MiB (the attack's own peak: %v); the healthy plugin answered %d calls",
+		peak>>10, s.baseline>>10, (peak-s.baseline)>>10, ceilingMiB, s.isolated, s.healthy.calls.Load())
+	if peak > s.baseline+ceilingMiB<<10 {
+		t.Errorf("peak RSS %d KiB is over the ceiling: %d KiB before + %d MiB", peak, s.baseline, ceilingMiB)
+	}
+}
+
+// rpcError returns the error of a JSON-RPC response and its data.reason,
+// failing the test when it has none.
+func rpcError(t *testing.T, resp map[string]any) (code float64, message, reason string) {
+	t.Helper()
+	e, ok := resp["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("want an error, got %v", resp)
+	}
+	data, _ := e["data"].(map[string]any)
+	reason, _ = data["reason"].(string)
+	message, _ = e["message"].(string)
+	return e["code"].(float64), message, reason
+}
+
+// TestRequestStateAttacks: a requestState forged, tampered with (one bit
+// flipped, its expiry pushed back, grown past the cap), replayed by another
+// subject or on another request, or expired, is refused with -32602 and
+// the data.reason that names why. (2026-07-28 requests have no session to
+// replay a state in: another request is the other place it can go.)
+func TestRequestStateAttacks(t *testing.T) {
+	const ttl = 3 * time.Second
+	// Each attack sends a few small requests: the ceiling is the heap's
+	// headroom, not a bound on what a requestState may hold (64 KiB).
+	const ceilingMiB = 32
+	issuer := newJWTIssuer(t)
+	f := newFixture(t, conformanceGrants+issuer.auth, "plugins/conformance", "plugins/examples/tools").
+		withServerSetting(t, fmt.Sprintf("request_state_ttl = %q\n", ttl.String()))
+	srv := f.start(t)
+	alice, bob := issuer.token(t, "alice"), issuer.token(t, "bob")
+	healthy := connectHTTP(t, srv.url, issuer.token(t, "healthy"))
+
+	const tool, twin = "test_input_required_result_request_state", "test_input_required_result_tampered_state"
+	answers := map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
+	id := 0
+	// retry sends the confirmation with a requestState as token.
+	retry := func(token, method, name string, state any) map[string]any {
+		id++
+		params := map[string]any{"name": name, "inputResponses": answers, "requestState": state}
+		if method == "tools/call" {
+			params["arguments"] = map[string]any{}
+		}
+		return postModernAs(t, srv.url, token, id, method, name, params)
+	}
+	// issued returns a requestState the server issued to alice for tool.
+	issued := func() string {
+		t.Helper()
+		id++
+		resp := postModernAs(t, srv.url, alice, id, "tools/call", tool, map[string]any{"name": tool, "arguments": map[string]any{}})
+		res, _ := resp["result"].(map[string]any)
+		state, _ := res["requestState"].(string)
+		if res["resultType"] != "input_required" || state == "" {
+			t.Fatalf("want input_required with a requestState, got %v", resp)
+		}
+		return state
+	}
+	// Alice's own retry completes: what the attacks send is refused for
+	// what they changed, not for being a retry.
+	if resp := retry(alice, "tools/call", tool, issued()); !strings.Contains(fmt.Sprint(resp["result"]), "state-ok: confirmed=true") {
+		t.Fatalf("alice's retry with her requestState: %v", resp)
+	}
+
+	// part splits a state into its four dot-separated parts.
+	part := func(state string, i int) string { return strings.Split(state, ".")[i] }
+	// flip flips the lowest bit of the first byte of part i of state (its
+	// base64url decoded).
+	flip := func(state string, i int) string {
+		parts := strings.Split(state, ".")
+		b, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 1
+		parts[i] = base64.RawURLEncoding.EncodeToString(b)
+		return strings.Join(parts, ".")
+	}
+	// rewrite replaces the payload of state with f of it, the signature
+	// kept.
+	rewrite := func(state string, f func(string) string) string {
+		parts := strings.Split(state, ".")
+		payload, err := base64.RawURLEncoding.DecodeString(parts[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[2] = base64.RawURLEncoding.EncodeToString([]byte(f(string(payload))))
+		return strings.Join(parts, ".")
+	}
+	const notIssued, badSignature = "invalid requestState: it is not a requestState this server issued",
+		"invalid requestState: its signature does not verify with any key of this server"
+
+	for _, a := range []struct {
+		name, token, method, target string
+		state                       func() any
+		reason, message             string
+	}{
+		{"forged from random bytes", alice, "tools/call", tool, func() any { return rand.Text() + rand.Text() }, "tampered", notIssued},
+		{"forged in the form of one, with a signature of its own", alice, "tools/call", tool, func() any {
+			s := issued()
+			return strings.Join([]string{"v1", part(s, 1), part(s, 2), base64.RawURLEncoding.EncodeToString([]byte(rand.Text()))}, ".")
+		}, "tampered", badSignature},
+		{"not a string", alice, "tools/call", tool, func() any { return map[string]any{"m": "tools/call"} }, "", "invalid params"},
+		{"one bit of the payload flipped", alice, "tools/call", tool, func() any { return flip(issued(), 2) }, "tampered", badSignature},
+		{"one bit of the signature flipped", alice, "tools/call", tool, func() any { return flip(issued(), 3) }, "tampered", badSignature},
+		{"one bit of the key id flipped", alice, "tools/call", tool, func() any { return flip(issued(), 1) }, "tampered", badSignature},
+		{"its answers rewritten", alice, "tools/call", tool, func() any {
+			return rewrite(issued(), func(p string) string {
+				return strings.Replace(p, `"q":{`, `"a":{"confirm":{"q":"x","r":{"action":"accept"}}},"q":{`, 1)
+			})
+		}, "tampered", badSignature},
+		{"grown past 64 KiB", alice, "tools/call", tool, func() any { return issued() + strings.Repeat("A", 64<<10) }, "tampered",
+			"invalid requestState: it has 65"},
+		{"replayed by another subject", bob, "tools/call", tool, func() any { return issued() }, "other-user",
+			"invalid requestState: it was issued to another user"},
+		{"replayed on another tool", alice, "tools/call", twin, func() any { return issued() }, "other-arguments",
+			"invalid requestState: it was issued for a tools/call request with other arguments"},
+		{"replayed on another method", alice, "prompts/get", "test_input_required_result_prompt", func() any { return issued() }, "other-request",
+			"invalid requestState: it was issued for tools/call, not prompts/get"},
+		{"expired", alice, "tools/call", tool, func() any {
+			s := issued()
+			time.Sleep(ttl + 500*time.Millisecond)
+			return s
+		}, "expired", "invalid requestState: it expired at "},
+		{"expired, its expiry pushed back", alice, "tools/call", tool, func() any {
+			s := issued()
+			time.Sleep(ttl + 500*time.Millisecond)
+			return rewrite(s, func(p string) string {
+				return strings.Replace(p, `"e":`, fmt.Sprintf(`"e":%d,"old":`, time.Now().Add(time.Hour).UnixMilli()), 1)
+			})
+		}, "tampered", badSignature},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			s := besiege(t, srv, healthy)
+			code, message, reason := rpcError(t, retry(a.token, a.method, a.target, a.state()))
+			if code != -32602 || reason != a.reason || !strings.HasPrefix(message, a.message) {
+				t.Errorf("got %v %q (reason %q), want -32602 %q… (reason %q)", code, message, reason, a.message, a.reason)
+			}
+			s.lift(t, ceilingMiB)
+		})
+	}
+}
