@@ -4,8 +4,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -203,4 +207,179 @@ func TestRequestStateAttacks(t *testing.T) {
 			s.lift(t, ceilingMiB)
 		})
 	}
+}
+
+// clientFrom is an HTTP client whose connections come from ip, a loopback
+// address of the attacker's own: the server's per-client limits count it
+// apart from the healthy client, on 127.0.0.1.
+func clientFrom(ip string) *http.Client {
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 64}}
+}
+
+// openListen opens a subscriptions/listen stream with client, asking for
+// filter, and returns it once acknowledged; or, when the server refuses
+// it, nil and the refusal (its status and body, or the error).
+func openListen(t *testing.T, client *http.Client, url string, id int, filter map[string]any) (io.Closer, string) {
+	t.Helper()
+	resp, err := client.Do(modernRequest(t, url, "", id, "subscriptions/listen", "", map[string]any{"notifications": filter}))
+	if err != nil {
+		return nil, err.Error()
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Sprintf("%d %s", resp.StatusCode, body)
+	}
+	var ack map[string]any
+	if err := readSSE(resp.Body, func(m map[string]any) bool { ack = m; return true }); err != nil || ack["method"] != "notifications/subscriptions/acknowledged" {
+		resp.Body.Close()
+		t.Fatalf("listen %d: first message %v (%v), want the acknowledgement", id, ack, err)
+	}
+	return resp.Body, ""
+}
+
+// TestListenAndDiscoverFloods: from one client address, more
+// subscriptions/listen streams than [http] max_connections_per_client
+// allows (the rest refused with the 503 naming it), streams whose params
+// are as large as max_body_bytes allows (refused: a stream holds its
+// params for as long as it lasts), streams at the cap on params (served),
+// and thousands of server/discover requests as fast as the client can
+// send them (each answered).
+func TestListenAndDiscoverFloods(t *testing.T) {
+	const perClient, maxBody = 64, 1 << 20
+	f := newFixture(t, fmt.Sprintf("[http]\nmax_connections_per_client = %d\nmax_body_bytes = %d\n", perClient, maxBody), "plugins/examples/tools")
+	srv := f.start(t)
+	healthy := srv.session(t, nil)
+	attacker := clientFrom("127.0.0.2")
+	id := 0
+	// listens opens n streams asking for filter and returns those
+	// acknowledged and the refusals of the others.
+	listens := func(t *testing.T, n int, filter map[string]any) (streams []io.Closer, refusals []string) {
+		t.Helper()
+		t.Cleanup(func() {
+			for _, s := range streams {
+				s.Close()
+			}
+		})
+		for range n {
+			id++
+			if stream, refusal := openListen(t, attacker, srv.url, id, filter); stream != nil {
+				streams = append(streams, stream)
+			} else {
+				refusals = append(refusals, refusal)
+			}
+		}
+		return streams, refusals
+	}
+	// uris returns resource URIs that take about n bytes of JSON.
+	uris := func(n int) []string {
+		var out []string
+		for size := 0; size < n; size += len(out[len(out)-1]) + 3 {
+			out = append(out, fmt.Sprintf("file:///subscribed/%08d", len(out)))
+		}
+		return out
+	}
+
+	t.Run("listen streams beyond max_connections_per_client", func(t *testing.T) {
+		// Sixty-four streams hold a few hundred KiB.
+		const ceilingMiB = 32
+		s := besiege(t, srv, healthy)
+		streams, refusals := listens(t, perClient+16, map[string]any{"toolsListChanged": true})
+		if len(streams) != perClient {
+			t.Errorf("%d streams open, want %d", len(streams), perClient)
+		}
+		// The 503 is written as the connection is accepted, and the
+		// connection closed: the client may see either first.
+		want := fmt.Sprintf(`503 {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later"}}`, perClient)
+		for _, r := range refusals {
+			if r != want && strings.HasPrefix(r, "503") {
+				t.Errorf("refusal %q, want %q or the connection closed", r, want)
+			}
+		}
+		s.lift(t, ceilingMiB)
+		for _, st := range streams {
+			st.Close()
+		}
+		eventually(t, 30*time.Second, "a stream once the others closed", func() bool {
+			stream, _ := openListen(t, attacker, srv.url, 0, map[string]any{"toolsListChanged": true})
+			if stream != nil {
+				stream.Close()
+			}
+			return stream != nil
+		})
+	})
+
+	t.Run("listen streams with params of max_body_bytes", func(t *testing.T) {
+		// Refused, they hold nothing; served, 63 MiB of params held three
+		// times over (the body, its params, the filter decoded) would pass
+		// it.
+		const ceilingMiB = 64
+		s := besiege(t, srv, healthy)
+		for name, filter := range map[string]map[string]any{
+			"of resource URIs": {"resourceSubscriptions": uris(maxBody - 1024)},
+			"of padding":       {"toolsListChanged": true, "padding": strings.Repeat(" ", maxBody-1024)},
+		} {
+			streams, refusals := listens(t, perClient/2-1, filter)
+			if len(streams) > 0 {
+				t.Errorf("%s: %d streams open, want none", name, len(streams))
+			}
+			for _, r := range refusals {
+				if !strings.HasPrefix(r, `200 {"jsonrpc":"2.0","id":`) || !strings.Contains(r, `"error":{"code":-32602,"message":"invalid params: subscriptions/listen params of 104`) ||
+					!strings.Contains(r, "bytes, more than the 16384 bytes a subscription may hold") {
+					t.Errorf("%s: refusal %.300q, want -32602 naming the cap", name, r)
+				}
+			}
+		}
+		s.lift(t, ceilingMiB)
+	})
+
+	t.Run("listen streams at the cap on params", func(t *testing.T) {
+		// 63 streams of 16 KiB params, held three times over: 3 MiB.
+		const ceilingMiB = 32
+		s := besiege(t, srv, healthy)
+		streams, refusals := listens(t, perClient-1, map[string]any{"resourceSubscriptions": uris(15 << 10)})
+		if len(streams) != perClient-1 {
+			t.Errorf("%d streams open, want %d; refusals %.300q", len(streams), perClient-1, refusals)
+		}
+		s.lift(t, ceilingMiB)
+	})
+
+	t.Run("server/discover flood", func(t *testing.T) {
+		const requests, workers, ceilingMiB = 5000, 32, 64
+		s := besiege(t, srv, healthy)
+		var answered, failed atomic.Int64
+		var firstFailure atomic.Value
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for id := range work {
+					var got string
+					resp, err := attacker.Do(modernRequest(t, srv.url, "", id, "server/discover", "", map[string]any{}))
+					if err == nil {
+						body, _ := io.ReadAll(resp.Body)
+						resp.Body.Close()
+						if got = string(body); resp.StatusCode == http.StatusOK && strings.Contains(got, `"supportedVersions":["2026-07-28"`) {
+							answered.Add(1)
+							continue
+						}
+					}
+					failed.Add(1)
+					firstFailure.CompareAndSwap(nil, fmt.Sprintf("%v %.300q", err, got))
+				}
+			})
+		}
+		start := time.Now()
+		for i := range requests {
+			work <- 10000 + i
+		}
+		close(work)
+		wg.Wait()
+		t.Logf("%d server/discover requests in %v", requests, time.Since(start).Round(time.Millisecond))
+		if answered.Load() != requests {
+			t.Errorf("%d of %d answered; %d failed, first: %v", answered.Load(), requests, failed.Load(), firstFailure.Load())
+		}
+		s.lift(t, ceilingMiB)
+	})
 }
