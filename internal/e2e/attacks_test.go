@@ -311,9 +311,9 @@ func TestListenAndDiscoverFloods(t *testing.T) {
 	})
 
 	t.Run("listen streams with params of max_body_bytes", func(t *testing.T) {
-		// Refused, they hold nothing; served, 63 MiB of params held three
-		// times over (the body, its params, the filter decoded) would pass
-		// it.
+		// Refused, they hold nothing; served, their 62 MiB of params held
+		// three times over (the body, its params, the filter decoded)
+		// would pass it.
 		const ceilingMiB = 64
 		s := besiege(t, srv, healthy)
 		for name, filter := range map[string]map[string]any{
@@ -379,6 +379,170 @@ func TestListenAndDiscoverFloods(t *testing.T) {
 		t.Logf("%d server/discover requests in %v", requests, time.Since(start).Round(time.Millisecond))
 		if answered.Load() != requests {
 			t.Errorf("%d of %d answered; %d failed, first: %v", answered.Load(), requests, failed.Load(), firstFailure.Load())
+		}
+		s.lift(t, ceilingMiB)
+	})
+}
+
+// TestModernTaskAttacks: with [auth] mode = "jwt", another subject's
+// tasks/get, tasks/cancel and tasks/update of a task, and thousands of
+// guessed task ids, are -32602 as for a task that does not exist, and
+// leave the task as it was; task-creating calls beyond max_tasks_per_user
+// and max_tasks are refused with the error naming the setting.
+func TestModernTaskAttacks(t *testing.T) {
+	const maxTasks, perUser = 12, 4
+	// Each attack sends small requests, and the tasks' calls sleep in the
+	// greedy plugin's two instances: the ceiling is two instances' memory
+	// and the heap's headroom.
+	const ceilingMiB = 64
+	issuer := newJWTIssuer(t)
+	f := newFixture(t, `
+[plugins.greedy]
+timeout = "60s"
+max_instances = 2
+max_queue = 64
+task_support = { "sleep" = "optional" }
+`+issuer.auth, "internal/testplugins/greedy", "plugins/examples/tools").
+		withServerSetting(t, fmt.Sprintf("max_tasks = %d\nmax_tasks_per_user = %d\n", maxTasks, perUser))
+	srv := f.start(t)
+	healthy := connectHTTP(t, srv.url, issuer.token(t, "healthy"))
+	tokens := map[string]string{}
+	var mu sync.Mutex
+	var id atomic.Int64
+	// send sends a 2026-07-28 request declaring the tasks extension, as
+	// subject, named by name.
+	send := func(subject, method, name string, params map[string]any) map[string]any {
+		mu.Lock()
+		if tokens[subject] == "" {
+			tokens[subject] = issuer.token(t, subject)
+		}
+		token := tokens[subject]
+		mu.Unlock()
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+		return postModernAs(t, srv.url, token, int(id.Add(1)), method, name, params)
+	}
+	// sleep calls greedy's sleep, long enough to become a task, as subject.
+	sleep := func(subject string) map[string]any {
+		return send(subject, "tools/call", "sleep", map[string]any{"name": "sleep", "arguments": map[string]any{"n": 20000}})
+	}
+	// taskOf returns the id of the task a call became, or "".
+	taskOf := func(resp map[string]any) string {
+		res, _ := resp["result"].(map[string]any)
+		if res["resultType"] != "task" {
+			return ""
+		}
+		return res["taskId"].(string)
+	}
+	status := func(subject, task string) any {
+		res, _ := send(subject, "tasks/get", task, map[string]any{"taskId": task})["result"].(map[string]any)
+		return res["status"]
+	}
+	const notFound = "Failed to retrieve task: Task not found"
+	alices := taskOf(sleep("alice"))
+	if alices == "" || status("alice", alices) != "working" {
+		t.Fatalf("alice's call did not become a working task: %q", alices)
+	}
+
+	t.Run("another subject's task", func(t *testing.T) {
+		s := besiege(t, srv, healthy)
+		for method, params := range map[string]map[string]any{
+			"tasks/get":    {},
+			"tasks/cancel": {},
+			"tasks/update": {"inputResponses": map[string]any{"x": map[string]any{"action": "accept"}}},
+		} {
+			params["taskId"] = alices
+			if code, message, _ := rpcError(t, send("bob", method, alices, params)); code != -32602 || message != notFound {
+				t.Errorf("bob's %s of alice's task: %v %q, want -32602 %q", method, code, message, notFound)
+			}
+		}
+		if got := status("alice", alices); got != "working" {
+			t.Errorf("alice's task is %v after bob's attempts, want working", got)
+		}
+		s.lift(t, ceilingMiB)
+	})
+
+	t.Run("guessed task ids", func(t *testing.T) {
+		const guesses, workers = 3000, 16
+		s := besiege(t, srv, healthy)
+		methods := []string{"tasks/get", "tasks/cancel", "tasks/update"}
+		var wrong atomic.Int64
+		var firstWrong atomic.Value
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < guesses; i += workers {
+					guess := base64.RawURLEncoding.EncodeToString([]byte(rand.Text())[:24])
+					params := map[string]any{"taskId": guess}
+					if methods[i%3] == "tasks/update" {
+						params["inputResponses"] = map[string]any{}
+					}
+					resp := send("bob", methods[i%3], guess, params)
+					if e, _ := resp["error"].(map[string]any); e == nil || e["code"] != float64(-32602) || e["message"] != notFound {
+						wrong.Add(1)
+						firstWrong.CompareAndSwap(nil, fmt.Sprint(resp))
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := wrong.Load(); n > 0 {
+			t.Errorf("%d of %d guesses not refused as unknown; first: %v", n, guesses, firstWrong.Load())
+		}
+		if got := status("alice", alices); got != "working" {
+			t.Errorf("alice's task is %v after the guesses, want working", got)
+		}
+		s.lift(t, ceilingMiB)
+	})
+
+	// flood sends n task-creating calls at once, as subject(i) for the
+	// i-th, and returns the tasks created and the refusals.
+	flood := func(n int, subject func(int) string) (tasks, refusals []string) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				resp := sleep(subject(i))
+				mu.Lock()
+				defer mu.Unlock()
+				if task := taskOf(resp); task != "" {
+					tasks = append(tasks, task)
+				} else {
+					refusals = append(refusals, fmt.Sprint(resp["error"]))
+				}
+			})
+		}
+		wg.Wait()
+		return tasks, refusals
+	}
+
+	t.Run("calls beyond max_tasks_per_user", func(t *testing.T) {
+		s := besiege(t, srv, healthy)
+		tasks, refusals := flood(perUser+8, func(int) string { return "carol" })
+		want := fmt.Sprintf(`map[code:-32603 message:too many tasks: user "carol" holds %d tasks, the most [server] max_tasks_per_user allows; wait for some to end and expire]`, perUser)
+		if len(tasks) != perUser || len(refusals) != 8 {
+			t.Errorf("%d tasks, %d refused; want %d and 8", len(tasks), len(refusals), perUser)
+		}
+		for _, r := range refusals {
+			if r != want {
+				t.Errorf("refusal %s, want %s", r, want)
+			}
+		}
+		s.lift(t, ceilingMiB)
+	})
+
+	t.Run("calls beyond max_tasks", func(t *testing.T) {
+		// Alice's and carol's hold 5; three users of four calls each,
+		// within max_tasks_per_user, fill the rest.
+		s := besiege(t, srv, healthy)
+		tasks, refusals := flood(3*perUser, func(i int) string { return fmt.Sprint("user", i%3) })
+		want := fmt.Sprintf("map[code:-32603 message:server busy: the server holds %d tasks, the most [server] max_tasks allows; retry once some end and expire]", maxTasks)
+		if len(tasks) != maxTasks-1-perUser {
+			t.Errorf("%d tasks, want %d", len(tasks), maxTasks-1-perUser)
+		}
+		for _, r := range refusals {
+			if r != want {
+				t.Errorf("refusal %s, want %s", r, want)
+			}
 		}
 		s.lift(t, ceilingMiB)
 	})
