@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/plugintest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -546,4 +548,121 @@ task_support = { "sleep" = "optional" }
 		}
 		s.lift(t, ceilingMiB)
 	})
+}
+
+// TestCredentialAttacks: the thief test plugin, granted one OAuth2 client
+// and one keyring entry, asks get_access_token for the client granted to
+// the victim plugin (another copy of it) at another provider, and
+// get_keyring_secret for the victim's entries (one backed by its secret,
+// one read from the OS keyring) and for an OS keyring entry granted to no
+// plugin: it gets hyper-mcp's empty answers, the other provider hears
+// nothing, the host logs why, and no value reaches any output or the log.
+// A client_secret it sends is ignored: its provider takes only the
+// operator's.
+func TestCredentialAttacks(t *testing.T) {
+	// Each attack is one small call: the ceiling is the heap's headroom.
+	const ceilingMiB = 32
+	const mine, victims, ops, root = "thief-own-value-0123", "victim-keyring-value-4567", "os-keyring-ops-value-89ab", "os-keyring-root-value-cdef"
+	plugintest.SecretService(t, [3]string{"vault", "ops", ops}, [3]string{"vault", "root", root})
+	own, others := newOAuthServer(t), newOAuthServer(t)
+	t.Setenv("THIEF_KEYRING_VALUE", mine)
+	t.Setenv("VICTIM_KEYRING_VALUE", victims)
+	t.Setenv("CLIENT_SECRET", ccClientSecret)
+	f := newFixture(t, fmt.Sprintf(`
+[plugins.thief]
+host_functions = ["get_access_token", "get_keyring_secret"]
+secrets = { mine = "env:THIEF_KEYRING_VALUE" }
+keyring = [{ service = "thief", user = "me", secret = "mine" }]
+[[plugins.thief.oauth2]]
+token_url = "%[1]s/token"
+client_id = %[3]q
+client_secret = "env:CLIENT_SECRET"
+scopes = ["read"]
+
+[plugins.victim]
+prefix = "victim_"
+host_functions = ["get_access_token", "get_keyring_secret"]
+secrets = { vault = "env:VICTIM_KEYRING_VALUE" }
+keyring = [{ service = "vault", user = "victim", secret = "vault" }, { service = "vault", user = "ops" }]
+[[plugins.victim.oauth2]]
+token_url = "%[2]s/token"
+client_id = %[3]q
+client_secret = "env:CLIENT_SECRET"
+scopes = ["read", "write"]
+`, own.URL, others.URL, ccClientID), "internal/testplugins/thief", "plugins/examples/tools")
+	writePlugin(t, f, "victim.wasm", wasmOf(t, "internal/testplugins/thief"))
+	srv := f.start(t)
+	healthy, thief := srv.session(t, nil), srv.session(t, nil)
+	ctx := ctxT(t)
+	call := func(tool string, args map[string]any) string {
+		t.Helper()
+		got, isErr, err := hostileCall(ctx, thief, tool, args)
+		if err != nil || isErr {
+			t.Fatalf("%s %v: %v %v %q", tool, args, err, isErr, got)
+		}
+		return got
+	}
+	reversed := func(s string) string {
+		b := []byte(s)
+		slices.Reverse(b)
+		return string(b)
+	}
+	othersClient := map[string]any{"client_id": ccClientID, "token_endpoint_url": others.URL + "/token"}
+
+	// The victim uses its grants: a token of the other provider, cached
+	// for it, and its entries.
+	if got := call("victim_token", othersClient); !strings.HasPrefix(got, `{"access_token":"cc-1",`) {
+		t.Fatalf("the victim's token: %s", got)
+	}
+	if got := call("victim_secret", map[string]any{"service": "vault", "user": "ops"}); got != fmt.Sprintf("%d bytes: %s", len(ops), reversed(ops)) {
+		t.Fatalf("the victim's OS keyring entry: %q", got)
+	}
+	// The thief's own: its entry, and a token of its client, for which
+	// the client_secret it sends is ignored (the provider refuses any but
+	// the operator's).
+	if got := call("secret", map[string]any{"service": "thief", "user": "me"}); got != fmt.Sprintf("%d bytes: %s", len(mine), reversed(mine)) {
+		t.Fatalf("the thief's own entry: %q", got)
+	}
+	if got := call("token", map[string]any{"client_id": ccClientID, "token_endpoint_url": own.URL + "/token", "client_secret": "chosen-by-the-thief"}); !strings.HasPrefix(got, `{"access_token":"cc-1",`) {
+		t.Fatalf("the thief's own token, sending a client_secret of its own: %s", got)
+	}
+
+	for _, a := range []struct {
+		name, tool string
+		args       map[string]any
+		want, log  string
+	}{
+		{"another plugin's OAuth2 client", "token", othersClient, "null",
+			fmt.Sprintf(`get_access_token: the client \"%s\" of %s/token is not granted to plugin thief`, ccClientID, others.URL)},
+		{"another plugin's OAuth2 client, with its secret", "token", map[string]any{"client_id": ccClientID, "token_endpoint_url": others.URL + "/token", "client_secret": ccClientSecret}, "null",
+			fmt.Sprintf(`get_access_token: the client \"%s\" of %s/token is not granted to plugin thief`, ccClientID, others.URL)},
+		{"credentials that do not decode", "token", map[string]any{"client_id": 7}, "null", "get_access_token: bad input"},
+		{"another plugin's keyring entry backed by its secret", "secret", map[string]any{"service": "vault", "user": "victim"}, "0 bytes: ",
+			`get_keyring_secret: the entry service \"vault\", user \"victim\" is not granted to plugin thief`},
+		{"another plugin's OS keyring entry", "secret", map[string]any{"service": "vault", "user": "ops"}, "0 bytes: ",
+			`get_keyring_secret: the entry service \"vault\", user \"ops\" is not granted to plugin thief`},
+		{"an OS keyring entry granted to no plugin", "secret", map[string]any{"service": "vault", "user": "root"}, "0 bytes: ",
+			`get_keyring_secret: the entry service \"vault\", user \"root\" is not granted to plugin thief`},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			s := besiege(t, srv, healthy)
+			if got := call(a.tool, a.args); got != a.want {
+				t.Errorf("got %q, want %q", got, a.want)
+			}
+			eventually(t, 10*time.Second, "the refusal in the server log", func() bool {
+				return logHas(srv.log.String(), `msg="host function failed"`, "plugin=thief", a.log)
+			})
+			s.lift(t, ceilingMiB)
+		})
+	}
+
+	if got := others.tokenRequests(); len(got) != 1 {
+		t.Errorf("the victim's provider got %d token requests %v, want the victim's one", len(got), got)
+	}
+	log := srv.log.String()
+	for _, value := range []string{ccClientSecret, `"cc-1"`, mine, victims, ops, root} {
+		if strings.Contains(log, value) || strings.Contains(log, reversed(value)) {
+			t.Errorf("the server log holds %q", value)
+		}
+	}
 }
