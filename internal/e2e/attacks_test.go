@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,15 +50,12 @@ func besiege(t *testing.T, srv *server, cs *mcp.ClientSession) *siege {
 }
 
 // lift ends the attack: the healthy plugin answered every call (at least
-// one) made during it, the server process runs and answers /livez, and its
-// peak resident memory stayed within ceilingMiB of the baseline.
+// one) made during it, the server answers /livez, and its peak resident
+// memory stayed within ceilingMiB of the baseline.
 func (s *siege) lift(t *testing.T, ceilingMiB int) {
 	t.Helper()
 	eventually(t, 30*time.Second, "a call of the healthy plugin during the attack", func() bool { return s.healthy.calls.Load() > 0 })
 	s.healthy.finish(t)
-	if err := syscall.Kill(s.srv.pid, 0); err != nil {
-		t.Fatalf("the server is gone after the attack: %v\n%s", err, s.srv.log)
-	}
 	if code, body := getPath(t, s.srv, "/livez"); code != http.StatusOK {
 		t.Errorf("/livez after the attack: %d %s", code, body)
 	}
@@ -292,10 +288,11 @@ func TestListenAndDiscoverFloods(t *testing.T) {
 			t.Errorf("%d streams open, want %d", len(streams), perClient)
 		}
 		// The 503 is written as the connection is accepted, and the
-		// connection closed: the client may see either first.
+		// connection closed: the client may see either first (the
+		// request then fails).
 		want := fmt.Sprintf(`503 {"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later"}}`, perClient)
 		for _, r := range refusals {
-			if r != want && strings.HasPrefix(r, "503") {
+			if r != want && !strings.HasPrefix(r, "Post ") {
 				t.Errorf("refusal %q, want %q or the connection closed", r, want)
 			}
 		}
