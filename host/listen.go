@@ -20,6 +20,28 @@ const (
 	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 )
 
+// maxListenParams caps the params of subscriptions/listen. A subscription
+// holds them for as long as it lasts (three times over: its request's
+// body, the params, the filter decoded), and only the connection limits
+// bound how many subscriptions a client opens. 16 KiB lists some 300
+// resource URIs; a client watching more opens more subscriptions.
+const maxListenParams = 16 << 10
+
+// listenMethod serves subscriptions/listen, refusing params over
+// maxListenParams before they are decoded.
+func listenMethod() method {
+	m := handle(handleListen)
+	decode := m.decode
+	m.decode = func(raw json.RawMessage) (params, *RPCError) {
+		if len(raw) > maxListenParams {
+			return nil, rpcErrorf(CodeInvalidParams, "invalid params: %s params of %d bytes, more than the %d bytes a subscription may hold; split its resourceSubscriptions across subscriptions",
+				methodListen, len(raw), maxListenParams)
+		}
+		return decode(raw)
+	}
+	return m
+}
+
 // listenFilter is the notifications a subscription asks for; the
 // acknowledgement names those the server honours (honoured).
 type listenFilter struct {

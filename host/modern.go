@@ -36,7 +36,7 @@ var removedIn20260728 = []string{
 // does not, or serves otherwise.
 var modernMethods = map[string]method{
 	methodDiscover: handle(handleDiscover),
-	methodListen:   handle(handleListen),
+	methodListen:   listenMethod(),
 	"tasks/get":    handle(handleGetModernTask),
 	"tasks/update": handle(handleUpdateTask),
 	"tasks/cancel": handle(handleCancelModernTask),

@@ -15,6 +15,13 @@ import (
 	"time"
 )
 
+// conformanceGrants lets the conformance plugin ask the client and notify
+// it.
+const conformanceGrants = `
+[plugins.conformance]
+host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
+`
+
 // mrtrFixture is a server of the conformance plugin, allowed to ask the
 // client, whose requestState keys are in a file of its own holding keys.
 func mrtrFixture(t *testing.T, keys string) fixture {
@@ -23,10 +30,7 @@ func mrtrFixture(t *testing.T, keys string) fixture {
 	if err := os.WriteFile(keyFile, []byte(keys), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return newFixture(t, `
-[plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
-`, "plugins/conformance").withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keyFile))
+	return newFixture(t, conformanceGrants, "plugins/conformance").withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keyFile))
 }
 
 // withServerSetting adds a line to the [server] table of the fixture's
@@ -76,12 +80,25 @@ func openModern(t *testing.T, url string, id int, method, name string, params ma
 // openModernAs is openModern with a bearer token, unless it is "".
 func openModernAs(t *testing.T, url, token string, id int, method, name string, params map[string]any) *http.Response {
 	t.Helper()
+	resp, err := http.DefaultClient.Do(modernRequest(t, url, token, id, method, name, params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// modernRequest is the HTTP request openModernAs sends. The client
+// capabilities are elicitation unless params["_meta"] names others.
+func modernRequest(t *testing.T, url, token string, id int, method, name string, params map[string]any) *http.Request {
+	t.Helper()
 	meta, _ := params["_meta"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
 	}
 	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
-	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}}
+	if meta["io.modelcontextprotocol/clientCapabilities"] == nil {
+		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}}
+	}
 	params["_meta"] = meta
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, bytes.NewReader(body))
@@ -98,11 +115,7 @@ func openModernAs(t *testing.T, url, token string, id int, method, name string, 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	return req
 }
 
 // A tool call that asks two questions in a row completes over three HTTP
@@ -164,10 +177,7 @@ func TestInstructionsAndCacheHintsFromTheConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a plugin and starts a server")
 	}
-	f := newFixture(t, `
-[plugins.conformance]
-host_functions = ["create_elicitation", "create_message", "notify_logging_message", "notify_progress", "notify_prompt_list_changed", "notify_tool_list_changed", "request_input"]
-cache_ttl = "90s"
+	f := newFixture(t, conformanceGrants+`cache_ttl = "90s"
 cache_scope = "public"
 `, "plugins/conformance").withServerSetting(t, "instructions = \"Call greet first.\"\n")
 	url := f.serveHTTP(t)
