@@ -12,6 +12,13 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
+// Bounds on what one session's subscriptions hold: it may subscribe to as
+// many URIs as a resource template matches, each up to max_body_bytes long.
+const (
+	maxSessionSubscriptions     = 1000
+	maxSessionSubscriptionBytes = 1 << 20
+)
+
 // subscriptions records which sessions subscribed to which resource URIs.
 type subscriptions struct {
 	mu     sync.Mutex

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,55 @@ func TestSubscribersOfAResourceThatGoesAwayAreToldAndUnsubscribed(t *testing.T) 
 	}
 	if subs := srv.subs.subscribers("test://kept"); len(subs) != 1 {
 		t.Fatalf("the subscription to a resource still served was dropped")
+	}
+}
+
+// TestASessionsSubscriptionsAreBounded: a session holds at most
+// maxSessionSubscriptions subscriptions, of at most
+// maxSessionSubscriptionBytes of URIs together, however many URIs a
+// template matches; beyond, resources/subscribe is refused with the bound
+// named, and an unsubscribe makes room again.
+func TestASessionsSubscriptionsAreBounded(t *testing.T) {
+	plugin := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{ResourceTemplates: []abi.ResourceTemplate{{URITemplate: "memo://{id}", Name: "memo"}}}),
+	})
+	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
+	h.init(t, Version20251125)
+	id := 0
+	subscribe := func(uri string) map[string]any {
+		id++
+		return h.call(t, id, "resources/subscribe", map[string]any{"uri": uri})
+	}
+	for i := range maxSessionSubscriptions {
+		if r := subscribe(fmt.Sprintf("memo://%d", i)); r["result"] == nil {
+			t.Fatalf("subscription %d: %v", i, r)
+		}
+	}
+	r := subscribe("memo://one-too-many")
+	if code := errCode(t, r); code != CodeInternalError || !strings.Contains(fmt.Sprint(r["error"]), "subscriptions") {
+		t.Fatalf("subscription %d: %v, want refused naming the bound", maxSessionSubscriptions+1, r)
+	}
+	id++
+	if r := h.call(t, id, "resources/unsubscribe", map[string]any{"uri": "memo://0"}); r["result"] == nil {
+		t.Fatalf("unsubscribe: %v", r)
+	}
+	if r := subscribe("memo://room-again"); r["result"] == nil {
+		t.Fatalf("after an unsubscribe: %v", r)
+	}
+
+	// A few long URIs reach the bound on bytes first.
+	out2 := newRecorder()
+	h2 := &harness{srv: srv, sess: srv.NewSession(out2), out: out2}
+	h2.init(t, Version20251125)
+	long := strings.Repeat("x", 256<<10)
+	for i := range maxSessionSubscriptionBytes / len(long) {
+		if r := h2.call(t, i+1, "resources/subscribe", map[string]any{"uri": fmt.Sprintf("memo://%d%s", i, long)}); r["result"] == nil {
+			t.Fatalf("long subscription %d: %v", i, r)
+		}
+	}
+	if r := h2.call(t, 100, "resources/subscribe", map[string]any{"uri": "memo://last" + long}); errCode(t, r) != CodeInternalError {
+		t.Fatalf("a long subscription past %d bytes: %v, want refused", maxSessionSubscriptionBytes, r)
 	}
 }
