@@ -24,13 +24,25 @@ type subscriptions struct {
 	mu     sync.Mutex
 	byURI  map[string]map[*Session]struct{}
 	byUser map[*Session]map[string]struct{}
+	bytes  map[*Session]int // of the URIs each session subscribed to
 }
 
-func (s *subscriptions) add(sess *Session, uri string) {
+// add subscribes sess to uri, unless that would take it past
+// maxSessionSubscriptions or maxSessionSubscriptionBytes.
+func (s *subscriptions) add(sess *Session, uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byURI == nil {
-		s.byURI, s.byUser = map[string]map[*Session]struct{}{}, map[*Session]map[string]struct{}{}
+		s.byURI, s.byUser, s.bytes = map[string]map[*Session]struct{}{}, map[*Session]map[string]struct{}{}, map[*Session]int{}
+	}
+	if _, ok := s.byUser[sess][uri]; ok {
+		return nil
+	}
+	switch {
+	case len(s.byUser[sess]) >= maxSessionSubscriptions:
+		return rpcErrorf(CodeInternalError, "too many subscriptions: this session holds %d, the most one may; unsubscribe from some first", maxSessionSubscriptions)
+	case s.bytes[sess]+len(uri) > maxSessionSubscriptionBytes:
+		return rpcErrorf(CodeInternalError, "too many subscriptions: their URIs would take %d bytes, more than the %d one session may hold; unsubscribe from some first", s.bytes[sess]+len(uri), maxSessionSubscriptionBytes)
 	}
 	if s.byURI[uri] == nil {
 		s.byURI[uri] = map[*Session]struct{}{}
@@ -40,16 +52,22 @@ func (s *subscriptions) add(sess *Session, uri string) {
 	}
 	s.byURI[uri][sess] = struct{}{}
 	s.byUser[sess][uri] = struct{}{}
+	s.bytes[sess] += len(uri)
+	return nil
 }
 
 func (s *subscriptions) remove(sess *Session, uri string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.byUser[sess][uri]; !ok {
+		return
+	}
 	delete(s.byURI[uri], sess)
 	if len(s.byURI[uri]) == 0 {
 		delete(s.byURI, uri)
 	}
 	delete(s.byUser[sess], uri)
+	s.bytes[sess] -= len(uri)
 }
 
 // forget drops every subscription of a session that ended.
@@ -63,6 +81,7 @@ func (s *subscriptions) forget(sess *Session) {
 		}
 	}
 	delete(s.byUser, sess)
+	delete(s.bytes, sess)
 }
 
 // subscribers returns the sessions subscribed to uri.
@@ -82,7 +101,9 @@ func handleSubscribe(_ context.Context, req *request, p *subscribeParams) (any, 
 	if req.sess.srv.Catalog().resolveResource(p.URI, req.view()) == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
-	req.sess.srv.subs.add(req.sess, p.URI)
+	if err := req.sess.srv.subs.add(req.sess, p.URI); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }
 
