@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,6 +26,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 const (
@@ -122,27 +122,9 @@ func jwtConfig(jwksURL string) config.AuthConfig {
 }
 
 // newLogger returns a debug logger writing to a buffer.
-func newLogger() (*slog.Logger, *syncBuffer) {
-	var buf syncBuffer
+func newLogger() (*slog.Logger, *syncbuf.Buffer) {
+	var buf syncbuf.Buffer
 	return slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), &buf
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newAuth(t *testing.T, cfg config.AuthConfig, logger *slog.Logger) *Authenticator {

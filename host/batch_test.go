@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // TestStdioWritesBatchReplyBeforeReturning checks that when stdin ends
@@ -22,9 +23,9 @@ func TestStdioWritesBatchReplyBeforeReturning(t *testing.T) {
 `
 	srv := NewServer(Options{}, nil)
 	for run := range 50 {
-		// syncBuffer: a reply written after ServeStdio returns is a wrong
+		// syncbuf.Buffer: a reply written after ServeStdio returns is a wrong
 		// output, not a data race.
-		var out syncBuffer
+		var out syncbuf.Buffer
 		if err := srv.ServeStdio(t.Context(), strings.NewReader(in), &out, time.Second); err != nil {
 			t.Fatalf("run %d: ServeStdio: %v", run, err)
 		}
@@ -65,7 +66,7 @@ func TestStdioBatchOfBlockedCallsEndsAtShutdown(t *testing.T) {
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 [{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}]
 `
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(t.Context(), strings.NewReader(in), &out, 50*time.Millisecond) }()
 	select {

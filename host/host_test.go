@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -566,24 +565,6 @@ func TestAnIDIsFreeAgainOnceItsResponseArrives(t *testing.T) {
 			t.Fatalf("reusing an answered id: %v", res)
 		}
 	}
-}
-
-// syncBuffer is a log destination safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestOversizedBatchesAreRefusedWhole: a 2025-03-26 batch of more than

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // httpHarness is an httptest server of an HTTPHandler.
@@ -523,7 +524,7 @@ func TestPublicPathsSkipTheMiddleware(t *testing.T) {
 // name the server does not answer to is told which setting would allow
 // it, and the log says which client sent it.
 func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	ts := httptest.NewServer(nil)
 	defer ts.Close()
 	srv := NewServer(Options{Name: "test", Version: "1", Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)

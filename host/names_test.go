@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // catalogNames builds the catalog of plugins and returns its tool and
 // prompt names and what it logged.
 func catalogNames(plugins ...*Plugin) (tools, prompts []string, log string) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	c := BuildCatalog(context.Background(), plugins, slog.New(slog.NewTextHandler(&buf, nil)))
 	for _, t := range c.tools {
 		tools = append(tools, t.tool.Name+"="+t.plugin.Name+":"+t.original)

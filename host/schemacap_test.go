@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // TestSchemaBombsAreLeftOut: a tool whose inputSchema nests deeper than
@@ -22,7 +23,7 @@ func TestSchemaBombsAreLeftOut(t *testing.T) {
 		abi.Tool{Name: "deep", InputSchema: json.RawMessage(deep)},
 		abi.Tool{Name: "large", InputSchema: json.RawMessage(large)},
 		abi.Tool{Name: "fine", InputSchema: objectSchema})
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := BuildCatalog(context.Background(), []*Plugin{p}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if _, ok := c.toolIndex["fine"]; !ok {
 		t.Error("the tool with a plain schema was left out")
@@ -68,7 +69,7 @@ func TestJSONDepthSkipsStrings(t *testing.T) {
 // start-up does, neither warns again about its bad tool nor compiles its
 // schemas again.
 func TestAPluginsItemsAreCheckedOncePerListing(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	srv := NewServer(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	bad := toolsPlugin("bad", abi.Tool{Name: "broken", InputSchema: json.RawMessage(`{"type":"string"}`)}, abi.Tool{Name: "fine", InputSchema: objectSchema})
 	plugins := []*Plugin{bad}

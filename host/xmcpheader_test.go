@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // A tool whose x-mcp-header annotations break the rules of 2026-07-28 is
@@ -35,7 +36,7 @@ func TestToolsWithBadXMCPHeaderAnnotationsAreLeftOut(t *testing.T) {
 	for name, b := range bad {
 		tools = append(tools, abi.Tool{Name: name, InputSchema: b.schema})
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := BuildCatalog(context.Background(), []*Plugin{toolsPlugin("p", tools...)}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if _, ok := c.toolIndex["good"]; !ok {
 		t.Errorf("the tool with valid annotations was left out:\n%.3000s", logs.String())

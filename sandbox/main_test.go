@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/syncbuf"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -137,26 +137,15 @@ func wantKind(t *testing.T, err error, want ErrorKind) *CallError {
 }
 
 // logRecorder collects the JSON records of a logger.
-type logRecorder struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *logRecorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
-}
+type logRecorder struct{ buf syncbuf.Buffer }
 
 func (r *logRecorder) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(r, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewJSONHandler(&r.buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // records returns the records logged so far whose message contains msg.
 func (r *logRecorder) records(t *testing.T, msg string) []map[string]any {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []map[string]any
 	for line := range strings.Lines(r.buf.String()) {
 		var rec map[string]any

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/syncbuf"
 )
 
 // The hostile-plugin suite: plugins built at test time from
@@ -31,32 +33,8 @@ import (
 type server struct {
 	url  string
 	pid  int
-	log  *lockedBuffer // its stderr
+	log  *syncbuf.Buffer // its stderr
 	stop func(t *testing.T)
-}
-
-// lockedBuffer collects a process's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) add(s string) {
-	l.mu.Lock()
-	l.b.WriteString(s)
-	l.mu.Unlock()
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Len()
 }
 
 // start serves the fixture over HTTP at debug level with extra environment
@@ -75,7 +53,7 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 	}
 	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	t.Cleanup(stop)
-	s := &server{pid: cmd.Process.Pid, log: &lockedBuffer{}, stop: func(*testing.T) { stop() }}
+	s := &server{pid: cmd.Process.Pid, log: &syncbuf.Buffer{}, stop: func(*testing.T) { stop() }}
 	found := make(chan string, 1)
 	exited := make(chan struct{})
 	go func() {
@@ -83,7 +61,7 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			s.log.add(sc.Text() + "\n")
+			_, _ = s.log.WriteString(sc.Text() + "\n")
 			if m := listeningURL.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
