@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/mcphost/mcphost/internal/linearmem"
 )
 
 // linearMemoryFactor is what a linear memory of n bytes may cost: n, since
@@ -20,7 +22,7 @@ func (a *memoryArena) context(ctx context.Context) context.Context {
 // allocate returns a new linear memory of at most max bytes: a mapping,
 // or, when the system refuses one, a memory on the Go heap.
 func (a *memoryArena) allocate(_, max uint64) experimental.LinearMemory {
-	var m linearMemory = &heapMemory{max: max}
+	var m linearMemory = &heapMemory{linearmem.NewHeap(max)}
 	if max > 0 {
 		buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
 		if err == nil {
@@ -68,24 +70,10 @@ func (m *mappedMemory) release() {
 
 // heapMemory is a linear memory on the Go heap, grown by copying as
 // wazero's own.
-type heapMemory struct {
-	buf []byte
-	max uint64
-}
-
-// Reallocate implements experimental.LinearMemory.
-func (m *heapMemory) Reallocate(size uint64) []byte {
-	if size > m.max {
-		return nil
-	}
-	if size > uint64(len(m.buf)) {
-		m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
-	}
-	return m.buf[:size]
-}
+type heapMemory struct{ linearmem.Heap }
 
 // Free implements experimental.LinearMemory; memoryArena.free releases
 // the memory.
 func (m *heapMemory) Free() {}
 
-func (m *heapMemory) release() { m.buf = nil }
+func (m *heapMemory) release() { m.Release() }

@@ -16,6 +16,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/linearmem"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -216,7 +217,7 @@ func (p *Plugin) LinearMemory() uint64 {
 	if len(p.mems.mems) < 2 {
 		p.t.Fatalf("LinearMemory: %d memories allocated, want the kernel's and the plugin's", len(p.mems.mems))
 	}
-	return uint64(len(p.mems.mems[len(p.mems.mems)-1].buf))
+	return uint64(p.mems.mems[len(p.mems.mems)-1].Len())
 }
 
 // meteredMemories allocates linear memories on the Go heap, as wazero
@@ -227,31 +228,19 @@ type meteredMemories struct {
 }
 
 func (m *meteredMemories) allocate(_, max uint64) experimental.LinearMemory {
-	mem := &meteredMemory{max: max}
+	mem := &meteredMemory{linearmem.NewHeap(max)}
 	m.mu.Lock()
 	m.mems = append(m.mems, mem)
 	m.mu.Unlock()
 	return mem
 }
 
-type meteredMemory struct {
-	buf []byte
-	max uint64
-}
-
-// Reallocate implements experimental.LinearMemory.
-func (m *meteredMemory) Reallocate(size uint64) []byte {
-	if size > m.max {
-		return nil
-	}
-	if size > uint64(len(m.buf)) {
-		m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
-	}
-	return m.buf[:size]
-}
+// meteredMemory is a linear memory on the Go heap that the harness
+// measures.
+type meteredMemory struct{ linearmem.Heap }
 
 // Free implements experimental.LinearMemory.
-func (m *meteredMemory) Free() { m.buf = nil }
+func (m *meteredMemory) Free() { m.Release() }
 
 // Load loads the plugin at wasmPath with manifest (whose Wasm it sets) and
 // the host functions of host (a new Host when nil), with WASI and real
