@@ -43,25 +43,26 @@ func downgradePrompt(p abi.Prompt, v string) abi.Prompt {
 }
 
 func downgradeResource(r abi.Resource, v string) abi.Resource {
-	if !atLeast(v, Version20251125) {
-		r.Icons = nil
-	}
-	if !atLeast(v, Version20250618) {
-		r.Title = ""
-		r.Annotations = downgradeAnnotations(r.Annotations)
-	}
+	downgradeResourceFields(v, &r.Icons, &r.Title, &r.Annotations)
 	return r
 }
 
 func downgradeTemplate(t abi.ResourceTemplate, v string) abi.ResourceTemplate {
+	downgradeResourceFields(v, &t.Icons, &t.Title, &t.Annotations)
+	return t
+}
+
+// downgradeResourceFields drops the fields a resource and a resource
+// template share that version v lacks: icons (2025-11-25), the title and
+// the annotations' lastModified (2025-06-18).
+func downgradeResourceFields(v string, icons *[]abi.Icon, title *string, annotations **abi.Annotations) {
 	if !atLeast(v, Version20251125) {
-		t.Icons = nil
+		*icons = nil
 	}
 	if !atLeast(v, Version20250618) {
-		t.Title = ""
-		t.Annotations = downgradeAnnotations(t.Annotations)
+		*title = ""
+		*annotations = downgradeAnnotations(*annotations)
 	}
-	return t
 }
 
 // downgradeAnnotations drops lastModified (2025-06-18).
