@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -94,7 +95,7 @@ func checkSource(ctx context.Context, pc config.PluginConfig, cfg *config.Config
 		return []Problem{{File: where, Msg: err.Error()}}
 	}
 	defer os.RemoveAll(tmp)
-	path, _, err := FetchToDir(ctx, cfg, pc, tmp, log)
+	path, _, err := pluginsource.FetchToDir(ctx, cfg, pc, tmp, log)
 	if err != nil {
 		return []Problem{{File: where, Msg: err.Error()}}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -374,22 +375,16 @@ func mapList(items []string, f func(string) string) []string {
 	return out
 }
 
-// maxFileBytes is the size a plugin file may have under pc: its
-// max_module_mib, which caps a JavaScript source as it caps a module.
-func maxFileBytes(pc config.PluginConfig) int64 {
-	return int64(cmp.Or(pc.Limits.MaxModuleMiB, sandbox.DefaultMaxModuleMiB)) << 20
-}
-
 // readPluginFile reads the plugin file at path, refusing one larger than
-// maxFileBytes(pc) after reading no more than one byte beyond it.
+// pluginsource.MaxFileBytes(pc) after reading no more than one byte beyond it.
 func readPluginFile(path string, pc config.PluginConfig) ([]byte, error) {
-	b, err := readAtMost(path, maxFileBytes(pc)+1)
+	b, err := readAtMost(path, pluginsource.MaxFileBytes(pc)+1)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > maxFileBytes(pc) {
+	if int64(len(b)) > pluginsource.MaxFileBytes(pc) {
 		return nil, fmt.Errorf("the plugin file is larger than the %d MiB max_module_mib allows (raise max_module_mib in [plugins.%s] or [defaults])",
-			maxFileBytes(pc)>>20, pc.Name)
+			pluginsource.MaxFileBytes(pc)>>20, pc.Name)
 	}
 	return b, nil
 }

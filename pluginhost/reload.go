@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 )
 
 // Hot swap: a Reloader keeps a server's plugins in step with the files of
@@ -163,7 +164,7 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 			err      error
 		)
 		if pc.Source == "" {
-			versions, data, _, err = r.read(groups[name], maxFileBytes(pc), time.Time{})
+			versions, data, _, err = r.read(groups[name], pluginsource.MaxFileBytes(pc), time.Time{})
 		}
 		if err != nil {
 			compiled()
@@ -354,7 +355,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 		if pc.Source != "" {
 			versions, data, err = fetchSource(ctx, r.cfg, pc, log)
 		} else {
-			versions, data, wait, err = r.read(files, maxFileBytes(pc), now)
+			versions, data, wait, err = r.read(files, pluginsource.MaxFileBytes(pc), now)
 		}
 		switch {
 		case err != nil && pc.Source != "":

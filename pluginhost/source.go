@@ -5,66 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/internal/ociplugin"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 )
-
-// NewPuller returns the puller of the plugin sources of cfg for a plugin
-// whose settings are pc: cfg's plugin cache, lock file and pull_timeout,
-// and pc's max_module_mib.
-func NewPuller(cfg *config.Config, pc config.PluginConfig, log *slog.Logger) (*ociplugin.Puller, error) {
-	cache, err := cfg.PluginCacheDir()
-	if err != nil {
-		return nil, err
-	}
-	return &ociplugin.Puller{CacheDir: cache, Lock: ociplugin.OpenLock(cfg.LockPath()), MaxBytes: maxFileBytes(pc),
-		Timeout: cfg.Server.PullTimeout, Logger: log}, nil
-}
-
-// PolicyOf is the signature policy of pc.
-func PolicyOf(pc config.PluginConfig) ociplugin.Policy {
-	v := pc.Verify
-	return ociplugin.Policy{Key: v.Key, TrustedRoot: v.TrustedRoot, Identity: v.Identity, IdentityRegexp: v.IdentityRegexp,
-		Issuer: v.Issuer, IssuerRegexp: v.IssuerRegexp, AllowUnsigned: pc.AllowUnsigned}
-}
-
-// Fetch fetches the plugin of pc from its source (pc.Source), verified
-// as pc says.
-func Fetch(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) (*ociplugin.Pulled, error) {
-	p, err := NewPuller(cfg, pc, log)
-	if err != nil {
-		return nil, err
-	}
-	if strings.HasPrefix(pc.Source, config.SchemeOCI) {
-		return p.Pull(ctx, pc.Source, PolicyOf(pc))
-	}
-	return p.FetchURL(ctx, pc.Source, pc.SHA256)
-}
-
-// fetchLogged is Fetch that logs what it fetched, and warns of a plugin
-// that runs unsigned.
-func fetchLogged(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) (*ociplugin.Pulled, error) {
-	log = log.With("plugin", pc.Name)
-	pulled, err := Fetch(ctx, cfg, pc, log)
-	if err != nil {
-		return nil, err
-	}
-	if pc.AllowUnsigned {
-		log.Warn("plugin runs unsigned: allow_unsigned = true", "source", pc.Source, "digest", pulled.Digest)
-	}
-	log.Info("plugin fetched", "source", pc.Source, "digest", pulled.Digest, "layout", pulled.Layout, "signer", pulled.Signer, "bytes", len(pulled.Wasm))
-	return pulled, nil
-}
 
 // fetchSource fetches the plugin of pc from its source and returns it as
 // the one file NAME.wasm of a snapshot, which the loader then checks like
 // any file of the folder (pin, manifest, grants).
 func fetchSource(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) ([]fileVersion, map[string][]byte, error) {
-	pulled, err := fetchLogged(ctx, cfg, pc, log)
+	pulled, err := pluginsource.FetchLogged(ctx, cfg, pc, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,21 +22,4 @@ func fetchSource(ctx context.Context, cfg *config.Config, pc config.PluginConfig
 	file := pc.Name + ".wasm"
 	return []fileVersion{{name: file, size: int64(len(pulled.Wasm)), sha256: hex.EncodeToString(sum[:])}},
 		map[string][]byte{file: pulled.Wasm}, nil
-}
-
-// FetchToDir fetches the plugin of pc from its source as serve does
-// (verified, its tag pinned, logged) and writes it to dir as NAME.wasm, so
-// that the commands that read plugin files (check, the developer commands)
-// check and load it as serve would. It returns the file's path and what
-// was pulled.
-func FetchToDir(ctx context.Context, cfg *config.Config, pc config.PluginConfig, dir string, log *slog.Logger) (string, *ociplugin.Pulled, error) {
-	pulled, err := fetchLogged(ctx, cfg, pc, log)
-	if err != nil {
-		return "", nil, err
-	}
-	path := filepath.Join(dir, pc.Name+".wasm")
-	if err := os.WriteFile(path, pulled.Wasm, 0o600); err != nil {
-		return "", nil, err
-	}
-	return path, pulled, nil
 }

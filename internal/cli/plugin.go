@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/clienv"
 	"github.com/mcphost/mcphost/internal/ociplugin"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -114,7 +115,7 @@ func pluginPull(cmd *cobra.Command, f pluginFlags, arg string, update bool) erro
 	} else if pc, err = f.verify.PluginConfig(cfg, arg, arg); err != nil {
 		return err
 	}
-	p, err := pluginhost.NewPuller(cfg, pc, nil)
+	p, err := pluginsource.NewPuller(cfg, pc, nil)
 	if err != nil {
 		return err
 	}
@@ -124,11 +125,11 @@ func pluginPull(cmd *cobra.Command, f pluginFlags, arg string, update bool) erro
 		return fmt.Errorf("%s: only an oci:// source by tag has a pin to update", source)
 	case update:
 		old, _ := p.Lock.Get(source)
-		if pulled, err = p.Update(ctx, source, pluginhost.PolicyOf(pc)); err == nil && old != pulled.Digest {
+		if pulled, err = p.Update(ctx, source, pluginsource.PolicyOf(pc)); err == nil && old != pulled.Digest {
 			fmt.Fprintf(cmd.OutOrStdout(), "pin moved: %s -> %s\n", old, pulled.Digest)
 		}
 	case strings.HasPrefix(source, config.SchemeOCI):
-		pulled, err = p.Pull(ctx, source, pluginhost.PolicyOf(pc))
+		pulled, err = p.Pull(ctx, source, pluginsource.PolicyOf(pc))
 	default:
 		pulled, err = p.FetchURL(ctx, source, pc.SHA256)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/clienv"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -232,7 +233,7 @@ func openDevHost(ctx context.Context, command, path string, f runFlags, stderr i
 			return nil, err
 		}
 		defer os.RemoveAll(tmp) // the module is in memory once loaded
-		if path, _, err = pluginhost.FetchToDir(ctx, cfg, pc, tmp, logger); err != nil {
+		if path, _, err = pluginsource.FetchToDir(ctx, cfg, pc, tmp, logger); err != nil {
 			return nil, err
 		}
 	} else if name, err = pluginName(path); err != nil {

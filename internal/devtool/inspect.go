@@ -21,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/clienv"
 	js "github.com/mcphost/mcphost/internal/jsengine"
+	"github.com/mcphost/mcphost/internal/pluginsource"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -150,12 +151,12 @@ func inspectReference(ctx context.Context, ref string, vf clienv.VerifyFlags, ve
 	if err != nil {
 		return nil, err
 	}
-	p, err := pluginhost.NewPuller(cfg, pc, nil)
+	p, err := pluginsource.NewPuller(cfg, pc, nil)
 	if err != nil {
 		return nil, err
 	}
 	p.Lock = nil
-	pulled, err := p.Pull(ctx, ref, pluginhost.PolicyOf(pc))
+	pulled, err := p.Pull(ctx, ref, pluginsource.PolicyOf(pc))
 	if err != nil {
 		return nil, err
 	}
