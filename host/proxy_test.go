@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // The per-client limits behind reverse proxies: X-Forwarded-For names the
@@ -110,10 +111,7 @@ func TestTrustedProxyConnectionsCountOnlyInAll(t *testing.T) {
 func TestPerClientLimitsBehindHAProxy(t *testing.T) {
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("haproxy is not installed, and CI is set: run scripts/setup-haproxy.sh")
-		}
-		t.Skip("*** SKIPPED: haproxy is not installed; scripts/setup-haproxy.sh installs it ***")
+		testenv.Missing(t, "haproxy is not installed (scripts/setup-haproxy.sh installs it)")
 	}
 	for _, tc := range []struct {
 		name    string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/internal/testenv"
 	"github.com/mcphost/mcphost/internal/tinygo"
 )
 
@@ -76,7 +77,7 @@ func TestBuildWithoutTinyGo(t *testing.T) {
 // when it has it.
 func TestBuildWithAnUnpatchedTinyGoWarns(t *testing.T) {
 	if err := tinygo.CheckTarget(); err != nil {
-		t.Skipf("SKIPPED: %v", err)
+		testenv.Missing(t, "%v", err)
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	root := t.TempDir()

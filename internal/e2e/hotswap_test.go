@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -664,15 +665,15 @@ func TestHotSwapLatency(t *testing.T) {
 		crate := filepath.Join(root, "plugins", "examples", "textkit")
 		script := filepath.Join(root, "pdk", "rust", "build-plugin.sh")
 		if _, err := os.Stat(filepath.Join(crate, "Cargo.toml")); err != nil {
-			t.Skip("SKIPPED: no Rust example plugin")
+			t.Fatalf("no Rust example plugin: %v", err)
 		}
 		if _, err := os.Stat(script); err != nil {
-			t.Skip("SKIPPED: no pdk/rust/build-plugin.sh")
+			t.Fatalf("no pdk/rust/build-plugin.sh: %v", err)
 		}
 		check := exec.Command(script, "--check")
 		check.Dir = root
 		if err := check.Run(); err != nil {
-			t.Skipf("SKIPPED: no Rust toolchain for WebAssembly: %v", err)
+			testenv.Missing(t, "no Rust toolchain for WebAssembly (scripts/setup-rust.sh installs it): %v", err)
 		}
 		out := filepath.Join(t.TempDir(), "textkit.wasm")
 		cmd := exec.Command(script, crate, out)

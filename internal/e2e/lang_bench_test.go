@@ -29,6 +29,7 @@ import (
 
 	js "github.com/mcphost/mcphost/internal/jsengine"
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testenv"
 	"github.com/mcphost/mcphost/internal/tinygo"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,7 +65,7 @@ func buildSame(tb testing.TB, lang string) samePlugin {
 		return samePlugin{lang: lang, file: "samego.wasm", data: wasm}
 	case "tinygo", "tinygo-none":
 		if _, err := tinygo.Find(); err != nil {
-			if os.Getenv("CI") != "" {
+			if testenv.CI() {
 				tb.Fatalf("CI is set, and %v", err)
 			}
 			return samePlugin{lang: lang, skip: "SKIPPED: " + err.Error()}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // conformanceGrants lets the conformance plugin ask the client and notify
@@ -271,10 +273,7 @@ func nodeWith(t *testing.T, pkg string) string {
 	node := nodeBinary()
 	_, err := os.Stat(filepath.Join(tsClientDir, "node_modules", pkg, "package.json"))
 	if node == "" || err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs Node and %s (run scripts/setup.sh): node=%q: %v", pkg, node, err)
-		}
-		t.Skipf("SKIPPED: needs Node and %s (`scripts/setup.sh`)", pkg)
+		testenv.Missing(t, "the test needs Node and %s (scripts/setup.sh installs them): node=%q: %v", pkg, node, err)
 	}
 	return node
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testenv"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,8 +53,8 @@ func rustToolchain(tb testing.TB) (root, script, missing string) {
 	case err == nil:
 		return root, script, ""
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("CI is set but there is no Rust toolchain for WebAssembly (scripts/setup-rust.sh installs it):\n%s", out)
+		if testenv.CI() {
+			tb.Fatalf("CI is set, and there is no Rust toolchain for WebAssembly (scripts/setup-rust.sh installs it):\n%s", out)
 		}
 		return "", "", "SKIPPED: no Rust toolchain for WebAssembly; run scripts/setup-rust.sh to include the Rust PDK:\n" + string(out)
 	default:

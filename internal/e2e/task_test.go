@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // These tests drive MCP tasks (2025-11-25) through a real server, over
@@ -487,10 +489,7 @@ func TestTypeScriptClientTasksInterop(t *testing.T) {
 	node := nodeBinary()
 	_, sdkErr := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
 	if node == "" || sdkErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs Node and the TypeScript SDK (run scripts/setup.sh): node=%q sdk: %v", node, sdkErr)
-		}
-		t.Skip("SKIPPED: TypeScript SDK interop needs Node and `scripts/setup.sh`")
+		testenv.Missing(t, "TypeScript SDK interop needs Node and the SDK (scripts/setup.sh installs them): node=%q sdk: %v", node, sdkErr)
 	}
 	url := newFixture(t, taskConfig, taskPlugins...).serveHTTP(t)
 	start := time.Now()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // TestEngineIsReproducible rebuilds the engine from its pinned source
@@ -18,7 +20,7 @@ func TestEngineIsReproducible(t *testing.T) {
 	}
 	skip := func(why string) {
 		t.Helper()
-		if os.Getenv("CI") != "" {
+		if testenv.CI() {
 			t.Fatalf("%s; CI must run scripts/setup-js.sh so that the committed internal/jsengine/engine.wasm is checked against its source", why)
 		}
 		msg := fmt.Sprintf("SKIPPED: internal/jsengine/engine.wasm NOT checked against its source: %s (run scripts/setup-js.sh, or make check-js-engine)", why)

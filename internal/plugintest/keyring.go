@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // SecretService starts a Secret Service of the test's own: GNOME Keyring's
@@ -21,10 +23,7 @@ func SecretService(t *testing.T, entries ...[3]string) {
 	t.Helper()
 	for _, tool := range []string{"dbus-run-session", "gnome-keyring-daemon", "secret-tool"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set but %s is missing: run scripts/setup-keyring.sh", tool)
-			}
-			t.Skipf("SKIPPED: %s is missing (scripts/setup-keyring.sh installs it)", tool)
+			testenv.Missing(t, "%s is missing (scripts/setup-keyring.sh installs it)", tool)
 		}
 	}
 	home := t.TempDir()

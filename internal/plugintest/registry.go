@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // Registry is a real OCI registry for a test: Debian's docker-registry (the
@@ -37,10 +39,7 @@ func StartRegistry(t testing.TB) *Registry {
 	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("docker-registry is not installed, and CI is set: run scripts/setup-registry.sh")
-		}
-		t.Skip("*** SKIPPED: docker-registry is not installed; scripts/setup-registry.sh installs it ***")
+		testenv.Missing(t, "docker-registry is not installed (scripts/setup-registry.sh installs it)")
 	}
 	dir := t.TempDir()
 	storage := filepath.Join(dir, "storage")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testenv"
 	"github.com/mcphost/mcphost/internal/tinygo"
 )
 
@@ -65,10 +66,7 @@ func (tc Toolchain) Scheduler() tinygo.Scheduler {
 func RequireTinyGo(t testing.TB) {
 	t.Helper()
 	if _, err := findTinyGo(); err != nil {
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatalf("CI is set, and %v", err)
-		}
-		t.Skipf("SKIPPED: %v", err)
+		testenv.Missing(t, "%v", err)
 	}
 }
 

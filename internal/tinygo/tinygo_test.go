@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/testenv"
 )
 
 // fakeTinyGo writes an executable tinygo script into dir/bin that prints
@@ -123,7 +125,7 @@ func TestTarget(t *testing.T) {
 // file, the scheduler flag for none only, LLVM 19's tools first on PATH.
 func TestCommand(t *testing.T) {
 	if err := CheckTarget(); err != nil {
-		t.Skipf("SKIPPED: %v", err)
+		testenv.Missing(t, "%v", err)
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	tc := &Toolchain{Bin: "/opt/tinygo/bin/tinygo", Root: "/opt/tinygo"}
@@ -181,7 +183,7 @@ func TestPatched(t *testing.T) {
 func TestTheProjectsTinyGoCarriesTheRuntimePatch(t *testing.T) {
 	root, err := CacheRoot()
 	if err != nil || !isExecutable(filepath.Join(root, "bin", "tinygo")) {
-		t.Skipf("SKIPPED: TinyGo is not installed in the project's cache (%v)", err)
+		testenv.Missing(t, "TinyGo is not installed in the project's cache (scripts/setup-tinygo.sh installs it): %v", err)
 	}
 	if !(&Toolchain{Bin: filepath.Join(root, "bin", "tinygo"), Root: root}).Patched(context.Background()) {
 		t.Errorf("%s does not carry runtime.patch: run scripts/setup-tinygo.sh", root)
