@@ -154,12 +154,10 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	// /readyz may have said that all are done: wait for its last lines.
 	var log string
 	budgeted := []string{"slowlist", "initloop", "startloop", "listloop", "listsleeper"}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	within(5*time.Second, func() bool {
 		log = srv.log.String()
-		if !slices.ContainsFunc(budgeted, func(name string) bool { return !logHas(log, "plugin not loaded", "plugin="+name) }) {
-			break
-		}
-	}
+		return !slices.ContainsFunc(budgeted, func(name string) bool { return !logHas(log, "plugin not loaded", "plugin="+name) })
+	})
 	for _, name := range budgeted {
 		if !logHas(log, "plugin not loaded", "plugin="+name, "load_budget") {
 			t.Errorf("no load failure naming load_budget for %s in:\n%s", name, log)
@@ -261,13 +259,22 @@ func readyz(t *testing.T, s *server) readyzResponse {
 // eventually polls cond until it holds, failing the test after timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !within(timeout, cond) {
+		t.Fatalf("not within %v: %s", timeout, what)
+	}
+}
+
+// within polls cond until it holds, for at most timeout, and reports
+// whether it did: for a test that says itself what did not come.
+func within(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
+			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return true
 }
 
 // logHas reports whether one line of log has every one of parts.

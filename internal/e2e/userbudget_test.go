@@ -138,18 +138,16 @@ max_body_bytes_in_flight_per_client = 2097152
 	for range bodiesToHold {
 		held = append(held, alice.trickle(t, bodyBytes))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var status string
+	var answer []byte
+	if !within(5*time.Second, func() bool {
 		resp := alice.post(t, ping)
-		answer, _ := io.ReadAll(resp.Body)
+		answer, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(answer), bodiesCap) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alice, with %d bodies of %d bytes in flight: %s %s, want 503 naming %s", bodiesToHold, bodyBytes, resp.Status, answer, bodiesCap)
-		}
-		time.Sleep(20 * time.Millisecond)
+		status = resp.Status
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(answer), bodiesCap)
+	}) {
+		t.Fatalf("alice, with %d bodies of %d bytes in flight: %s %s, want 503 naming %s", bodiesToHold, bodyBytes, status, answer, bodiesCap)
 	}
 
 	// Bob, from the same address, is served while alice's bodies trickle
