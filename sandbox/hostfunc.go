@@ -54,12 +54,11 @@ func (f HostFunction) toExtism(logger *slog.Logger, maxInput int) extism.HostFun
 			input = readBlock(cp, stack[0], "host function "+f.Name+": input", maxInput, outputLimit)
 		}
 		output, err := f.Fn(ctx, input)
-		if ctx.Err() != nil {
-			// The call's context ended while it waited: the call ends now,
-			// as at its next look at its countdown, whatever the function
-			// answered, rather than run on with an answer it timed out for.
-			panic(context.Cause(ctx))
-		}
+		// The call's context may have ended while it waited: the call then
+		// ends now, as at its next look at its countdown, whatever the
+		// function answered, rather than run on with an answer it timed
+		// out for.
+		endIfDone(ctx)
 		if err != nil {
 			if !f.Output {
 				// Within the call's log budget: a plugin calling a

@@ -55,12 +55,19 @@ const (
 // not end).
 func interruptFunction() extism.HostFunction {
 	f := extism.NewHostFunctionWithStack(interruptName, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
-		if ctx.Err() != nil {
-			panic(context.Cause(ctx))
-		}
+		endIfDone(ctx)
 	}, nil, nil)
 	f.SetNamespace(interruptModule)
 	return f
+}
+
+// endIfDone ends the call whose host function runs with ctx, by panicking
+// with ctx's cause, which wazero turns into the call's error, once ctx has
+// ended.
+func endIfDone(ctx context.Context) {
+	if ctx.Err() != nil {
+		panic(context.Cause(ctx))
+	}
 }
 
 // startContext returns ctx for instantiating a plugin. Extism's wrapper of
