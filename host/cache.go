@@ -60,9 +60,3 @@ func (r *request) cacheFrom(plugins ...*Plugin) {
 	}
 	r.hints = &h
 }
-
-// hintedResult is a result with the caching hints it goes out with.
-type hintedResult struct {
-	result any
-	hints  cacheHints
-}

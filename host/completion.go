@@ -16,7 +16,7 @@ func handleComplete(ctx context.Context, req *request, p *completeParams) (any, 
 	if p.Argument == nil || p.Argument.Name == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: argument.name is required")
 	}
-	c := req.sess.srv.Catalog()
+	c := req.srv.Catalog()
 	in := abi.CompleteParams{Argument: *p.Argument, Context: p.Context}
 	var owner *Plugin
 	switch p.Ref.Type {

@@ -20,7 +20,7 @@ type discoverResult struct {
 // compiles for seconds. While plugins load, the capabilities allow for
 // what they may bring; the requests that follow wait for them.
 func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
-	srv := req.sess.srv
+	srv := req.srv
 	return discoverResult{
 		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
 		Capabilities:      srv.modernCapabilities(req.view()),

@@ -26,8 +26,12 @@ type pluginElicitations struct {
 	order []elicitationRef // oldest first; stale refs are skipped
 }
 
+// elicitationEntry is where a URL elicitation was sent: the conn of the
+// request that sent it, and the request's era, which says whether its
+// client takes the completion.
 type elicitationEntry struct {
-	sess *Session
+	conn *conn
+	era  era
 	seq  uint64
 }
 
@@ -36,9 +40,9 @@ type elicitationRef struct {
 	seq uint64
 }
 
-// start records that plugin sent URL elicitation id to sess. An id the
-// plugin has in progress with another session is refused.
-func (u *urlElicitations) start(plugin, id string, sess *Session) error {
+// start records that plugin sent URL elicitation id to the client of req.
+// An id the plugin has in progress with another conn is refused.
+func (u *urlElicitations) start(plugin, id string, req *request) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.byPlugin == nil {
@@ -50,13 +54,13 @@ func (u *urlElicitations) start(plugin, id string, sess *Session) error {
 		u.byPlugin[plugin] = pe
 	}
 	if e, ok := pe.byID[id]; ok {
-		if e.sess != sess {
+		if e.conn != req.conn {
 			return fmt.Errorf("create_elicitation: elicitationId %q is already in use by another elicitation of this plugin", id)
 		}
 		return nil
 	}
 	u.seq++
-	pe.byID[id] = elicitationEntry{sess: sess, seq: u.seq}
+	pe.byID[id] = elicitationEntry{conn: req.conn, era: req.era, seq: u.seq}
 	pe.order = append(pe.order, elicitationRef{id: id, seq: u.seq})
 	for len(pe.byID) > maxURLElicitations {
 		oldest := pe.order[0]
@@ -77,31 +81,31 @@ func (u *urlElicitations) start(plugin, id string, sess *Session) error {
 	return nil
 }
 
-// take forgets elicitation id of plugin and returns the session it was sent
-// to, or nil when the plugin has no such elicitation in progress. When sess
-// is not nil, only an elicitation of that session is taken.
-func (u *urlElicitations) take(plugin, id string, sess *Session) *Session {
+// take forgets elicitation id of plugin and returns where it was sent; ok
+// is false when the plugin has no such elicitation in progress. When c is
+// not nil, only an elicitation sent on c is taken.
+func (u *urlElicitations) take(plugin, id string, c *conn) (e elicitationEntry, ok bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	pe := u.byPlugin[plugin]
 	if pe == nil {
-		return nil
+		return e, false
 	}
-	e, ok := pe.byID[id]
-	if !ok || (sess != nil && e.sess != sess) {
-		return nil
+	e, ok = pe.byID[id]
+	if !ok || (c != nil && e.conn != c) {
+		return e, false
 	}
 	delete(pe.byID, id)
-	return e.sess
+	return e, true
 }
 
-// forgetSession forgets the elicitations sent to a session that ended.
-func (u *urlElicitations) forgetSession(sess *Session) {
+// forget forgets the elicitations sent on a conn that closed.
+func (u *urlElicitations) forget(c *conn) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, pe := range u.byPlugin {
 		for id, e := range pe.byID {
-			if e.sess == sess {
+			if e.conn == c {
 				delete(pe.byID, id)
 			}
 		}
@@ -114,7 +118,7 @@ func (u *urlElicitations) forgetSession(sess *Session) {
 func (s *Server) createElicitation(plugin string) func(context.Context, []byte) ([]byte, error) {
 	return func(ctx context.Context, in []byte) ([]byte, error) {
 		return createElicitation(ctx, in, func(req *request, p *elicitParams) (func(json.RawMessage, error), error) {
-			if err := s.elicitations.start(plugin, p.ElicitationID, req.sess); err != nil {
+			if err := s.elicitations.start(plugin, p.ElicitationID, req); err != nil {
 				return nil, err
 			}
 			return func(res json.RawMessage, err error) {
@@ -122,7 +126,7 @@ func (s *Server) createElicitation(plugin string) func(context.Context, []byte) 
 					Action string `json:"action"`
 				}
 				if err != nil || json.Unmarshal(res, &r) != nil || r.Action != "accept" {
-					s.elicitations.take(plugin, p.ElicitationID, req.sess)
+					s.elicitations.take(plugin, p.ElicitationID, req.conn)
 				}
 			}, nil
 		})
@@ -145,20 +149,17 @@ func (s *Server) notifyElicitationComplete(plugin string) func(context.Context, 
 		if p.ElicitationID == "" {
 			return nil, errors.New("notify_elicitation_complete: elicitationId is required")
 		}
-		sess := s.elicitations.take(plugin, p.ElicitationID, nil)
-		if sess == nil {
+		e, ok := s.elicitations.take(plugin, p.ElicitationID, nil)
+		if !ok {
 			return nil, fmt.Errorf("notify_elicitation_complete: %q is not a URL elicitation of this plugin in progress", p.ElicitationID)
 		}
-		sess.mu.Lock()
-		closed := sess.closed
-		sess.mu.Unlock()
-		if closed {
+		if e.conn.isClosed() {
 			return nil, fmt.Errorf("notify_elicitation_complete: the session of elicitation %q has ended", p.ElicitationID)
 		}
-		caps := sess.capabilities()
-		if caps.Elicitation == nil || caps.Elicitation.URL == nil || !atLeast(sess.Version(), Version20251125) {
+		caps := e.era.capabilities()
+		if caps.Elicitation == nil || caps.Elicitation.URL == nil || !atLeast(e.era.version(), Version20251125) {
 			return nil, errClientCannot{"elicitation completion needs a 2025-11-25 client that declared elicitation.url"}
 		}
-		return nil, sess.out.Send(encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": p.ElicitationID}))
+		return nil, e.conn.out.Send(encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": p.ElicitationID}))
 	}
 }

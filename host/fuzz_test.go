@@ -39,7 +39,7 @@ func FuzzSession(f *testing.F) {
 		for line := range strings.Lines(input) {
 			sess.Handle(context.Background(), []byte(line), out)
 		}
-		srv.listeners.end(sess) // as the transports do at the end of input: subscriptions never end on their own
+		srv.listeners.end(sess.conn) // as the transports do at the end of input: subscriptions never end on their own
 		done := make(chan struct{})
 		go func() { sess.Wait(); close(done) }()
 		select {

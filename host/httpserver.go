@@ -478,7 +478,7 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 	h.closing = true
 	all := slices.Collect(maps.Values(h.sessions))
 	h.mu.Unlock()
-	h.srv.listeners.end(nil) // the subscriptions of 2026-07-28 requests
+	h.srv.listeners.endAll() // the subscriptions of 2026-07-28 requests
 
 	var wg sync.WaitGroup
 	for _, hs := range all {

@@ -79,7 +79,7 @@ func (f listenFilter) honoured(caps map[string]any) listenFilter {
 // listener is one open subscription.
 type listener struct {
 	id     json.RawMessage
-	sess   *Session
+	conn   *conn // what the request that opened it arrived on
 	out    Outbound
 	filter listenFilter
 	view   view          // what the request that opened it sees
@@ -100,17 +100,17 @@ func (l *listener) close() { l.ended.Do(func() { close(l.end) }) }
 type listeners struct {
 	mu  sync.Mutex
 	set map[*listener]struct{}
-	// ended are the sessions whose subscriptions the server ended, and
+	// ended are the conns whose subscriptions the server ended, and
 	// all is set once it ended every one: a subscription that registers
 	// later ends at once.
-	ended map[*Session]bool
+	ended map[*conn]bool
 	all   bool
 }
 
 func (ls *listeners) add(l *listener) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.all || ls.ended[l.sess] {
+	if ls.all || ls.ended[l.conn] {
 		l.close()
 		return
 	}
@@ -120,11 +120,11 @@ func (ls *listeners) add(l *listener) {
 	ls.set[l] = struct{}{}
 }
 
-// forget drops what the listeners know of a session that closed.
-func (ls *listeners) forget(sess *Session) {
+// forget drops what the listeners know of a conn that closed.
+func (ls *listeners) forget(c *conn) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	delete(ls.ended, sess)
+	delete(ls.ended, c)
 }
 
 func (ls *listeners) remove(l *listener) {
@@ -187,21 +187,30 @@ func (ls *listeners) resourceUpdated(uri string, to func(view) bool) {
 	}
 }
 
-// end ends the subscriptions of sess, or every one when sess is nil: each
-// is answered with a complete result.
-func (ls *listeners) end(sess *Session) {
+// end ends the subscriptions opened on c: each is answered with a complete
+// result.
+func (ls *listeners) end(c *conn) {
 	ls.mu.Lock()
-	if sess == nil {
-		ls.all = true
-	} else {
-		if ls.ended == nil {
-			ls.ended = map[*Session]bool{}
-		}
-		ls.ended[sess] = true
+	if ls.ended == nil {
+		ls.ended = map[*conn]bool{}
 	}
+	ls.ended[c] = true
 	ls.mu.Unlock()
+	ls.closeMatching(func(l *listener) bool { return l.conn == c })
+}
+
+// endAll ends every subscription, and those that open later at once.
+func (ls *listeners) endAll() {
+	ls.mu.Lock()
+	ls.all = true
+	ls.mu.Unlock()
+	ls.closeMatching(func(*listener) bool { return true })
+}
+
+// closeMatching ends the subscriptions that match.
+func (ls *listeners) closeMatching(match func(*listener) bool) {
 	for _, l := range ls.matching(func(listenFilter) bool { return true }) {
-		if sess == nil || l.sess == sess {
+		if match(l) {
 			l.close()
 		}
 	}
@@ -210,9 +219,9 @@ func (ls *listeners) end(sess *Session) {
 // handleListen serves subscriptions/listen: it acknowledges, then lasts
 // until the client or the server ends the subscription.
 func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
-	srv := req.sess.srv
+	srv := req.srv
 	v := req.view()
-	l := &listener{id: req.id, sess: req.sess, out: req.reply, filter: p.Notifications.honoured(srv.modernCapabilities(v)), view: v, end: make(chan struct{})}
+	l := &listener{id: req.id, conn: req.conn, out: req.reply, filter: p.Notifications.honoured(srv.modernCapabilities(v)), view: v, end: make(chan struct{})}
 	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
 	srv.listeners.add(l)
 	defer srv.listeners.remove(l)

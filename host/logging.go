@@ -25,9 +25,10 @@ func handleSetLevel(_ context.Context, req *request, p *setLevelParams) (any, er
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: unknown level %q (want one of %v)", p.Level, logLevels)
 	}
-	req.sess.mu.Lock()
-	req.sess.logLevel = lvl
-	req.sess.mu.Unlock()
+	sess := req.session()
+	sess.mu.Lock()
+	sess.logLevel = lvl
+	sess.mu.Unlock()
 	return struct{}{}, nil
 }
 

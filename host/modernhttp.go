@@ -56,9 +56,9 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 		return true
 	}
 	reply := &modernReply{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
-	sess := h.srv.statelessSession(reply, defaultMaxBatchReply, endpointOf(r))
-	defer sess.Close() // cancels the request if the client left first
-	if resp := sess.serveModern(r.Context(), m, era, reply, nil); resp != nil {
+	c := h.srv.newConn(reply, endpointOf(r))
+	defer c.close() // cancels the request if the client left first
+	if resp := c.serve(r.Context(), m, era, reply, nil); resp != nil {
 		_ = reply.Send(resp)
 	}
 	select {
@@ -74,7 +74,7 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 // tools that v sees (a hidden tool is checked as an unknown one is, when
 // it is called). The headers are compared first, so that a version that
 // differs from its header is a mismatch before it is unsupported.
-func checkModernHeaders(r *http.Request, m *message, c *Catalog, v view) (*modern, *RPCError) {
+func checkModernHeaders(r *http.Request, m *message, c *Catalog, v view) (*era20260728, *RPCError) {
 	var p struct {
 		requestMeta
 		Name      *string         `json:"name"`

@@ -82,7 +82,9 @@ func (discardOutbound) Send([]byte) error { return nil }
 // taskOwner is the session the tasks of the extension belong to: one per
 // server, never initialized nor closed, that no client talks to.
 func (s *Server) taskOwner() *Session {
-	s.ownerOnce.Do(func() { s.owner = s.statelessSession(discardOutbound{}, defaultMaxBatchReply, nil) })
+	s.ownerOnce.Do(func() {
+		s.owner = &Session{conn: s.newConn(discardOutbound{}, nil), logLevel: defaultLogLevel, pending: map[string]chan *message{}}
+	})
 	return s.owner
 }
 
@@ -119,9 +121,9 @@ func callToolModern(req *request, e *toolEntry, p abi.CallToolParams) (any, erro
 // runMaybeTask runs a call as the request for up to Options.TaskAfter, and then as
 // a task of plugin's.
 func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.Context, *request) (any, error)) (any, error) {
-	srv := req.sess.srv
+	srv := req.srv
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
-	run := &request{sess: req.sess, era: req.era, input: req.input, id: req.id, method: req.method, meta: req.meta, reply: req.reply, cancel: cancel}
+	run := &request{srv: srv, conn: req.conn, era: req.era, input: req.input, id: req.id, method: req.method, meta: req.meta, reply: req.reply, cancel: cancel}
 	run.ctx = context.WithValue(ctx, requestKey{}, run)
 	type outcome struct {
 		res any
@@ -154,7 +156,7 @@ func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.C
 		return nil, err
 	}
 	t.rerun = func(round *inputRound) {
-		again := &request{sess: owner, era: req.era, input: round, id: req.id, method: req.method, meta: req.meta, reply: discardOutbound{}, cancel: cancel}
+		again := &request{srv: srv, conn: owner.conn, era: req.era, input: round, id: req.id, method: req.method, meta: req.meta, reply: discardOutbound{}, cancel: cancel}
 		again.ctx = context.WithValue(ctx, requestKey{}, again)
 		owner.wg.Add(1)
 		go func() {

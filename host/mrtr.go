@@ -264,24 +264,11 @@ func decodeObject(raw json.RawMessage, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
-// ask puts a question to the client of r: in a legacy session, a request
-// on the request's stream; in a modern request, an answer of the retry or
-// errInputRequired. key "" lets the host number the question.
+// ask puts a question to the client of r, as its era does: in a session,
+// a request on the request's stream; in a 2026-07-28 request, an answer of
+// the retry or errInputRequired. key "" lets the host number the question.
 func (r *request) ask(ctx context.Context, key, method string, params any) (json.RawMessage, error) {
-	if r.era == nil {
-		return r.sess.callClient(ctx, r.reply, method, params)
-	}
-	if r.input == nil {
-		return nil, errClientCannot{method + " during " + r.method + ": in protocol " + r.era.version + " only " + fmt.Sprint(mrtrMethods) + " may ask the client (input_required)"}
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	if key == "" {
-		key = r.input.autoKey(method)
-	}
-	return r.input.answer(key, method, raw)
+	return r.era.ask(ctx, r, key, method, params)
 }
 
 // requestInputParams are the input of request_input: questions by key.

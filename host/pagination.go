@@ -46,7 +46,7 @@ func listPage[E owned, T any](req *request, p *listParams, list string, entries 
 		owners[i] = e.owner()
 	}
 	req.cacheFrom(owners...)
-	start, end, next, err := page(list, p.Cursor, len(entries), req.sess.srv.opts.PageSize)
+	start, end, next, err := page(list, p.Cursor, len(entries), req.srv.opts.PageSize)
 	if err != nil {
 		return nil, "", err
 	}

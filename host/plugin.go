@@ -336,7 +336,7 @@ func (p *Plugin) input(req *request, params any) json.RawMessage {
 // appendCaller appends the caller's fields of a request's context to b,
 // an open context object, and closes it.
 func appendCaller(b []byte, req *request) []byte {
-	srv := req.sess.srv
+	srv := req.srv
 	caller, _ := json.Marshal(abi.Context{ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities(),
 		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx)})
 	if len(caller) > 2 { // not {}

@@ -8,7 +8,7 @@ import (
 )
 
 func handleListPrompts(_ context.Context, req *request, params *listParams) (any, error) {
-	prompts, next, err := listPage(req, params, "prompts", req.sess.srv.Catalog().prompts,
+	prompts, next, err := listPage(req, params, "prompts", req.srv.Catalog().prompts,
 		func(e *promptEntry, v string) abi.Prompt { return downgradePrompt(e.prompt, v) })
 	if err != nil {
 		return nil, err
@@ -19,7 +19,7 @@ func handleListPrompts(_ context.Context, req *request, params *listParams) (any
 // handleGetPrompt checks required arguments, then asks the owning plugin.
 func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams) (any, error) {
 	p := params.GetPromptParams
-	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*promptEntry, bool) { return c.prompt(p.Name, req.view()) })
+	e, ok := find(ctx, req.srv, func(c *Catalog) (*promptEntry, bool) { return c.prompt(p.Name, req.view()) })
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
 	}

@@ -3,20 +3,59 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mcphost/mcphost/abi"
 )
 
-// request is one client request being served. It travels in the context of
-// the plugin call it causes, so host functions can find the session, the
-// progress token and the stream the request's messages belong on.
+// conn is what requests arrive on: a session's stream (stdio, in process,
+// an HTTP session), or the one HTTP exchange of a 2026-07-28 request,
+// which has no session. It owns the lifetime of the requests it carries,
+// here and nowhere else: start registers a request's id (for
+// notifications/cancelled and to refuse a duplicate) and counts it in the
+// wait group that Wait waits for; finish ends its context and the count;
+// close cancels them all.
+type conn struct {
+	srv *Server
+	out Outbound // the messages the server sends of its own accord
+	id  string   // unique in the process (Caller)
+	// endpoint is the HTTP endpoint it was opened at; nil serves every
+	// plugin (visibility.go).
+	endpoint *endpoint
+
+	closeCtx    context.Context // ends when the conn closes
+	cancelClose context.CancelFunc
+	wg          sync.WaitGroup // requests started and not finished
+
+	// mu guards the fields below and, in a Session, the session's own.
+	mu       sync.Mutex
+	closed   bool
+	inflight map[string]*request
+}
+
+// connIDs numbers the conns of the process.
+var connIDs atomic.Uint64
+
+// newConn returns a conn whose server-initiated messages go to out,
+// serving the plugins of ep (nil: every plugin).
+func (s *Server) newConn(out Outbound, ep *endpoint) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), endpoint: ep, closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
+}
+
+// request is one client request being served, or the scope of a client
+// notification a plugin handles. It travels in the context of the plugin
+// call it causes, so host functions can find its conn, its era, the
+// progress token and the stream its messages belong on.
 type request struct {
-	sess *Session
-	era  *modern // nil in a legacy session (modern.go)
-	// input is what a modern request that may be answered input_required
-	// knows of the client's answers (mrtr.go); nil otherwise.
+	srv  *Server
+	conn *conn // what it arrived on
+	era  era   // the protocol revision it is served at (era.go)
+	// input is what a 2026-07-28 request that may be answered
+	// input_required knows of the client's answers (mrtr.go); nil
+	// otherwise.
 	input     *inputRound
 	id        json.RawMessage
 	method    string
@@ -45,14 +84,15 @@ type requestKey struct{}
 
 // Caller names whom the plugin call with context ctx serves: the
 // authenticated subject of the client request it serves ("" without
-// authentication) and that request's session, as an id unique in the
-// process. ok is false outside a client request (listings the host makes).
+// authentication) and the session (or HTTP exchange) it arrived on, as an
+// id unique in the process. ok is false outside a client request
+// (listings the host makes).
 func Caller(ctx context.Context) (subject, session string, ok bool) {
 	req := requestFrom(ctx)
 	if req == nil {
 		return "", "", false
 	}
-	return req.sess.srv.subject(req.ctx), req.sess.id, true
+	return req.srv.subject(req.ctx), req.conn.id, true
 }
 
 // requestFrom returns the request a context belongs to, or nil.
@@ -61,57 +101,63 @@ func requestFrom(ctx context.Context) *request {
 	return r
 }
 
-// begin registers a request as in flight. A duplicate id of a request still
-// in flight is an invalid request.
-func (sess *Session) begin(parent context.Context, m *message, era *modern, meta abi.Meta, reply Outbound) (*request, *RPCError) {
-	req := &request{sess: sess, era: era, id: m.ID, method: m.Method, meta: meta, reply: reply}
+// start begins a request of method, served at era, on the conn, with a
+// context from parent that also ends when the conn closes. A request with
+// an id is registered as in flight: a duplicate id of a request still in
+// flight is an invalid request. A nil id opens the scope of a client
+// notification instead. Every started request is counted until finish.
+func (c *conn) start(parent context.Context, id json.RawMessage, method string, e era, meta abi.Meta, reply Outbound) (*request, *RPCError) {
+	req := &request{srv: c.srv, conn: c, era: e, id: id, method: method, meta: meta, reply: reply, notification: id == nil}
 	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(sess.closeCtx, cancel)
+	stop := context.AfterFunc(c.closeCtx, cancel)
 	req.ctx = context.WithValue(ctx, requestKey{}, req)
 	req.cancel = func() { stop(); cancel() }
 
-	key := string(m.ID)
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.closed {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		req.cancel()
 		return nil, rpcErrorf(CodeInternalError, "session is closed")
 	}
-	if _, dup := sess.inflight[key]; dup {
-		req.cancel()
-		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", key)
+	if id != nil {
+		key := string(id)
+		if _, dup := c.inflight[key]; dup {
+			req.cancel()
+			return nil, rpcErrorf(CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", key)
+		}
+		c.inflight[key] = req
 	}
-	sess.inflight[key] = req
-	sess.wg.Add(1)
+	c.wg.Add(1)
 	return req, nil
 }
 
 // release frees a request's id: a client may reuse it as soon as it has
 // the response, so this comes before the response is sent.
-func (sess *Session) release(req *request) {
-	sess.mu.Lock()
-	if sess.inflight[string(req.id)] == req {
-		delete(sess.inflight, string(req.id))
+func (c *conn) release(req *request) {
+	c.mu.Lock()
+	if c.inflight[string(req.id)] == req {
+		delete(c.inflight, string(req.id))
 	}
-	sess.mu.Unlock()
+	c.mu.Unlock()
 }
 
-// end marks a request finished, after its response was sent: no more
-// progress goes out for it, and its context ends (a task it created starts
-// then). The caller still owes sess.wg.Done.
-func (sess *Session) end(req *request) {
+// finish ends a request that start began, after its response was sent:
+// no more progress goes out for it, its context ends (a task it created
+// starts then) and Wait no longer waits for it.
+func (c *conn) finish(req *request) {
 	req.mu.Lock()
 	req.done = true
 	req.mu.Unlock()
 	req.cancel()
+	c.wg.Done()
 }
 
 // cancelRequest interrupts the in-flight request with the given id, as asked
 // by notifications/cancelled. Its response is suppressed.
-func (sess *Session) cancelRequest(id json.RawMessage) {
-	sess.mu.Lock()
-	req := sess.inflight[string(id)]
-	sess.mu.Unlock()
+func (c *conn) cancelRequest(id json.RawMessage) {
+	c.mu.Lock()
+	req := c.inflight[string(id)]
+	c.mu.Unlock()
 	if req == nil {
 		return // finished already, or never existed: ignore, as the spec says
 	}
@@ -119,42 +165,39 @@ func (sess *Session) cancelRequest(id json.RawMessage) {
 	req.cancel()
 }
 
-// version returns the protocol version of the request: its own in the
-// 2026-07-28 era, else its session's.
-func (r *request) version() string {
-	if r.era != nil {
-		return r.era.version
-	}
-	return r.sess.Version()
+// isClosed reports whether the conn closed.
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
-// capabilities returns what the client declared: in the request's _meta in
-// the 2026-07-28 era, else at initialize.
-func (r *request) capabilities() clientCapabilities {
-	if r.era != nil {
-		return r.era.caps
-	}
-	return r.sess.capabilities()
+// Wait blocks until every request started on the conn has finished (and,
+// in a session, every batch's reply is sent).
+func (c *conn) Wait() { c.wg.Wait() }
+
+// close cancels the conn's requests in flight; it takes no new ones.
+func (c *conn) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancelClose()
+	c.srv.listeners.forget(c)
+	c.srv.elicitations.forget(c)
 }
+
+// version returns the protocol version the request is served at.
+func (r *request) version() string { return r.era.version() }
+
+// capabilities returns what the client declared.
+func (r *request) capabilities() clientCapabilities { return r.era.capabilities() }
 
 // rawCapabilities returns what the client declared, as it sent it.
-func (r *request) rawCapabilities() json.RawMessage {
-	if r.era != nil {
-		return r.era.capsRaw
-	}
-	r.sess.mu.Lock()
-	defer r.sess.mu.Unlock()
-	return r.sess.clientCaps
-}
+func (r *request) rawCapabilities() json.RawMessage { return r.era.rawCapabilities() }
 
 // wantsLog reports whether the request's client takes log messages of this
-// level: a 2026-07-28 request takes none unless its _meta names a level.
-func (r *request) wantsLog(lvl logLevel) bool {
-	if r.era != nil {
-		return r.era.logs && lvl >= r.era.logLevel
-	}
-	return r.sess.wantsLog(lvl)
-}
+// level.
+func (r *request) wantsLog(lvl logLevel) bool { return r.era.wantsLog(lvl) }
 
 // progressToken returns the request's _meta.progressToken, or nil.
 func (r *request) progressToken() any {

@@ -87,13 +87,7 @@ func (r *request) meetRequirement(kind, name string, meta abi.Meta) error {
 	if lack == nil {
 		return nil
 	}
-	if r.era == nil {
-		return rpcErrorf(CodeInvalidParams, "%s %q needs client capabilities this client did not declare: %s", kind, name, mustJSON(lack))
-	}
-	r.mu.Lock()
-	r.lacking = mergeCaps(r.lacking, lack)
-	r.mu.Unlock()
-	return errClientCannot{kind + " " + name + " needs client capabilities the request did not declare"}
+	return r.era.unmet(r, kind, name, lack)
 }
 
 // mergeCaps adds the capabilities of b to a.

@@ -8,7 +8,7 @@ import (
 )
 
 func handleListResources(_ context.Context, req *request, params *listParams) (any, error) {
-	resources, next, err := listPage(req, params, "resources", req.sess.srv.Catalog().resources,
+	resources, next, err := listPage(req, params, "resources", req.srv.Catalog().resources,
 		func(e *resourceEntry, v string) abi.Resource { return downgradeResource(e.resource, v) })
 	if err != nil {
 		return nil, err
@@ -17,7 +17,7 @@ func handleListResources(_ context.Context, req *request, params *listParams) (a
 }
 
 func handleListResourceTemplates(_ context.Context, req *request, params *listParams) (any, error) {
-	templates, next, err := listPage(req, params, "templates", req.sess.srv.Catalog().templates,
+	templates, next, err := listPage(req, params, "templates", req.srv.Catalog().templates,
 		func(e *templateEntry, v string) abi.ResourceTemplate { return downgradeTemplate(e.template, v) })
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 		owner *Plugin
 		meta  abi.Meta
 	}
-	r, _ := find(ctx, req.sess.srv, func(c *Catalog) (route, bool) {
+	r, _ := find(ctx, req.srv, func(c *Catalog) (route, bool) {
 		o, m := c.resourceRoute(p.URI, req.view())
 		return route{o, m}, o != nil
 	})

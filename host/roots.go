@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/mcphost/mcphost/abi"
@@ -39,43 +38,17 @@ func (sess *Session) rootsListChanged(params json.RawMessage) {
 		if p.legacy || !p.rt.HasExport(abi.ExportOnRootsListChanged) || !sess.view().sees(p) {
 			continue
 		}
-		req := sess.beginNotification("notifications/roots/list_changed")
-		if req == nil {
+		// The scope of the plugin call: host functions find the session in
+		// it and talk to the client on the session's own stream.
+		req, rpcErr := sess.start(sess.closeCtx, nil, "notifications/roots/list_changed", era20251125{sess}, nil, sess.out)
+		if rpcErr != nil {
 			return // the session closed
 		}
 		go func() {
-			defer sess.endNotification(req)
+			defer sess.finish(req)
 			if _, err := p.rt.Call(req.ctx, abi.ExportOnRootsListChanged, input); err != nil {
 				srv.log().Warn("on_roots_list_changed failed", "plugin", p.Name, "err", p.failure(abi.ExportOnRootsListChanged, err))
 			}
 		}()
 	}
-}
-
-// beginNotification opens the scope of a plugin call that handles a client
-// notification: host functions find the session in it and talk to the
-// client on the session's own stream. It lasts until endNotification or the
-// session's end, and Session.Wait waits for it. It returns nil once the
-// session is closed.
-func (sess *Session) beginNotification(method string) *request {
-	req := &request{sess: sess, method: method, reply: sess.out, notification: true}
-	ctx, cancel := context.WithCancel(sess.closeCtx)
-	req.ctx = context.WithValue(ctx, requestKey{}, req)
-	req.cancel = cancel
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if sess.closed {
-		cancel()
-		return nil
-	}
-	sess.wg.Add(1)
-	return req
-}
-
-func (sess *Session) endNotification(req *request) {
-	req.mu.Lock()
-	req.done = true
-	req.mu.Unlock()
-	req.cancel()
-	sess.wg.Done()
 }

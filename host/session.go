@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"sync"
-	"sync/atomic"
 )
 
 // Outbound delivers messages from the server to a client.
@@ -19,31 +17,18 @@ type Outbound interface {
 // Session is one client connection: its negotiated version, capabilities,
 // log level and in-flight requests.
 type Session struct {
-	srv *Server
-	out Outbound
-	id  string // unique in the process (Caller)
-	// endpoint is the HTTP endpoint it was opened at; nil serves every
-	// plugin (visibility.go).
-	endpoint *endpoint
+	*conn
 
-	mu            sync.Mutex
+	// The fields below are guarded by conn.mu.
 	version       string          // negotiated version; "" before initialize
 	ready         bool            // notifications/initialized received
 	clientCaps    json.RawMessage // capabilities the client declared
 	scopes        []string        // of the token that initialized it (visibility.go)
 	logLevel      logLevel
-	inflight      map[string]*request
 	pending       map[string]chan *message // requests sent to the client, by id
 	nextID        int64
-	closed        bool
 	maxBatchReply int64 // bytes of a batch's reply
-	wg            sync.WaitGroup
-	closeCtx      context.Context
-	cancelClose   context.CancelFunc
 }
-
-// sessionIDs numbers the sessions of the process.
-var sessionIDs atomic.Uint64
 
 // NewSession starts a session whose server-initiated messages go to out.
 // The reply to a batch holds at most 8 MiB (HTTPOptions.MaxBatchResponseBytes
@@ -55,18 +40,9 @@ func (s *Server) NewSession(out Outbound) *Session {
 // newSession starts a session whose batch replies hold at most
 // maxBatchReply bytes, serving the plugins of ep (nil: every plugin).
 func (s *Server) newSession(out Outbound, maxBatchReply int64, ep *endpoint) *Session {
-	sess := s.statelessSession(out, maxBatchReply, ep)
+	sess := &Session{conn: s.newConn(out, ep), logLevel: defaultLogLevel, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply}
 	s.sessions.add(sess)
 	return sess
-}
-
-// statelessSession makes a session that takes no server-initiated
-// messages, as it is not among the server's sessions: the carrier of one
-// 2026-07-28 request over HTTP (modernhttp.go), serving the plugins of ep
-// (nil: every plugin).
-func (s *Server) statelessSession(out Outbound, maxBatchReply int64, ep *endpoint) *Session {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{srv: s, out: out, id: strconv.FormatUint(sessionIDs.Add(1), 10), endpoint: ep, logLevel: defaultLogLevel, inflight: map[string]*request{}, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply, closeCtx: ctx, cancelClose: cancel}
 }
 
 // initialized reports whether the client finished initializing: it sent
@@ -212,94 +188,66 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		sess.handleNotification(m)
 		return nil
 	case isModern(m):
-		return sess.dispatchModern(ctx, m, reply, batch)
+		e, rpcErr := readModern(m.Params)
+		if rpcErr != nil {
+			return encodeResponse(m.ID, nil, rpcErr)
+		}
+		return sess.serve(ctx, m, e, reply, batch)
 	case m.Method == "initialize":
 		res, err := sess.initialize(ctx, m.Params)
 		return encodeResponse(m.ID, res, toRPCError(err))
 	}
-	if rpcErr := sess.checkLifecycle(m.Method); rpcErr != nil {
-		return encodeResponse(m.ID, nil, rpcErr)
-	}
-	h, ok := methods[m.Method]
-	if !ok {
-		return encodeResponse(m.ID, nil, rpcErrorf(CodeMethodNotFound, "method not found: %s", m.Method))
-	}
-	return sess.serve(ctx, m, h, nil, reply, batch, encodeResponse)
+	return sess.serve(ctx, m, era20251125{sess}, reply, batch)
 }
 
-// dispatchModern serves a request of the 2026-07-28 era: on its own, with
-// the version, capabilities and log level of its _meta, whatever the
-// session did before.
-func (sess *Session) dispatchModern(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
-	era, rpcErr := readModern(m.Params)
+// serve starts a request at era e. It returns a response to send at once
+// when the request cannot start, else nil: the request runs
+// asynchronously, and its response goes to reply. When batch is not nil,
+// it counts the request until it is answered.
+func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, batch *sync.WaitGroup) []byte {
+	h, rpcErr := e.method(m.Method)
 	if rpcErr != nil {
-		return encodeResponse(m.ID, nil, rpcErr)
+		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
-	return sess.serveModern(ctx, m, era, reply, batch)
-}
-
-// serveModern serves a modern request whose _meta was read into era.
-func (sess *Session) serveModern(ctx context.Context, m *message, era *modern, reply Outbound, batch *sync.WaitGroup) []byte {
-	h, rpcErr := modernMethod(m.Method)
-	if rpcErr != nil {
-		return encodeResponse(m.ID, nil, rpcErr)
-	}
-	encode := func(id json.RawMessage, res any, rpcErr *RPCError) []byte {
-		return sess.srv.modernResponse(m.Method, id, res, rpcErr)
-	}
-	return sess.serve(ctx, m, h, era, reply, batch, encode)
-}
-
-// serve starts a request with handler h; encode writes its response. It
-// returns a response to send at once when the request cannot start, else
-// nil: the request runs asynchronously.
-func (sess *Session) serve(ctx context.Context, m *message, h method, era *modern, reply Outbound, batch *sync.WaitGroup, encode func(id json.RawMessage, res any, rpcErr *RPCError) []byte) []byte {
 	p, rpcErr := h.decode(m.Params)
 	if rpcErr != nil {
-		return encode(m.ID, nil, rpcErr)
+		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
-	var round *inputRound
-	if rp, ok := p.(retryable); ok && era != nil && isMRTRMethod(m.Method) {
-		if round, rpcErr = sess.srv.openRound(ctx, m.Method, rp); rpcErr != nil {
-			return encode(m.ID, nil, rpcErr)
-		}
-	}
-	req, rpcErr := sess.begin(ctx, m, era, p.metadata(), reply)
+	round, rpcErr := e.openRound(ctx, c.srv, m.Method, p)
 	if rpcErr != nil {
-		return encode(m.ID, nil, rpcErr)
+		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
+	}
+	req, rpcErr := c.start(ctx, m.ID, m.Method, e, p.metadata(), reply)
+	if rpcErr != nil {
+		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
 	req.input = round
 	if batch != nil {
 		batch.Add(1)
 	}
 	go func() {
-		defer sess.wg.Done() // after the response is written: Wait covers it
+		defer c.finish(req) // after the response is written: Wait covers it
 		if batch != nil {
 			defer batch.Done()
 		}
-		defer sess.end(req)
-		if era != nil && m.Method != methodDiscover {
-			// No initialize waited for the plugins loading at start-up:
-			// the request waits as initialize would. Discovery does not
-			// (handleDiscover).
-			sess.srv.awaitStartup(req.ctx)
-		}
+		e.awaitStartup(req.ctx, req)
 		res, err := h.serve(req.ctx, req, p)
-		if round != nil {
-			res, err = round.finish(sess.srv, res, err)
+		if req.input != nil {
+			res, err = req.input.finish(c.srv, res, err)
 		}
 		if missing := req.missingCapabilities(); missing != nil {
 			res, err = nil, missing
 		}
-		if err == nil && era != nil && req.hints != nil {
-			res = hintedResult{result: res, hints: *req.hints}
-		}
 		cancelled := req.ctx.Err() != nil && req.cancelled.Load()
-		sess.release(req)
+		c.release(req)
 		if cancelled {
 			return // cancelled by the client: no response
 		}
-		_ = reply.Send(encode(m.ID, res, toRPCError(err)))
+		var hints *cacheHints
+		if err == nil {
+			hints = req.hints
+		}
+		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, toRPCError(err)))
 	}()
 	return nil
 }
@@ -333,18 +281,9 @@ func toRPCError(err error) *RPCError {
 	return rpcErrorf(CodeInternalError, "internal error: %v", err)
 }
 
-// Wait blocks until every request the session started has finished and
-// every batch's reply is sent.
-func (sess *Session) Wait() { sess.wg.Wait() }
-
 // Close cancels the session's in-flight requests; it takes no new ones.
 func (sess *Session) Close() {
-	sess.mu.Lock()
-	sess.closed = true
-	sess.mu.Unlock()
-	sess.cancelClose()
+	sess.close()
 	sess.srv.subs.forget(sess)
-	sess.srv.listeners.forget(sess)
 	sess.srv.sessions.remove(sess)
-	sess.srv.elicitations.forgetSession(sess)
 }

@@ -88,7 +88,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, grace
 // finish gives a session's in-flight requests grace to complete, then
 // cancels the rest and waits for them.
 func (s *Server) finish(sess *Session, grace time.Duration) {
-	s.listeners.end(sess) // a subscription never finishes on its own
+	s.listeners.end(sess.conn) // a subscription never finishes on its own
 	done := make(chan struct{})
 	go func() { sess.Wait(); close(done) }()
 	select {

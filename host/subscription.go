@@ -98,10 +98,10 @@ func (s *subscriptions) subscribers(uri string) []*Session {
 // handleSubscribe subscribes the session to updates of a resource some
 // plugin serves.
 func handleSubscribe(_ context.Context, req *request, p *subscribeParams) (any, error) {
-	if req.sess.srv.Catalog().resolveResource(p.URI, req.view()) == nil {
+	if req.srv.Catalog().resolveResource(p.URI, req.view()) == nil {
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
-	if err := req.sess.srv.subs.add(req.sess, p.URI); err != nil {
+	if err := req.srv.subs.add(req.session(), p.URI); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
@@ -111,7 +111,7 @@ func handleUnsubscribe(_ context.Context, req *request, p *subscribeParams) (any
 	if p.URI == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: uri is required")
 	}
-	req.sess.srv.subs.remove(req.sess, p.URI)
+	req.srv.subs.remove(req.session(), p.URI)
 	return struct{}{}, nil
 }
 

@@ -496,26 +496,26 @@ func TestElicitationCompleteGoesOnlyToTheSessionThatWasAsked(t *testing.T) {
 
 func TestURLElicitationsAreBoundedPerPlugin(t *testing.T) {
 	var u urlElicitations
-	sess := &Session{}
+	req := &request{conn: &conn{}}
 	for i := range maxURLElicitations * 3 {
-		if err := u.start("p", fmt.Sprint("id", i), sess); err != nil {
+		if err := u.start("p", fmt.Sprint("id", i), req); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			u.take("p", fmt.Sprint("id", i), sess)
+			u.take("p", fmt.Sprint("id", i), req.conn)
 		}
 	}
 	pe := u.byPlugin["p"]
 	if len(pe.byID) > maxURLElicitations || len(pe.order) > 2*maxURLElicitations+1 {
 		t.Fatalf("remembered %d ids, %d refs", len(pe.byID), len(pe.order))
 	}
-	if u.take("p", fmt.Sprint("id", maxURLElicitations*3-1), nil) != sess {
+	if e, ok := u.take("p", fmt.Sprint("id", maxURLElicitations*3-1), nil); !ok || e.conn != req.conn {
 		t.Fatal("the newest elicitation was forgotten")
 	}
-	if err := u.start("p", "id1", &Session{}); err != nil {
+	if err := u.start("p", "id1", &request{conn: &conn{}}); err != nil {
 		t.Fatalf("an evicted id cannot be reused: %v", err)
 	}
-	if err := u.start("p", "id1", &Session{}); err == nil {
+	if err := u.start("p", "id1", &request{conn: &conn{}}); err == nil {
 		t.Fatal("an id in progress with another session was reused")
 	}
 }

@@ -117,10 +117,8 @@ type taskParams struct {
 // call asks for, nil to run the call directly, or the error the spec names
 // for a task the tool forbids or a call without one the tool requires.
 func toolTask(req *request, e *toolEntry, task *taskParams) (*taskParams, error) {
-	if !atLeast(req.version(), Version20251125) || req.era != nil {
-		// No tasks before 2025-11-25, and none yet in 2026-07-28, where
-		// they are the io.modelcontextprotocol/tasks extension: any task
-		// params are ignored.
+	if !atLeast(req.version(), Version20251125) {
+		// No tasks before 2025-11-25: any task params are ignored.
 		return nil, nil
 	}
 	switch ts := e.taskSupport(); {
@@ -202,14 +200,14 @@ func isTerminal(status string) bool {
 // subject looking through v, may see the task: v must see the task's
 // plugin and, with authentication, the task's subject must be the
 // requester's; without, the session must be the task's.
-func (t *task) visibleTo(sess *Session, subject string, v view) bool {
+func (t *task) visibleTo(c *conn, subject string, v view) bool {
 	if !v.sees(t.plugin) {
 		return false
 	}
 	if t.subject != "" || subject != "" || t.modern {
 		return t.subject == subject
 	}
-	return t.sess == sess
+	return t.sess.conn == c
 }
 
 func (t *task) info() taskInfo {
@@ -567,11 +565,11 @@ func (s *taskStore) get(id string) *task {
 
 // visible returns the tasks the requester may see created after seq, in
 // order of creation.
-func (s *taskStore) visible(sess *Session, subject string, v view, after uint64) []*task {
+func (s *taskStore) visible(c *conn, subject string, v view, after uint64) []*task {
 	s.mu.Lock()
 	var out []*task
 	for _, t := range s.tasks {
-		if t.seq > after && t.visibleTo(sess, subject, v) {
+		if t.seq > after && t.visibleTo(c, subject, v) {
 			out = append(out, t)
 		}
 	}
@@ -591,7 +589,7 @@ func newTaskID() string {
 // in the background with a request of its own, and returns the
 // CreateTaskResult.
 func startTask(req *request, plugin *Plugin, p *taskParams, what string, run func(context.Context, *request) (any, error)) (any, error) {
-	sess := req.sess
+	sess := req.session()
 	// The run's request keeps the call's id and _meta (its progressToken
 	// stays valid), but its context outlives the call and its messages go
 	// through the task.
@@ -600,7 +598,7 @@ func startTask(req *request, plugin *Plugin, p *taskParams, what string, run fun
 	if err != nil {
 		return nil, err
 	}
-	run1 := &request{sess: sess, id: req.id, method: req.method, meta: req.meta, reply: &taskOutbound{t}, cancel: cancel}
+	run1 := &request{srv: req.srv, conn: req.conn, era: req.era, id: req.id, method: req.method, meta: req.meta, reply: &taskOutbound{t}, cancel: cancel}
 	run1.ctx = context.WithValue(ctx, requestKey{}, run1)
 	info := t.info()
 	go func() {
@@ -685,12 +683,12 @@ func lookupTask(ctx context.Context, req *request, p *taskIDParams) (*task, erro
 	if p.TaskID == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: taskId is required")
 	}
-	t := req.sess.srv.tasks.get(p.TaskID)
+	t := req.srv.tasks.get(p.TaskID)
 	if t == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
-	if subject := req.sess.srv.subject(ctx); !t.visibleTo(req.sess, subject, req.view()) || t.modern != (req.era != nil) {
-		req.sess.srv.logger.Warn("task access refused: the task belongs to another session or subject, or its plugin is hidden from the request", "method", req.method, "subject", subject)
+	if subject := req.srv.subject(ctx); !t.visibleTo(req.conn, subject, req.view()) || t.modern != isEra20260728(req.era) {
+		req.srv.logger.Warn("task access refused: the task belongs to another session or subject, or its plugin is hidden from the request", "method", req.method, "subject", subject)
 		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	return t, nil
@@ -758,9 +756,9 @@ func handleListTasks(ctx context.Context, req *request, p *listParams) (any, err
 		}
 		after = n
 	}
-	tasks := req.sess.srv.tasks.visible(req.sess, req.sess.srv.subject(ctx), req.view(), after)
+	tasks := req.srv.tasks.visible(req.conn, req.srv.subject(ctx), req.view(), after)
 	res := listTasksResult{Tasks: []taskInfo{}}
-	size := req.sess.srv.opts.PageSize
+	size := req.srv.opts.PageSize
 	if len(tasks) > size {
 		tasks = tasks[:size]
 		res.NextCursor = encodeCursor("tasks", int(tasks[size-1].seq))
@@ -784,4 +782,11 @@ func handleCancelTask(ctx context.Context, req *request, params *taskIDParams) (
 	}
 	t.cancel()
 	return t.info(), nil
+}
+
+// isEra20260728 reports whether a request is served at 2026-07-28, whose
+// tasks are the extension's.
+func isEra20260728(e era) bool {
+	_, ok := e.(*era20260728)
+	return ok
 }

@@ -454,7 +454,7 @@ func TestTaskTTLIsCappedAndExpires(t *testing.T) {
 	if code := errCode(t, h.request(t, 7, "tasks/get", map[string]any{"taskId": running})); code != CodeInvalidParams {
 		t.Errorf("tasks/get after the ttl: code %d", code)
 	}
-	if n := len(h.srv.tasks.visible(h.sess, "", everything, 0)); n != 2 {
+	if n := len(h.srv.tasks.visible(h.sess.conn, "", everything, 0)); n != 2 {
 		t.Errorf("%d tasks kept, want the 2 with long ttls", n)
 	}
 }
@@ -689,7 +689,7 @@ func TestClosingASessionCancelsItsTasks(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Wait did not return after the task ended")
 	}
-	if n := len(h.srv.tasks.visible(h.sess, "", everything, 0)); n != 0 {
+	if n := len(h.srv.tasks.visible(h.sess.conn, "", everything, 0)); n != 0 {
 		t.Errorf("%d tasks kept after the session closed", n)
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func handleListTools(_ context.Context, req *request, params *listParams) (any, error) {
-	tools, next, err := listPage(req, params, "tools", req.sess.srv.Catalog().tools,
+	tools, next, err := listPage(req, params, "tools", req.srv.Catalog().tools,
 		func(e *toolEntry, v string) abi.Tool { return downgradeTool(withTaskSupport(e), v) })
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	if p.Name == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: name is required")
 	}
-	e, ok := find(ctx, req.sess.srv, func(c *Catalog) (*toolEntry, bool) { return c.tool(p.Name, req.view()) })
+	e, ok := find(ctx, req.srv, func(c *Catalog) (*toolEntry, bool) { return c.tool(p.Name, req.view()) })
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
@@ -40,17 +40,7 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	}
-	if req.era != nil {
-		return callToolModern(req, e, p)
-	}
-	task, err := toolTask(req, e, params.Task)
-	if err != nil {
-		return nil, err
-	}
-	if task != nil {
-		return startTask(req, e.plugin, task, "tools/call "+p.Name, func(ctx context.Context, req *request) (any, error) { return runToolCall(ctx, req, e, p) })
-	}
-	return runToolCall(ctx, req, e, p)
+	return req.era.callTool(ctx, req, e, p, params.Task)
 }
 
 // runToolCall runs a tool call whose params have been checked.

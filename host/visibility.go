@@ -55,7 +55,7 @@ func (v view) sees(p *Plugin) bool {
 // view returns what the request sees: the plugins of its session's
 // endpoint whose scopes its token holds.
 func (r *request) view() view {
-	return view{endpoint: r.sess.endpoint, scopes: r.sess.srv.scopes(r.ctx)}
+	return view{endpoint: r.conn.endpoint, scopes: r.srv.scopes(r.ctx)}
 }
 
 // viewOf returns what the HTTP request r sees, before it is served: the

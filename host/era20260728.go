@@ -2,9 +2,13 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // The 2026-07-28 era is stateless: a request carries its protocol version
@@ -42,9 +46,10 @@ var modernMethods = map[string]method{
 	"tasks/cancel": handle(handleCancelModernTask),
 }
 
-// modern is what a 2026-07-28 request declares in its _meta.
-type modern struct {
-	version string
+// era20260728 serves a 2026-07-28 request, at what it declares in its
+// _meta.
+type era20260728 struct {
+	ver     string
 	caps    clientCapabilities
 	capsRaw json.RawMessage // caps as the request sent them
 	// logLevel is the least severe level of the log messages the request
@@ -80,22 +85,22 @@ func isModern(m *message) bool {
 // readModern reads and checks the per-request _meta of a modern request:
 // a missing or malformed required field and an unknown log level are
 // invalid params; a version not served per request is -32022.
-func readModern(params json.RawMessage) (*modern, *RPCError) {
+func readModern(params json.RawMessage) (*era20260728, *RPCError) {
 	var p requestMeta
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	var era modern
+	var era era20260728
 	raw, ok := p.Meta[metaProtocolVersion]
 	if !ok {
 		return nil, missingMeta(metaProtocolVersion)
 	}
-	if json.Unmarshal(raw, &era.version) != nil || era.version == "" {
+	if json.Unmarshal(raw, &era.ver) != nil || era.ver == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: _meta[%q] must be a protocol version string", metaProtocolVersion)
 	}
-	if !slices.Contains(modernVersions, era.version) {
-		data, _ := json.Marshal(map[string]any{"supported": modernVersions, "requested": era.version})
-		e := rpcErrorf(CodeUnsupportedProtocolVersion, "unsupported protocol version %q: requests carrying their version in _meta are served at %s", era.version, strings.Join(modernVersions, ", "))
+	if !slices.Contains(modernVersions, era.ver) {
+		data, _ := json.Marshal(map[string]any{"supported": modernVersions, "requested": era.ver})
+		e := rpcErrorf(CodeUnsupportedProtocolVersion, "unsupported protocol version %q: requests carrying their version in _meta are served at %s", era.ver, strings.Join(modernVersions, ", "))
 		e.Data = data
 		return nil, e
 	}
@@ -141,11 +146,11 @@ func modernMethod(name string) (method, *RPCError) {
 // the ones that are never wrong, stale at once (ttlMs 0) and private.
 var cacheableMethods = []string{methodDiscover, "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
-// modernResponse encodes the response to a modern request of a method: a
+// modernResponse encodes the response to a 2026-07-28 request of a method: a
 // result gains resultType "complete" (unless it says otherwise), the
 // server's identity in _meta and, when cacheable, caching hints; "resource
 // not found" is invalid params, as 2026-07-28 has it.
-func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcErr *RPCError) []byte {
+func (s *Server) modernResponse(method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte {
 	if rpcErr != nil {
 		if rpcErr.Code == CodeResourceNotFound {
 			e := *rpcErr
@@ -154,9 +159,8 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 		}
 		return encodeResponse(id, nil, rpcErr)
 	}
-	var hints cacheHints
-	if h, ok := res.(hintedResult); ok {
-		res, hints = h.result, h.hints
+	if hints == nil {
+		hints = &cacheHints{}
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
@@ -182,29 +186,95 @@ func (s *Server) modernResponse(method string, id json.RawMessage, res any, rpcE
 	return encodeResponse(id, fields, nil)
 }
 
-// lacks returns the error a host function gives a plugin that needs a
-// client capability the client did not declare, at the path (such as
-// "sampling", "tools"). A 2026-07-28 request is then answered with
-// MissingRequiredClientCapability (-32021) naming it.
-func (r *request) lacks(why string, path ...string) error {
-	if r.era != nil {
-		r.mu.Lock()
-		if r.lacking == nil {
-			r.lacking = map[string]any{}
-		}
-		m := r.lacking
-		for _, key := range path {
-			next, ok := m[key].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[key] = next
-			}
-			m = next
-		}
-		r.mu.Unlock()
+func (e *era20260728) version() string                  { return e.ver }
+func (e *era20260728) capabilities() clientCapabilities { return e.caps }
+func (e *era20260728) rawCapabilities() json.RawMessage { return e.capsRaw }
+
+// wantsLog reports whether the request takes log messages of lvl: none
+// unless its _meta names a level.
+func (e *era20260728) wantsLog(lvl logLevel) bool { return e.logs && lvl >= e.logLevel }
+
+func (e *era20260728) method(name string) (method, *RPCError) { return modernMethod(name) }
+
+// awaitStartup waits as initialize would for the plugins loading at
+// start-up, as no initialize did. Discovery does not (handleDiscover).
+func (e *era20260728) awaitStartup(ctx context.Context, r *request) {
+	if r.method != methodDiscover {
+		r.srv.awaitStartup(ctx)
 	}
+}
+
+// openRound opens the input round of a method that may be answered
+// input_required.
+func (e *era20260728) openRound(ctx context.Context, s *Server, method string, p params) (*inputRound, *RPCError) {
+	rp, ok := p.(retryable)
+	if !ok || !isMRTRMethod(method) {
+		return nil, nil
+	}
+	return s.openRound(ctx, method, rp)
+}
+
+// ask answers a plugin's question from the retry the client sent with its
+// answers, or ends the request input_required (mrtr.go); a method that
+// cannot be answered so cannot ask.
+func (e *era20260728) ask(_ context.Context, r *request, key, method string, params any) (json.RawMessage, error) {
+	if r.input == nil {
+		return nil, errClientCannot{method + " during " + r.method + ": in protocol " + e.ver + " only " + fmt.Sprint(mrtrMethods) + " may ask the client (input_required)"}
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if key == "" {
+		key = r.input.autoKey(method)
+	}
+	return r.input.answer(key, method, raw)
+}
+
+// lacks refuses the host function and records the capability at path
+// ("sampling", "tools"…): the request is then answered with
+// MissingRequiredClientCapability (-32021) naming it.
+func (e *era20260728) lacks(r *request, why string, path []string) error {
+	r.mu.Lock()
+	if r.lacking == nil {
+		r.lacking = map[string]any{}
+	}
+	m := r.lacking
+	for _, key := range path {
+		next, ok := m[key].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[key] = next
+		}
+		m = next
+	}
+	r.mu.Unlock()
 	return errClientCannot{why}
 }
+
+// unmet records what the request lacks, for its -32021 error.
+func (e *era20260728) unmet(r *request, kind, name string, lack map[string]any) error {
+	r.mu.Lock()
+	r.lacking = mergeCaps(r.lacking, lack)
+	r.mu.Unlock()
+	return errClientCannot{kind + " " + name + " needs client capabilities the request did not declare"}
+}
+
+// callTool runs the call, which becomes a task of the tasks extension
+// when it outlives TaskAfter (task20260728.go); task params are ignored.
+func (e *era20260728) callTool(_ context.Context, r *request, t *toolEntry, p abi.CallToolParams, _ *taskParams) (any, error) {
+	return callToolModern(r, t, p)
+}
+
+// encode writes the response with the 2026-07-28 result fields.
+func (e *era20260728) encode(s *Server, method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte {
+	return s.modernResponse(method, id, res, hints, rpcErr)
+}
+
+// lacks returns the error a host function gives a plugin that needs a
+// client capability the client did not declare, at the path (such as
+// "sampling", "tools").
+func (r *request) lacks(why string, path ...string) error { return r.era.lacks(r, why, path) }
 
 // missingCapabilities is the -32021 error of a 2026-07-28 request whose
 // plugin needed client capabilities it did not declare, or nil.
