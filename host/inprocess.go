@@ -110,7 +110,7 @@ func (c *InProcessClient) Request(ctx context.Context, method string, params any
 	select {
 	case m := <-ch:
 		if m.Error != nil {
-			return nil, m.Error
+			return nil, (*RPCError)(m.Error)
 		}
 		return m.Result, nil
 	case <-ctx.Done():

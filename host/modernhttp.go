@@ -44,7 +44,7 @@ var namedMethods = map[string]string{
 // reports false, having written nothing, for any other body.
 func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	m, rpcErr := decodeMessage(body)
-	if rpcErr != nil || m.isNotification() || m.isResponse() {
+	if rpcErr != nil || m.IsNotification() || m.IsResponse() {
 		return false
 	}
 	if !isModern(m) && !slices.Contains(modernVersions, r.Header.Get(headerVersion)) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // Outbound delivers messages from the server to a client.
@@ -82,7 +84,7 @@ func (sess *Session) handleOne(ctx context.Context, raw []byte, reply Outbound, 
 		if m != nil {
 			id = m.ID
 		}
-		if m == nil || !m.isNotification() {
+		if m == nil || !m.IsNotification() {
 			_ = reply.Send(encodeResponse(id, nil, rpcErr))
 		}
 		return
@@ -153,7 +155,7 @@ type batchCollector struct {
 }
 
 func (b *batchCollector) Send(msg []byte) error {
-	id, ok := responseID(msg)
+	id, ok := jsonrpc.ResponseID(msg)
 	if !ok {
 		return b.out.Send(msg)
 	}
@@ -181,10 +183,10 @@ func (b *batchCollector) encode() []byte {
 // once, or nil when there is none or the request runs asynchronously.
 func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, batch *sync.WaitGroup) []byte {
 	switch {
-	case m.isResponse():
+	case m.IsResponse():
 		sess.deliver(m)
 		return nil
-	case m.isNotification():
+	case m.IsNotification():
 		sess.handleNotification(m)
 		return nil
 	case isModern(m):

@@ -255,7 +255,7 @@ func classifyBody(body []byte, version string) (postKind, *RPCError) {
 		switch {
 		case rpcErr != nil:
 			return postKind{}, rpcErr
-		case m.isNotification() || m.isResponse():
+		case m.IsNotification() || m.IsResponse():
 			continue
 		case m.Method == "initialize" && len(items) > 1:
 			return postKind{}, rpcErrorf(CodeInvalidRequest, "invalid request: initialize must not be batched")
