@@ -132,13 +132,13 @@ func lines(src []byte) int {
 
 // sources returns the package's parsed non-test files.
 func (p *Package) sources() []*File {
-	var fs []*File
+	var src []*File
 	for _, f := range p.Files {
 		if !f.Test {
-			fs = append(fs, f)
+			src = append(src, f)
 		}
 	}
-	return fs
+	return src
 }
 
 // Public reports whether p is part of the repository's public API: a
