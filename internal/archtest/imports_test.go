@@ -62,7 +62,7 @@ var boundaries = []boundary{
 	{pkg: module + "/host", only: []string{
 		module + "/abi", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
-	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/internal/cli"},
+	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
 	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
 		why: "the JavaScript engine is a plugin module and its loader"},
@@ -70,7 +70,7 @@ var boundaries = []boundary{
 		why: "config reads mcphost.toml; it validates limits through the sandbox only"},
 	{pkg: module + "/auth", forbidden: []string{module + "/host", module + "/pluginhost"},
 		why: "auth checks HTTP credentials; the engine learns the subject through host.Options.Subject"},
-	{pkg: module + "/pluginhost", forbidden: []string{module + "/internal/cli", module + "/internal/devtool", "github.com/spf13/cobra"},
+	{pkg: module + "/pluginhost", forbidden: []string{module + "/cmd", "github.com/spf13/cobra"},
 		why: "plugin loading is a library, not a command"},
 }
 
