@@ -19,20 +19,27 @@ const module = "github.com/mcphost/mcphost"
 // to run go list in (the module that holds pkg).
 func deps(t *testing.T, dir, pkg string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
+	out := goList(t, dir, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg)
 	var all []string
-	for _, line := range strings.Fields(string(out)) {
+	for _, line := range strings.Fields(out) {
 		if line != pkg {
 			all = append(all, line)
 		}
 	}
 	return all
+}
+
+// goList runs go list with args in dir and returns its output.
+func goList(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
 }
 
 // root is the repository's root directory.
@@ -89,6 +96,29 @@ func TestPackageBoundaries(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoCodeReachesATestRig checks that no package outside
+// internal/testrig reaches one of its packages through its non-test
+// imports: the rigs (helpers, test plugins, the end-to-end suite) are for
+// tests only, and a binary or library never carries them.
+func TestNoCodeReachesATestRig(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	rig := module + "/internal/testrig"
+	out := goList(t, root(t), "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...")
+	for line := range strings.Lines(out) {
+		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if hasAnyPrefix(pkg, []string{rig}) {
+			continue
+		}
+		for _, dep := range strings.Fields(deps) {
+			if hasAnyPrefix(dep, []string{rig}) {
+				t.Errorf("%s reaches %s, a test rig", pkg, dep)
+			}
+		}
 	}
 }
 
