@@ -1,7 +1,7 @@
 # mcphost serving the example plugins, in an image: built in one stage
 # exactly as `make serve` builds them, run in another, small one as a user
 # that is not root. The README's "Run it in a container" shows its use;
-# internal/packaging checks it against the Makefile.
+# internal/testrig/packaging checks it against the Makefile.
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t mcphost .
 #   docker run -i --rm mcphost        # MCP over stdio, the example plugins

@@ -40,7 +40,7 @@ endef
 # TinyGo; internal/tinygo holds the target): the default scheduler, none,
 # and asyncify, for plugins that start goroutines. make test runs the
 # examples' and the conformance plugin's tests on each
-# (MCPHOST_PLUGIN_TOOLCHAIN, internal/plugintest).
+# (MCPHOST_PLUGIN_TOOLCHAIN, internal/testrig/plugintest).
 TINYGO_VARIANTS := tinygo-none tinygo
 
 # Plugins are reactor modules: -buildmode=c-shared gives them the
@@ -92,7 +92,7 @@ check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(WASM_ENV) $(GO) vet ./plugins/... ./internal/testplugins/... $(TESTDATA_PLUGINS:%=./%)
+	$(WASM_ENV) $(GO) vet ./plugins/... ./internal/testrig/testplugins/... $(TESTDATA_PLUGINS:%=./%)
 	$(foreach m,$(MODULES),$(GO) -C $(m) vet ./...$(newline)$(WASM_ENV) $(GO) -C $(m) vet ./...$(newline))
 
 ## examples: build every example plugin, whatever its language, into build/plugins (<name>.wasm, or <name>.js); create build/notes, the notes example's store

@@ -26,7 +26,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 const (

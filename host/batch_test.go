@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 // TestStdioWritesBatchReplyBeforeReturning checks that when stdin ends

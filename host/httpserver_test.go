@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 // httpHarness is an httptest server of an HTTPHandler.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 // catalogNames builds the catalog of plugins and returns its tool and

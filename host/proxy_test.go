@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/syncbuf"
-	"github.com/mcphost/mcphost/internal/testenv"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
 
 // The per-client limits behind reverse proxies: X-Forwarded-For names the

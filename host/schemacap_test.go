@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 // TestSchemaBombsAreLeftOut: a tool whose inputSchema nests deeper than

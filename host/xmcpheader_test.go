@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
 // A tool whose x-mcp-header annotations break the rules of 2026-07-28 is

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // TestGetKeyringSecretFromTheOSKeyring reads get_keyring_secret's entries

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // TestCompileBombsAreRefused loads modules that would cost wazero seconds

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/sandbox"
 )
 

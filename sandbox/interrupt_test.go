@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )

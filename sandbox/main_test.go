@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
-	"github.com/mcphost/mcphost/internal/syncbuf"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/tetratelabs/wazero"
 )
 

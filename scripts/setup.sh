@@ -18,14 +18,14 @@ fi
 go mod download
 
 # The TypeScript SDK clients (v1 and v2) and the Inspector CLI the interop
-# tests drive (internal/e2e/testdata/tsclient), with npm, Debian's when
+# tests drive (internal/testrig/e2e/testdata/tsclient), with npm, Debian's when
 # there is none (scripts/node.sh). The conformance suite installs its own
 # Node 22 the same way (scripts/conformance.sh).
 . scripts/apt.sh
 . scripts/node.sh
-tsclient=internal/e2e/testdata/tsclient
+tsclient=internal/testrig/e2e/testdata/tsclient
 rc=0
-need_npm "the TypeScript SDK interop tests (internal/e2e/testdata/tsclient)" || rc=$?
+need_npm "the TypeScript SDK interop tests (internal/testrig/e2e/testdata/tsclient)" || rc=$?
 if [ "$rc" -eq 0 ]; then
   if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
     [ ! -f "$tsclient/node_modules/@modelcontextprotocol/client/package.json" ] ||

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/mcphost/mcphost/internal/cli"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -19,20 +19,27 @@ const module = "github.com/mcphost/mcphost"
 // to run go list in (the module that holds pkg).
 func deps(t *testing.T, dir, pkg string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
+	out := goList(t, dir, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg)
 	var all []string
-	for _, line := range strings.Fields(string(out)) {
+	for _, line := range strings.Fields(out) {
 		if line != pkg {
 			all = append(all, line)
 		}
 	}
 	return all
+}
+
+// goList runs go list with args in dir and returns its output.
+func goList(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
 }
 
 // root is the repository's root directory.
@@ -62,7 +69,7 @@ var boundaries = []boundary{
 	{pkg: module + "/host", only: []string{
 		module + "/abi", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
-	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/internal/cli"},
+	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
 	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
 		why: "the JavaScript engine is a plugin module and its loader"},
@@ -70,7 +77,7 @@ var boundaries = []boundary{
 		why: "config reads mcphost.toml; it validates limits through the sandbox only"},
 	{pkg: module + "/auth", forbidden: []string{module + "/host", module + "/pluginhost"},
 		why: "auth checks HTTP credentials; the engine learns the subject through host.Options.Subject"},
-	{pkg: module + "/pluginhost", forbidden: []string{module + "/internal/cli", module + "/internal/devtool", "github.com/spf13/cobra"},
+	{pkg: module + "/pluginhost", forbidden: []string{module + "/cmd", "github.com/spf13/cobra"},
 		why: "plugin loading is a library, not a command"},
 }
 
@@ -89,6 +96,29 @@ func TestPackageBoundaries(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoCodeReachesATestRig checks that no package outside
+// internal/testrig reaches one of its packages through its non-test
+// imports: the rigs (helpers, test plugins, the end-to-end suite) are for
+// tests only, and a binary or library never carries them.
+func TestNoCodeReachesATestRig(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	rig := module + "/internal/testrig"
+	out := goList(t, root(t), "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./...")
+	for line := range strings.Lines(out) {
+		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if hasAnyPrefix(pkg, []string{rig}) {
+			continue
+		}
+		for _, dep := range strings.Fields(deps) {
+			if hasAnyPrefix(dep, []string{rig}) {
+				t.Errorf("%s reaches %s, a test rig", pkg, dep)
+			}
+		}
 	}
 }
 

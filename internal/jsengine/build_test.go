@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/testenv"
+	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
 
 // TestEngineIsReproducible rebuilds the engine from its pinned source

@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 )

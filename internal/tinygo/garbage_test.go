@@ -6,11 +6,11 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // TestACallsGarbageStaysUnderItsCeiling counts what a small tools/call of
-// a TinyGo plugin (internal/testplugins/garbage, without a scheduler)
+// a TinyGo plugin (internal/testrig/testplugins/garbage, without a scheduler)
 // allocates: every byte is garbage its collector must sweep, and with the
 // tools example's heap a collection comes once every (free heap / garbage
 // per call) calls, each a pause of about ten median calls. Below about 1.7
@@ -21,7 +21,7 @@ import (
 func TestACallsGarbageStaysUnderItsCeiling(t *testing.T) {
 	const maxBytes, maxObjects = 1800, 70
 	plugintest.RequireTinyGo(t)
-	p := plugintest.Load(t, plugintest.BuildWith(t, "internal/testplugins/garbage", plugintest.TinyGoNone), extism.Manifest{}, nil)
+	p := plugintest.Load(t, plugintest.BuildWith(t, "internal/testrig/testplugins/garbage", plugintest.TinyGoNone), extism.Manifest{}, nil)
 	call := func(tool, args string) []byte {
 		in, err := json.Marshal(plugintest.Input(abi.CallToolParams{Name: tool, Arguments: json.RawMessage(args)}, nil))
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // TestGoroutines runs tools that block on goroutines (channels, a mutex, a
@@ -28,7 +28,7 @@ func TestGoroutines(t *testing.T) {
 			if tc != plugintest.Go {
 				plugintest.RequireTinyGo(t)
 			}
-			p := plugintest.Load(t, plugintest.BuildWith(t, "internal/testplugins/goroutines", tc), extism.Manifest{}, nil)
+			p := plugintest.Load(t, plugintest.BuildWith(t, "internal/testrig/testplugins/goroutines", tc), extism.Manifest{}, nil)
 			var sums struct{ Squares, Count int }
 			for range 20 {
 				structured(t, p.CallTool("fanout", `{"n":10}`, nil), &sums)
@@ -70,7 +70,7 @@ func TestNoSchedulerRefusesGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = plugintest.BuildToWith(root, "internal/testplugins/goroutines", filepath.Join(t.TempDir(), "g.wasm"), plugintest.TinyGoNone)
+	err = plugintest.BuildToWith(root, "internal/testrig/testplugins/goroutines", filepath.Join(t.TempDir(), "g.wasm"), plugintest.TinyGoNone)
 	if err == nil || !strings.Contains(err.Error(), "goroutine") {
 		t.Fatalf("building a plugin with go statements with -scheduler=none: %v, want an error about goroutines", err)
 	}

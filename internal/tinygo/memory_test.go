@@ -8,7 +8,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // flatCalls is how many calls TestLinearMemoryStaysFlat makes.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/testenv"
+	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
 
 // fakeTinyGo writes an executable tinygo script into dir/bin that prints

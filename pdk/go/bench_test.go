@@ -13,7 +13,7 @@ import (
 // The call_tool benchmarks run the whole dispatch (input transfer, decoding,
 // validation, the tool, encoding, output transfer) on the fake kernel, with
 // a large text argument or a large text result. The benchmarks of
-// internal/testplugins/pdkbench (in the mcphost module) measure the same in
+// internal/testrig/testplugins/pdkbench (in the mcphost module) measure the same in
 // a WebAssembly plugin through the sandbox.
 
 type benchArgs struct {

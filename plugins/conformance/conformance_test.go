@@ -24,7 +24,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 

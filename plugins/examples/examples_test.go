@@ -14,7 +14,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // The example plugins are built once per test run, with the flags of

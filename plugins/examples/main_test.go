@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // goExamples are the Go examples the tests load.

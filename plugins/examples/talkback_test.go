@@ -12,13 +12,13 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 )
 
 // Tests of the examples that talk back to the client (summarize, notes,
 // jobs), run with the Extism Go SDK and a fake host that answers the host
 // functions with canned replies. The end-to-end tests through a real
-// server and client are in internal/e2e/talkback_test.go.
+// server and client are in internal/testrig/e2e/talkback_test.go.
 
 var talkbackExamples = []string{"summarize", "notes", "jobs"}
 

@@ -1,0 +1,430 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcphost/mcphost/auth"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/certfile"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/clienv"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/diskcache"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
+	"github.com/mcphost/mcphost/sandbox"
+	"github.com/spf13/cobra"
+)
+
+// shutdownGrace is how long requests in flight at stdin EOF may run on.
+const shutdownGrace = 10 * time.Second
+
+type serveFlags struct {
+	plugins   string
+	config    string
+	transport string
+	listen    string // "" unless --listen was given
+	logLevel  string
+	watch     bool
+	// allowPartial serves the plugins that load when one the config
+	// names does not: [server] on_load_error = "skip".
+	allowPartial bool
+
+	version string // mcphost's own, for the server's info
+}
+
+func newServeCommand(version string) *cobra.Command {
+	f := serveFlags{version: version}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP from the plugins in a folder",
+		Long: `Serve loads every plugin in the plugins folder (.wasm modules, and .js files
+run on the embedded JavaScript engine) into its own sandbox and serves the
+union of their tools, prompts, resources and completions over MCP. With
+--watch it follows changes to the folder and the config while serving.
+
+On stdio, stdout carries only MCP messages; logs go to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			// stdout carries MCP messages only: keep it for the transport and
+			// send anything else that would print to stdout to stderr.
+			mcpOut := os.Stdout
+			os.Stdout = os.Stderr
+			return serve(ctx, f, os.Stdin, mcpOut, os.Stderr)
+		},
+	}
+	cmd.Flags().StringVar(&f.plugins, "plugins", defaultPluginsDir, "folder of plugins to load")
+	cmd.Flags().StringVar(&f.config, "config", "", configFlagHelp)
+	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
+	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&f.allowPartial, "allow-partial", false, `serve the plugins that load when one named in the config does not (as [server] on_load_error = "skip"); without it, serve exits naming each`)
+	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
+	return cmd
+}
+
+func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	logger, err := clienv.NewLogger(stderr, f.logLevel)
+	if err != nil {
+		return err
+	}
+	if f.transport != "stdio" && f.transport != "http" {
+		return fmt.Errorf("--transport %q: want stdio or http", f.transport)
+	}
+	cfg, err := clienv.LoadConfig(f.config, f.plugins)
+	if err != nil {
+		return err
+	}
+	logger.Info("config", "file", clienv.Source(cfg))
+	if hint := clienv.UnreadWorkingDirConfig(cfg); hint != "" {
+		logger.Warn(hint)
+	}
+	if f.allowPartial {
+		cfg.Server.OnLoadError = config.OnLoadErrorSkip
+	}
+	var ln net.Listener
+	var authn *auth.Authenticator
+	var tlsConfig *tls.Config
+	if f.transport == "http" {
+		// Listen and read the tokens' settings and the certificate before
+		// loading plugins, so that a taken port, a bad token or a bad
+		// certificate fails before anything is served.
+		if ln, err = listen(cfg, f.listen); err != nil {
+			return err
+		}
+		defer ln.Close()
+		if authn, err = auth.New(cfg.Auth, logger); err != nil {
+			return err
+		}
+		if tlsConfig, err = serverTLS(cfg, logger); err != nil {
+			return err
+		}
+	}
+	cacheDir, err := cfg.CacheDir()
+	if err != nil {
+		return err
+	}
+	out, err := clienv.Egress(cfg, logger)
+	if err != nil {
+		return err
+	}
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir, MemoryBudgetMiB: cfg.Server.MemoryBudgetMiB, Egress: out})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+
+	stateKeys, err := cfg.RequestStateKeys()
+	if err != nil {
+		return err
+	}
+	srv := host.NewServer(host.Options{
+		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
+		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
+		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
+		Instructions: cfg.Server.Instructions,
+		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
+		// The catalog changes while serve runs: plugins loaded late, the
+		// watched folder, the config reloaded on SIGHUP (with or without
+		// --watch).
+		CatalogChanges: true,
+	}, nil)
+	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
+	defer func() {
+		for _, p := range srv.Catalog().Plugins() {
+			_ = p.Close(context.Background())
+		}
+	}()
+	// A plugin the config names that does not load ends the serve with
+	// a startError, unless on_load_error = "skip".
+	ctx, failStart := context.WithCancelCause(ctx)
+	defer failStart(nil)
+	at := "stdin/stdout"
+	if ln != nil {
+		at = cfg.Scheme() + "://" + ln.Addr().String() + "/mcp (Streamable HTTP) and /sse (HTTP+SSE)"
+	}
+	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, at, cacheDir, logger, failStart)
+	stopReloading := startReloading(ctx, reloader, cfg.Path, f.watch, logger)
+	defer func() { // before the plugins close; a reload may wait for the load
+		stopLoading()
+		stopReloading()
+	}()
+	if f.transport == "http" {
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, logger)
+	} else {
+		warnStdioScopes(cfg, logger)
+		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
+	}
+	var failed startError
+	if errors.As(context.Cause(ctx), &failed) {
+		return failed
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// startError ends a serve in which plugins that the config names did not
+// load at start-up.
+type startError struct {
+	notLoaded []pluginhost.NotLoaded
+	config    string
+}
+
+func (e startError) Error() string {
+	names := make([]string, len(e.notLoaded))
+	for i, n := range e.notLoaded {
+		names[i] = n.Name
+	}
+	return fmt.Sprintf("%d plugin(s) named in %s did not load: %s (each is logged with why; set [server] on_load_error = %q or pass --allow-partial to serve the rest)",
+		len(names), e.config, strings.Join(names, ", "), config.OnLoadErrorSkip)
+}
+
+// loadInBackground loads the plugins of reloader's folder into srv while
+// the transport already serves (pluginhost.Reloader.Load publishes each as
+// it is ready, and has srv's initialize wait for them as startup_wait
+// says). It logs the serving line once every plugin is loaded or failed,
+// or when startup_wait has passed: the transport and where it answers
+// (at), what is served, the plugins still loading or failed; and a last
+// line when those are done. When a plugin that cfg names did not
+// load, it calls failStart with a startError, unless cfg's on_load_error
+// is "skip". The returned function stops the load and waits for it.
+func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, cfg *config.Config,
+	transport, at, cacheDir string, logger *slog.Logger, failStart func(error)) (stop func()) {
+	startupWait := cfg.Server.StartupWait
+	started := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	loaded := make(chan pluginhost.LoadResult, 1)
+	wait := reloader.StartLoad(ctx) // before the transport serves: initialize waits for it
+	go func() {
+		defer close(loaded)
+		loaded <- wait()
+	}()
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		timer := time.NewTimer(startupWait)
+		defer timer.Stop()
+		var res pluginhost.LoadResult
+		var ok bool
+		select {
+		case res, ok = <-loaded:
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		_, states := reloader.Status()
+		size := srv.Catalog().Size()
+		logger.Info("serving", "transport", transport, "at", at, "plugins", size.Plugins, "tools", size.Tools,
+			"prompts", size.Prompts, "resources", size.Resources, "templates", size.Templates,
+			"loading", namesIn(states, pluginhost.StateLoading), "failed", namesIn(states, pluginhost.StateFailed),
+			"startup", time.Since(started).Round(time.Millisecond), "cache", cacheDir)
+		if !ok {
+			if res, ok = <-loaded; !ok {
+				return
+			}
+			_, states = reloader.Status()
+			logger.Info("plugins loaded", "plugins", len(res.Plugins), "failed", namesIn(states, pluginhost.StateFailed),
+				"took", time.Since(started).Round(time.Millisecond))
+		}
+		if len(res.Plugins) == 0 {
+			logger.Warn("no plugins loaded", "folder", reloader.Dir())
+		}
+		notLoaded := pluginhost.NamedNotLoaded(cfg, reloader.Dir(), res)
+		skip := cfg.Server.OnLoadError == config.OnLoadErrorSkip
+		for _, n := range notLoaded {
+			if _, failed := res.Failed[n.Name]; failed {
+				continue // the reloader logged it as it failed
+			}
+			if skip {
+				logger.Warn("plugin not loaded", "plugin", n.Name, "err", n.Err, "on_load_error", config.OnLoadErrorSkip)
+			} else {
+				logger.Error("plugin not loaded", "plugin", n.Name, "err", n.Err)
+			}
+		}
+		if len(notLoaded) > 0 && !skip {
+			failStart(startError{notLoaded: notLoaded, config: cmp.Or(cfg.Path, "the default config")})
+			return
+		}
+		pruneCache(cacheDir, cfg.Server.CacheMaxMiB, logger)
+	}()
+	return func() {
+		cancel()
+		<-reported
+		for range loaded {
+		}
+	}
+}
+
+// pruneCache keeps the compilation cache in dir ("" for none) within
+// maxMiB, removing the least recently used entries, which serve has
+// just not used.
+func pruneCache(dir string, maxMiB int, logger *slog.Logger) {
+	if dir == "" {
+		return
+	}
+	removed, err := diskcache.Prune(dir, int64(maxMiB)<<20)
+	if err != nil {
+		logger.Warn("pruning the compilation cache", "dir", dir, "err", err)
+	}
+	if len(removed) > 0 {
+		logger.Info("compilation cache pruned", "dir", dir, "removed", len(removed), "bytes", diskcache.Total(removed), "cache_max_mib", maxMiB)
+	}
+}
+
+// namesIn returns the plugin names in state, in order, joined by commas.
+func namesIn(states map[string]string, state string) string {
+	var names []string
+	for name, s := range states {
+		if s == state {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// readiness answers GET /readyz: 200 once the plugins loaded at start-up
+// have all loaded or failed, 503 while some still load, with the number
+// of plugins in each state as JSON: {"ready": bool, "plugins": {"ready":
+// 3, "failed": 1}}. It answers without authentication, so it names no
+// plugin: the log does, for the operator.
+func readiness(reloader *pluginhost.Reloader) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		done, states := reloader.Status()
+		counts := map[string]int{}
+		for _, state := range states {
+			counts[state]++
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if !done {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(struct {
+			Ready   bool           `json:"ready"`
+			Plugins map[string]int `json:"plugins"`
+		}{done, counts})
+	})
+}
+
+// liveness answers GET /livez: 200 whenever the process serves HTTP at
+// all, whatever its plugins do, for a liveness probe, which restarts a
+// server that stops answering (SECURITY.md, "When the server stalls").
+func liveness() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+}
+
+// listen opens the HTTP listener on --listen or [http] listen, and makes
+// the config's address-derived defaults (the auth resource) follow the
+// address really bound, e.g. for port 0.
+func listen(cfg *config.Config, flagAddr string) (net.Listener, error) {
+	if flagAddr != "" {
+		if err := cfg.SetListen(flagAddr); err != nil {
+			return nil, fmt.Errorf("--listen: %w", err)
+		}
+	}
+	if err := cfg.CheckExposure(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.SetListen(ln.Addr().String()); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serverTLS returns the TLS configuration [server.tls] sets, nil for
+// plain HTTP.
+func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
+	if cfg.Server.TLS.Cert == "" {
+		return nil, nil
+	}
+	files, err := certfile.Load(cfg.Server.TLS.Cert, cfg.Server.TLS.Key, logger)
+	if err != nil {
+		return nil, err
+	}
+	return files.TLSConfig(), nil
+}
+
+// serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
+// over TLS with tlsConfig unless it is nil, behind authn, the authorization
+// [auth] configures, and the readiness of the plugins (/readyz) and the
+// liveness of the process (/livez), which need none.
+func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
+	cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
+	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness()}
+	for _, p := range authn.MetadataPaths() {
+		public[p] = authn.MetadataHandler()
+	}
+	logger.Info("listening", "url", cfg.Scheme()+"://"+ln.Addr().String()+"/mcp", "auth", cfg.Auth.Mode)
+	return srv.ServeHTTP(ctx, ln, host.HTTPOptions{
+		TLS:                tlsConfig,
+		AllowedHosts:       cfg.HTTP.AllowedHosts,
+		AllowedOrigins:     cfg.HTTP.AllowedOrigins,
+		SessionIdleTimeout: cfg.HTTP.SessionIdleTimeout,
+		MaxSessions:        cfg.HTTP.MaxSessions,
+		InitTimeout:        cfg.HTTP.InitTimeout,
+
+		MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
+		MaxBodyBytes:         int64(cfg.HTTP.MaxBodyBytes),
+		Middleware:           authn.Middleware,
+		Public:               public,
+
+		MaxBodyBytesInFlight:          int64(cfg.HTTP.MaxBodyBytesInFlight),
+		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),
+		MaxConnections:                cfg.HTTP.MaxConnections,
+		MaxConnectionsPerClient:       cfg.HTTP.MaxConnectionsPerClient,
+		TrustedProxies:                cfg.HTTP.TrustedProxies,
+		MaxBatchResponseBytes:         int64(cfg.HTTP.MaxBatchResponseBytes),
+		Endpoints:                     endpoints(cfg, logger),
+		// A JWT's sub names a user; the static token's "bearer" names
+		// whoever holds it, so its clients are counted by address.
+		SubjectsAreUsers: cfg.Auth.Mode == config.AuthJWT,
+	})
+}
+
+// endpoints returns the [[endpoints]] of cfg, logging where each serves.
+func endpoints(cfg *config.Config, logger *slog.Logger) []host.Endpoint {
+	out := make([]host.Endpoint, len(cfg.Endpoints))
+	for i, e := range cfg.Endpoints {
+		out[i] = host.Endpoint{Path: e.Path, Plugins: e.Plugins}
+		logger.Info("endpoint", "path", e.Path, "plugins", strings.Join(e.Plugins, ","))
+	}
+	return out
+}
+
+// warnStdioScopes warns of each plugin whose table requires scopes: stdio
+// has no token, so over stdio they are served to nobody.
+func warnStdioScopes(cfg *config.Config, logger *slog.Logger) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		if pc := cfg.Plugins[name]; len(pc.RequireScopes) > 0 && !pc.Disabled {
+			logger.Warn("plugin not served over stdio: it requires scopes, and stdio has no token (serve it with --transport http)",
+				"plugin", name, "require_scopes", strings.Join(pc.RequireScopes, ","))
+		}
+	}
+}

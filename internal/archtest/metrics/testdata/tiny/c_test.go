@@ -1,0 +1,3 @@
+package tiny
+
+func useAll() { Alpha(""); beta() }

@@ -1,0 +1,5 @@
+//go:build windows
+
+package tiny
+
+func beta() int { return Alpha("") }

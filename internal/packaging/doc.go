@@ -1,4 +1,0 @@
-// Package packaging holds the tests of what ships mcphost beside its
-// source: server.json, the MCP Registry's entry, and the Dockerfile. They
-// read the files at the repository's root, two folders up.
-package packaging

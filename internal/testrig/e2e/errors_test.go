@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// documentedErrors reads the table of docs/errors.md: each error's name
+// and its example, as a client sees it.
+func documentedErrors(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := plugintest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "docs", "errors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cells := strings.Split(sc.Text(), "|")
+		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[2]), "`") {
+			continue
+		}
+		rows[strings.TrimSpace(cells[1])] = strings.Trim(strings.TrimSpace(cells[2]), "`")
+	}
+	return rows
+}
+
+// matches reports whether got is example, whole, each "…" in example
+// standing for any text.
+func matches(got, example string) bool {
+	parts := strings.Split(example, "…")
+	for i, part := range parts {
+		parts[i] = regexp.QuoteMeta(part)
+	}
+	return regexp.MustCompile(`(?s)^` + strings.Join(parts, ".*") + `$`).MatchString(got)
+}
+
+// TestErrorsAsDocumented runs each row of docs/errors.md against a real
+// server and checks that the client sees the documented message.
+func TestErrorsAsDocumented(t *testing.T) {
+	hostile, err := os.ReadFile(plugintest.Build(t, "internal/testrig/testplugins/hostile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attacker, err := os.ReadFile(plugintest.Build(t, "internal/testrig/testplugins/attacker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, `
+[plugins.attacker]
+breaker_failures = 0
+allowed_hosts = ["localhost:1"]
+[plugins.hostile]
+memory_mib = 32
+timeout = "2s"
+max_output_bytes = 65536
+breaker_failures = 0
+[plugins.flaky]
+breaker_failures = 2
+breaker_backoff = "1m"
+[plugins.limited]
+calls_per_second = 1
+[plugins.worker]
+timeout = "3s"
+max_instances = 1
+max_queue = 0
+`)
+	for name, wasm := range map[string][]byte{"attacker": attacker, "hostile": hostile, "flaky": hostile, "limited": attacker, "worker": attacker} {
+		writePlugin(t, f, name+".wasm", wasm)
+	}
+	srv := f.start(t)
+	cs := srv.session(t, nil)
+	ctx := ctxT(t)
+	call := func(tool string, args map[string]any) string {
+		got, isErr, err := hostileCall(ctx, cs, tool, args)
+		var rpcErr *sdkjsonrpc.Error // a JSON-RPC error: the client sees its message
+		switch {
+		case errors.As(err, &rpcErr):
+			return rpcErr.Message
+		case err != nil:
+			return err.Error()
+		}
+		if !isErr {
+			t.Errorf("%s answered %q, not an error", tool, got)
+		}
+		return got
+	}
+	scenarios := map[string]func() string{
+		"out of memory":                        func() string { return call("hog", nil) },
+		"timeout":                              func() string { return call("spin", nil) },
+		"output too large":                     func() string { return call("flood", map[string]any{"bytes": 1 << 20}) },
+		"crash":                                func() string { return call("crash", nil) },
+		"trap with the plugin's panic message": func() string { return call("panic", nil) },
+		"queue full": func() string {
+			var held sync.WaitGroup
+			held.Go(func() { call("worker_hold", nil) })
+			defer held.Wait()
+			time.Sleep(500 * time.Millisecond)
+			return call("worker_ok", nil)
+		},
+		"rate limited": func() string {
+			for range 5 {
+				if got, isErr, err := hostileCall(ctx, cs, "limited_ok", nil); err == nil && isErr {
+					return got
+				}
+			}
+			return "never limited"
+		},
+		"breaker open": func() string {
+			call("flaky_crash", nil)
+			call("flaky_crash", nil)
+			return call("flaky_ok", nil)
+		},
+		"denied egress: host not granted": func() string { return call("fetch", map[string]any{"url": "http://example.com/"}) },
+		"denied egress: loopback address": func() string { return call("fetch", map[string]any{"url": "http://localhost:1/"}) },
+		"host function not granted":       func() string { return call("roots", nil) },
+		"denied file access":              func() string { return call("read", map[string]any{"path": "/etc/passwd"}) },
+		"denied config value":             func() string { return call("leak", map[string]any{"key": "HOME"}) },
+		"denied env access":               func() string { return call("getenv", map[string]any{"key": "HOME"}) },
+		"unknown tool":                    func() string { return call("nope", nil) },
+	}
+	rows := documentedErrors(t)
+	for name := range scenarios {
+		if _, ok := rows[name]; !ok {
+			t.Errorf("docs/errors.md has no row %q", name)
+		}
+	}
+	for name, example := range rows {
+		t.Run(name, func(t *testing.T) {
+			run, ok := scenarios[name]
+			if !ok {
+				t.Fatalf("no scenario for the documented error %q", name)
+			}
+			if got := run(); !matches(got, example) {
+				t.Errorf("the client saw\n  %s\ndocs/errors.md says\n  %s", got, example)
+			}
+		})
+	}
+}

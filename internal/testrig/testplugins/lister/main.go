@@ -1,0 +1,63 @@
+//go:build wasip1
+
+// Command lister is a test plugin whose list_tools is as large or as slow
+// as its config says: config "pages" pages of "per_page" tools each, every
+// page after "delay_ms" milliseconds of sleep. Loaded under two names, it
+// is the list bomb and the slow list of the start-up tests in
+// internal/testrig/e2e. It is written with the Extism Go PDK, as a third-party
+// plugin would be.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	pdk "github.com/extism/go-pdk"
+)
+
+func main() {}
+
+// setting returns the config value key as a number, def when it is unset.
+func setting(key string, def int) int {
+	if v, ok := pdk.GetConfig(key); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+//go:wasmexport list_tools
+func listTools() int32 {
+	var in struct {
+		Request *struct {
+			Cursor string `json:"cursor"`
+		} `json:"request"`
+	}
+	_ = json.Unmarshal(pdk.Input(), &in)
+	page := 0
+	if in.Request != nil {
+		page, _ = strconv.Atoi(in.Request.Cursor)
+	}
+	time.Sleep(time.Duration(setting("delay_ms", 0)) * time.Millisecond)
+	perPage := setting("per_page", 1)
+	tools := make([]string, perPage)
+	for i := range tools {
+		tools[i] = fmt.Sprintf(`{"name":"t%d_%d","inputSchema":{"type":"object"}}`, page, i)
+	}
+	next := ""
+	if page+1 < setting("pages", 1) {
+		next = fmt.Sprintf(`,"nextCursor":"%d"`, page+1)
+	}
+	pdk.OutputString(`{"tools":[` + strings.Join(tools, ",") + `]` + next + `}`)
+	return 0
+}
+
+//go:wasmexport call_tool
+func callTool() int32 {
+	pdk.OutputString(`{"content":[{"type":"text","text":"listed"}]}`)
+	return 0
+}

@@ -1,0 +1,10 @@
+//go:build wasip1
+
+// Command b is variant b of the hot-swap test plugin (see package variant).
+package main
+
+import "github.com/mcphost/mcphost/internal/testrig/testplugins/swap/variant"
+
+func main() {}
+
+func init() { variant.Register("b") }
