@@ -53,7 +53,7 @@ type toolEntry struct {
 	original     string   // the plugin's own name
 	inputSchema  *schema
 	outputSchema *schema
-	headerParams []headerParam // marked x-mcp-header (xmcpheader.go)
+	headerParams []HeaderParam // marked x-mcp-header (xmcpheader.go)
 }
 
 type promptEntry struct {

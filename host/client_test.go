@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/pluginfake"
 )
 
 // hostFn returns the implementation of a granted host function.
@@ -23,21 +24,7 @@ func hostFn(t *testing.T, name string) func(context.Context, []byte) ([]byte, er
 // callerPlugin has one tool that calls a host function with the tool's
 // arguments as input and returns what it answered (or its error) as text.
 func callerPlugin(fn func(context.Context, []byte) ([]byte, error)) *Plugin {
-	return NewPlugin("p", "", fakeRuntime{
-		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
-		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
-			var input struct {
-				Request abi.CallToolParams `json:"request"`
-			}
-			_ = json.Unmarshal(in, &input)
-			out, err := fn(ctx, input.Request.Arguments)
-			text := string(out)
-			if err != nil {
-				text = "error: " + err.Error()
-			}
-			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}})
-		},
-	})
+	return NewPlugin("p", "", pluginfake.Caller(fn))
 }
 
 func initWithCaps(t *testing.T, h *harness, version string, caps string) {

@@ -8,17 +8,12 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/pluginfake"
 )
 
 // modernMeta is the per-request _meta of a 2026-07-28 request with these
 // client capabilities and, unless "", this log level.
-func modernMeta(caps, level string) string {
-	m := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
-	if level != "" {
-		m += `,"io.modelcontextprotocol/logLevel":"` + level + `"`
-	}
-	return m + "}"
-}
+var modernMeta = pluginfake.Meta20260728
 
 // A plugin asking the client for something the 2026-07-28 request did not
 // declare it can do makes the whole request -32021, naming the missing

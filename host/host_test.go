@@ -12,25 +12,15 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/pluginfake"
+	"github.com/mcphost/mcphost/internal/testrig/rpctest"
 )
 
 // fakeRuntime is a plugin runtime made of Go functions, one per export.
-type fakeRuntime map[string]func(ctx context.Context, in []byte) ([]byte, error)
+// fakeRuntime, returns: plugin runtimes of Go functions.
+type fakeRuntime = pluginfake.Runtime
 
-func (f fakeRuntime) Call(ctx context.Context, export string, in []byte) ([]byte, error) {
-	fn, ok := f[export]
-	if !ok {
-		return nil, &CallError{Reason: "no such plugin export", Message: "no such export"}
-	}
-	return fn(ctx, in)
-}
-func (f fakeRuntime) HasExport(name string) bool  { _, ok := f[name]; return ok }
-func (f fakeRuntime) Close(context.Context) error { return nil }
-
-// returns makes an export that always answers v as JSON.
-func returns(v any) func(context.Context, []byte) ([]byte, error) {
-	return func(context.Context, []byte) ([]byte, error) { return json.Marshal(v) }
-}
+var returns = pluginfake.Returns
 
 // recorder is an Outbound that keeps every message it is sent.
 type recorder struct {
@@ -113,37 +103,18 @@ func (h *harness) init(t *testing.T, version string) map[string]any {
 	return res
 }
 
-func errCode(t *testing.T, m map[string]any) int {
-	t.Helper()
-	e, ok := m["error"].(map[string]any)
-	if !ok {
-		t.Fatalf("expected an error response, got %v", m)
-	}
-	return int(e["code"].(float64))
-}
+// errCode, result: the error code and the result of a response.
+var (
+	errCode = rpctest.ErrCode
+	result  = rpctest.Result
+)
 
-func result(t *testing.T, m map[string]any) map[string]any {
-	t.Helper()
-	r, ok := m["result"].(map[string]any)
-	if !ok {
-		t.Fatalf("expected a result, got %v", m)
-	}
-	return r
-}
+var objectSchema = pluginfake.NSchema
 
-var objectSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+var echoTool = abi.Tool{Name: "echo", InputSchema: objectSchema}
 
 func toolsPlugin(name string, tools ...abi.Tool) *Plugin {
-	return NewPlugin(name, "", fakeRuntime{
-		abi.ExportListTools: returns(abi.ListToolsResult{Tools: tools}),
-		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
-			var input struct {
-				Request abi.CallToolParams `json:"request"`
-			}
-			_ = json.Unmarshal(in, &input)
-			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: name + ":" + input.Request.Name + ":" + string(input.Request.Arguments)}}})
-		},
-	})
+	return NewPlugin(name, "", pluginfake.Tools(name, tools...))
 }
 
 func TestMalformedMessagesGetTheRightErrorCodes(t *testing.T) {

@@ -70,27 +70,6 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 	h.out.none(t, 50*time.Millisecond)
 }
 
-// Over Streamable HTTP a subscription is the SSE answer to its POST:
-// acknowledgement first, then its notifications; closing the stream ends
-// the subscription.
-func TestListenOverHTTPIsAnSSEStream(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
-	srv := hh.h.srv
-	srv.opts.CatalogChanges = true // before any request
-	resp := hh.modernPost(t, "subscriptions/listen", "", `{"notifications":{"toolsListChanged":true},"_meta":`+modernMeta(`{}`, "")+`}`)
-	er := readEvents(t, resp)
-	if _, ack := er.message(t); ack["method"] != "notifications/subscriptions/acknowledged" || subscriptionID(ack) != float64(7) {
-		t.Fatalf("first event %v, want the acknowledgement", ack)
-	}
-	waitFor(t, "the listener", func() bool { return srv.listeners.active() == 1 })
-	srv.announce(ListChanges{Tools: true, Prompts: true}, nil)
-	if _, m := er.message(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(7) {
-		t.Errorf("event %v, want tools/list_changed tagged 7", m)
-	}
-	resp.Body.Close()
-	waitFor(t, "no listener", func() bool { return srv.listeners.active() == 0 })
-}
-
 // waitFor polls cond for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

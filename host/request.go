@@ -21,9 +21,8 @@ type conn struct {
 	srv *Server
 	out Outbound // the messages the server sends of its own accord
 	id  string   // unique in the process (Caller)
-	// endpoint is the HTTP endpoint it was opened at; nil serves every
-	// plugin (visibility.go).
-	endpoint *endpoint
+	// plugins are the plugins it serves; nil: every plugin (visibility.go).
+	plugins *PluginSet
 
 	closeCtx    context.Context // ends when the conn closes
 	cancelClose context.CancelFunc
@@ -39,10 +38,10 @@ type conn struct {
 var connIDs atomic.Uint64
 
 // newConn returns a conn whose server-initiated messages go to out,
-// serving the plugins of ep (nil: every plugin).
-func (s *Server) newConn(out Outbound, ep *endpoint) *conn {
+// serving plugins (nil: every plugin).
+func (s *Server) newConn(out Outbound, plugins *PluginSet) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), endpoint: ep, closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
+	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), plugins: plugins, closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
 }
 
 // request is one client request being served, or the scope of a client

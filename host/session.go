@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
@@ -32,20 +33,36 @@ type Session struct {
 	maxBatchReply int64 // bytes of a batch's reply
 }
 
-// NewSession starts a session whose server-initiated messages go to out.
-// The reply to a batch holds at most 8 MiB (HTTPOptions.MaxBatchResponseBytes
-// sets it for HTTP sessions).
+// NewSession starts a session, serving every plugin, whose
+// server-initiated messages go to out; its batch replies hold at most
+// DefaultMaxBatchReplyBytes.
 func (s *Server) NewSession(out Outbound) *Session {
-	return s.newSession(out, defaultMaxBatchReply, nil)
+	return s.OpenSession(out, SessionOptions{})
 }
 
-// newSession starts a session whose batch replies hold at most
-// maxBatchReply bytes, serving the plugins of ep (nil: every plugin).
-func (s *Server) newSession(out Outbound, maxBatchReply int64, ep *endpoint) *Session {
-	sess := &Session{conn: s.newConn(out, ep), logLevel: defaultLogLevel, pending: map[string]chan *message{}, maxBatchReply: maxBatchReply}
+// SessionOptions configure a session that Server.OpenSession starts.
+type SessionOptions struct {
+	// Plugins are the plugins the session serves (Server.PluginSet); nil:
+	// every plugin.
+	Plugins *PluginSet
+	// MaxBatchReplyBytes bounds the reply to a JSON-RPC batch (2025-03-26
+	// sessions); DefaultMaxBatchReplyBytes when not positive.
+	MaxBatchReplyBytes int64
+}
+
+// OpenSession starts a session whose server-initiated messages go to out.
+func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
+	if opts.MaxBatchReplyBytes <= 0 {
+		opts.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
+	}
+	sess := &Session{conn: s.newConn(out, opts.Plugins), logLevel: defaultLogLevel, pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
 	s.sessions.add(sess)
 	return sess
 }
+
+// Initialized reports whether the client finished initializing: it sent
+// notifications/initialized after initialize.
+func (sess *Session) Initialized() bool { return sess.initialized() }
 
 // initialized reports whether the client finished initializing: it sent
 // notifications/initialized after initialize.
@@ -94,13 +111,12 @@ func (sess *Session) handleOne(ctx context.Context, raw []byte, reply Outbound, 
 	}
 }
 
-// Bounds of a JSON-RPC batch: a batch of more than maxBatch messages is
-// refused whole; its reply holds at most defaultMaxBatchReply bytes,
-// unless the session sets another bound.
-const (
-	maxBatch             = 100
-	defaultMaxBatchReply = 8 << 20
-)
+// maxBatch bounds a JSON-RPC batch: one of more messages is refused whole.
+const maxBatch = 100
+
+// DefaultMaxBatchReplyBytes bounds the reply to a JSON-RPC batch, unless
+// SessionOptions set another bound.
+const DefaultMaxBatchReplyBytes = 8 << 20
 
 // handleBatch serves a JSON-RPC batch, which MCP allows in 2025-03-26 only.
 // The responses go out together, as one array.
@@ -288,4 +304,20 @@ func (sess *Session) Close() {
 	sess.close()
 	sess.srv.subs.forget(sess)
 	sess.srv.sessions.remove(sess)
+}
+
+// Shutdown ends the session's subscriptions/listen streams (they never end
+// on their own), lets its requests in flight run for up to grace, then
+// closes it, which cancels those still running, and waits for them.
+func (sess *Session) Shutdown(grace time.Duration) {
+	sess.srv.listeners.end(sess.conn)
+	done := make(chan struct{})
+	go func() { sess.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		sess.srv.logger.Warn("cancelling requests still running at shutdown")
+		sess.Close()
+		<-done
+	}
 }

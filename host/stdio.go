@@ -75,28 +75,13 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, grace
 			if err != nil {
 				s.logger.Error("reading stdin", "err", err)
 			}
-			s.finish(sess, grace)
+			sess.Shutdown(grace)
 			return err
 		case <-ctx.Done():
 			sess.Close()
 			sess.Wait()
 			return nil
 		}
-	}
-}
-
-// finish gives a session's in-flight requests grace to complete, then
-// cancels the rest and waits for them.
-func (s *Server) finish(sess *Session, grace time.Duration) {
-	s.listeners.end(sess.conn) // a subscription never finishes on its own
-	done := make(chan struct{})
-	go func() { sess.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		s.logger.Warn("cancelling requests still running at shutdown")
-		sess.Close()
-		<-done
 	}
 }
 

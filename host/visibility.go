@@ -1,8 +1,6 @@
 package host
 
 import (
-	"context"
-	"net/http"
 	"slices"
 )
 
@@ -27,8 +25,8 @@ func WithRequiredScopes(scopes []string) PluginOption {
 type view struct {
 	// all sees every plugin: the server's own lookups.
 	all bool
-	// endpoint is the one the client uses; nil serves every plugin.
-	endpoint *endpoint
+	// plugins are those the client's endpoint serves; nil: every plugin.
+	plugins *PluginSet
 	// scopes are those of the client's token.
 	scopes []string
 }
@@ -41,7 +39,7 @@ func (v view) sees(p *Plugin) bool {
 	if v.all {
 		return true
 	}
-	if v.endpoint != nil && v.endpoint.plugins != nil && !v.endpoint.plugins[p.Name] {
+	if !v.plugins.has(p.Name) {
 		return false
 	}
 	for _, s := range p.scopes {
@@ -55,13 +53,7 @@ func (v view) sees(p *Plugin) bool {
 // view returns what the request sees: the plugins of its session's
 // endpoint whose scopes its token holds.
 func (r *request) view() view {
-	return view{endpoint: r.conn.endpoint, scopes: r.srv.scopes(r.ctx)}
-}
-
-// viewOf returns what the HTTP request r sees, before it is served: the
-// plugins of its endpoint whose scopes its token holds.
-func (h *HTTPHandler) viewOf(r *http.Request) view {
-	return view{endpoint: endpointOf(r), scopes: h.srv.scopes(r.Context())}
+	return view{plugins: r.conn.plugins, scopes: r.srv.scopes(r.ctx)}
 }
 
 // view returns what the session's notifications may speak of: the plugins
@@ -69,58 +61,7 @@ func (h *HTTPHandler) viewOf(r *http.Request) view {
 func (sess *Session) view() view {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return view{endpoint: sess.endpoint, scopes: sess.scopes}
-}
-
-// Endpoint is an MCP endpoint of the HTTP transport that serves only some
-// plugins.
-type Endpoint struct {
-	// Path is where it serves Streamable HTTP. It serves HTTP+SSE at
-	// Path+"/sse" and takes its messages at Path+"/messages"; at "/mcp",
-	// the default endpoint's path, at /sse and /messages.
-	Path string
-	// Plugins are the names of the plugins it serves.
-	Plugins []string
-}
-
-// endpoint is an endpoint as the HTTP handler serves it.
-type endpoint struct {
-	path, sse, messages string
-	// plugins are the names of the plugins it serves; nil: every plugin.
-	plugins map[string]bool
-}
-
-// endpoints returns the endpoints to serve: /mcp, serving every plugin
-// unless configured, then those configured, in order.
-func endpoints(configured []Endpoint) []*endpoint {
-	out := []*endpoint{{path: "/mcp", sse: "/sse", messages: "/messages"}}
-	for _, c := range configured {
-		plugins := map[string]bool{}
-		for _, name := range c.Plugins {
-			plugins[name] = true
-		}
-		if c.Path == out[0].path {
-			out[0].plugins = plugins
-			continue
-		}
-		out = append(out, &endpoint{path: c.Path, sse: c.Path + "/sse", messages: c.Path + "/messages", plugins: plugins})
-	}
-	return out
-}
-
-type endpointKey struct{}
-
-// serve returns fn serving requests at the endpoint.
-func (ep *endpoint) serve(fn http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		fn(w, r.WithContext(context.WithValue(r.Context(), endpointKey{}, ep)))
-	}
-}
-
-// endpointOf returns the endpoint an HTTP request came to.
-func endpointOf(r *http.Request) *endpoint {
-	ep, _ := r.Context().Value(endpointKey{}).(*endpoint)
-	return ep
+	return view{plugins: sess.plugins, scopes: sess.scopes}
 }
 
 // visible returns the entries of plugins the view sees.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/pluginfake"
+	"github.com/mcphost/mcphost/internal/testrig/rpctest"
 )
 
 // testScopesKey carries a request's token scopes in the tests, standing in
@@ -31,26 +32,7 @@ func testScopes(ctx context.Context) []string {
 // everythingPlugin offers one of each kind: a tool, a prompt, a resource
 // and a template, all named after the plugin, and completes.
 func everythingPlugin(name string, opts ...PluginOption) *Plugin {
-	text := func(s string) []byte {
-		raw, _ := json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: s}}})
-		return raw
-	}
-	return NewPlugin(name, "", fakeRuntime{
-		abi.ExportListTools:             returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: name + "_tool", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
-		abi.ExportCallTool:              func(context.Context, []byte) ([]byte, error) { return text("called " + name), nil },
-		abi.ExportListPrompts:           returns(abi.ListPromptsResult{Prompts: []abi.Prompt{{Name: name + "_prompt"}}}),
-		abi.ExportGetPrompt:             returns(abi.GetPromptResult{Messages: []abi.PromptMessage{{Role: "user", Content: abi.Content{Type: "text", Text: name}}}}),
-		abi.ExportListResources:         returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: name + "://doc", Name: "doc"}}}),
-		abi.ExportListResourceTemplates: returns(abi.ListResourceTemplatesResult{ResourceTemplates: []abi.ResourceTemplate{{URITemplate: name + "://pages/{page}", Name: "page"}}}),
-		abi.ExportReadResource: func(_ context.Context, in []byte) ([]byte, error) {
-			var input struct {
-				Request abi.ReadResourceParams `json:"request"`
-			}
-			_ = json.Unmarshal(in, &input)
-			return json.Marshal(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: input.Request.URI, Text: name}}})
-		},
-		abi.ExportComplete: returns(abi.CompleteResult{Completion: abi.Completion{Values: []string{name}}}),
-	}, opts...)
+	return NewPlugin(name, "", pluginfake.Everything(name), opts...)
 }
 
 // scopedHarness serves an open plugin and one, secret, that requires the
@@ -110,14 +92,7 @@ func (h *harness) listen(t *testing.T, ctx context.Context, filter string) map[s
 }
 
 // names returns the names (or URIs) a list response holds.
-func names(t *testing.T, resp map[string]any, field, key string) []string {
-	t.Helper()
-	var names []string
-	for _, it := range result(t, resp)[field].([]any) {
-		names = append(names, it.(map[string]any)[key].(string))
-	}
-	return names
-}
+var names = rpctest.Names
 
 // uses are one request per way of using an item of a plugin named name,
 // with the request that uses a name nobody offers in the same way.
@@ -228,7 +203,7 @@ func TestAnEndpointHidesThePluginsItDoesNotServe(t *testing.T) {
 	ctx := withScopes("read", "team-a")
 	h.initAs(t, ctx, Version20251125)
 	for _, era := range []struct{ name, meta string }{{"2025-11-25", ""}, {"2026-07-28", modernMeta(`{}`, "")}} {
-		what := "at " + onlyOpen.path + ", " + era.name
+		what := "at an endpoint serving open alone, " + era.name
 		listsOnlyOpen(t, h, ctx, era.meta, what)
 		hiddenAsUnknown(t, h, ctx, era.meta, what)
 	}
@@ -288,98 +263,6 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 	}
 }
 
-// TestEndpointsServeOnlyTheirPlugins: an endpoint serves its plugins
-// alone, to 2025 sessions and 2026-07-28 requests over Streamable HTTP at
-// its path and to HTTP+SSE sessions at its path + /sse; a session belongs
-// to the endpoint that opened it (another one answers 404, as for an
-// unknown session); /mcp serves every plugin unless an endpoint takes
-// that path.
-func TestEndpointsServeOnlyTheirPlugins(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp/a", Plugins: []string{"a"}}}},
-		everythingPlugin("a"), everythingPlugin("b"))
-	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	open := func(path string) string {
-		resp := hh.do(t, http.MethodPost, path, initialize)
-		resp.Body.Close()
-		id := resp.Header.Get(headerSessionID)
-		if resp.StatusCode != http.StatusOK || id == "" {
-			t.Fatalf("initialize at %s: %d", path, resp.StatusCode)
-		}
-		if resp := hh.do(t, http.MethodPost, path, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headerSessionID, id); resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("initialized at %s: %d", path, resp.StatusCode)
-		}
-		return id
-	}
-	ask := func(path, id, body string) map[string]any {
-		resp := hh.do(t, http.MethodPost, path, body, headerSessionID, id)
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s %s: %d", path, body, resp.StatusCode)
-		}
-		if resp.Header.Get("Content-Type") == "text/event-stream" {
-			_, m := readEvents(t, resp).message(t)
-			return m
-		}
-		return decodeBody(t, resp)
-	}
-	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	call := func(tool string) string {
-		return `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `"}}`
-	}
-
-	a := open("/mcp/a")
-	if got := names(t, ask("/mcp/a", a, list), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
-		t.Errorf("/mcp/a lists %v", got)
-	}
-	got, want := ask("/mcp/a", a, call("b_tool"))["error"], ask("/mcp/a", a, call("nobody_tool"))["error"]
-	if g, w := mustJSON(got), mustJSON(want); got == nil || string(g) != strings.ReplaceAll(string(w), "nobody", "b") {
-		t.Errorf("/mcp/a calling b_tool: %s, want %s", g, w)
-	}
-	all := open("/mcp")
-	if got := names(t, ask("/mcp", all, list), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool", "b_tool"}) {
-		t.Errorf("/mcp lists %v", got)
-	}
-	for _, c := range []struct{ path, id string }{{"/mcp", a}, {"/mcp/a", all}} {
-		if resp := hh.do(t, http.MethodPost, c.path, list, headerSessionID, c.id); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("a session of another endpoint at %s: %d, want 404", c.path, resp.StatusCode)
-		}
-	}
-
-	resp := hh.do(t, http.MethodPost, "/mcp/a", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":`+modernMeta(`{}`, "")+`}}`,
-		headerVersion, Version20260728, "Mcp-Method", "tools/list")
-	if got := names(t, decodeBody(t, resp), "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
-		t.Errorf("2026-07-28 at /mcp/a lists %v", got)
-	}
-	resp.Body.Close()
-
-	events := readEvents(t, hh.do(t, http.MethodGet, "/mcp/a/sse", ""))
-	defer events.body.Close()
-	e, _ := events.next(t)
-	if e.name != "endpoint" || !strings.HasPrefix(e.data, "/mcp/a/messages?sessionId=") {
-		t.Fatalf("HTTP+SSE at /mcp/a/sse: %+v", e)
-	}
-	for _, msg := range []string{strings.ReplaceAll(initialize, "2025-11-25", "2024-11-05"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, list} {
-		if resp := hh.do(t, http.MethodPost, e.data, msg); resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("POST %s: %d", e.data, resp.StatusCode)
-		}
-	}
-	for {
-		_, m := events.message(t)
-		if m["id"] == float64(1) {
-			if got := names(t, m, "tools", "name"); !reflect.DeepEqual(got, []string{"a_tool"}) {
-				t.Errorf("HTTP+SSE at /mcp/a lists %v", got)
-			}
-			break
-		}
-	}
-
-	only := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp", Plugins: []string{"b"}}}}, everythingPlugin("a"), everythingPlugin("b"))
-	hh = only
-	if got := names(t, ask("/mcp", open("/mcp"), list), "tools", "name"); !reflect.DeepEqual(got, []string{"b_tool"}) {
-		t.Errorf("/mcp configured to serve b lists %v", got)
-	}
-}
-
 // token returns the context of a request whose token names subject and
 // holds scopes.
 func token(subject string, scopes ...string) context.Context {
@@ -388,14 +271,14 @@ func token(subject string, scopes ...string) context.Context {
 
 func testSubject(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s }
 
-// onlyOpen is an endpoint that serves the plugin open alone.
-var onlyOpen = &endpoint{path: "/mcp/open", sse: "/mcp/open/sse", messages: "/mcp/open/messages", plugins: map[string]bool{"open": true}}
+// onlyOpen is the set of an endpoint that serves the plugin open alone.
+var onlyOpen = &PluginSet{names: map[string]bool{"open": true}}
 
-// sessionAt returns a harness for a session of srv at endpoint ep (nil:
+// sessionAt returns a harness for a session of srv serving plugins (nil:
 // every plugin).
-func sessionAt(t *testing.T, srv *Server, ep *endpoint) *harness {
+func sessionAt(t *testing.T, srv *Server, plugins *PluginSet) *harness {
 	out := newRecorder()
-	h := &harness{srv: srv, sess: srv.newSession(out, defaultMaxBatchReply, ep), out: out}
+	h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Plugins: plugins}), out: out}
 	t.Cleanup(h.sess.Close)
 	return h
 }
@@ -434,7 +317,7 @@ func taskViewsServer(t *testing.T) (*Server, chan struct{}) {
 // the plugin open.
 var hiddenTaskViewers = []struct {
 	what string
-	ep   *endpoint
+	ep   *PluginSet
 	ctx  context.Context
 }{
 	{"a token without the scope", nil, token("alice")},
@@ -553,66 +436,6 @@ func TestModernTasksOfAHiddenPluginAreUnknown(t *testing.T) {
 
 	if res := pollTask(t, creator, full, secret, taskCompleted); res["status"] != taskCompleted || !strings.Contains(fmt.Sprint(res["result"]), "called secret") {
 		t.Errorf("the token with the scope, after the others' tasks/cancel: %v", res)
-	}
-}
-
-// TestALegacySessionIsUnknownAtAnotherEndpoint: an HTTP+SSE session
-// belongs to the endpoint whose /sse opened it. Its messages POSTed to
-// another endpoint's messages path are 404, as for a session that does
-// not exist, and reach nothing: a session opened at /sse, which serves
-// every plugin, cannot be used through /mcp/a/messages, nor one opened at
-// /mcp/a/sse through /messages or /mcp/b/messages. At its own endpoint it
-// is served, its lists showing that endpoint's plugins.
-func TestALegacySessionIsUnknownAtAnotherEndpoint(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{Endpoints: []Endpoint{{Path: "/mcp/a", Plugins: []string{"a"}}, {Path: "/mcp/b", Plugins: []string{"b"}}}},
-		everythingPlugin("a"), everythingPlugin("b"))
-	list := func(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id) }
-	for _, c := range []struct {
-		sse    string
-		others []string
-		tools  []string
-	}{
-		{"/sse", []string{"/mcp/a/messages", "/mcp/b/messages"}, []string{"a_tool", "b_tool"}},
-		{"/mcp/a/sse", []string{"/messages", "/mcp/b/messages"}, []string{"a_tool"}},
-	} {
-		events := readEvents(t, hh.do(t, http.MethodGet, c.sse, ""))
-		e, _ := events.next(t)
-		own, query, _ := strings.Cut(e.data, "?")
-		if e.name != "endpoint" || !strings.HasPrefix(query, "sessionId=") {
-			t.Fatalf("HTTP+SSE at %s: %+v", c.sse, e)
-		}
-		post := func(path, msg string) int {
-			resp := hh.do(t, http.MethodPost, path+"?"+query, msg)
-			resp.Body.Close()
-			return resp.StatusCode
-		}
-		for _, msg := range []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
-			if code := post(own, msg); code != http.StatusAccepted {
-				t.Fatalf("POST %s: %d", own, code)
-			}
-		}
-		for i, other := range c.others {
-			if code := post(other, list(1+i)); code != http.StatusNotFound {
-				t.Errorf("the session of %s at %s: %d, want 404", c.sse, other, code)
-			}
-		}
-		if code := post(own, list(9)); code != http.StatusAccepted {
-			t.Fatalf("POST %s: %d", own, code)
-		}
-		for {
-			_, m := events.message(t)
-			if m["id"] == float64(0) {
-				continue // the initialize response
-			}
-			if m["id"] != float64(9) {
-				t.Errorf("the session of %s answered %v, want only the tools/list at its own endpoint", c.sse, m)
-			}
-			if got := names(t, m, "tools", "name"); !slices.Equal(got, c.tools) {
-				t.Errorf("the session of %s lists %v, want %v", c.sse, got, c.tools)
-			}
-			break
-		}
-		events.body.Close()
 	}
 }
 

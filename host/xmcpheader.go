@@ -3,25 +3,13 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 )
 
 // x-mcp-header (2026-07-28, Streamable HTTP): a tool's inputSchema may
 // mark parameters whose values clients mirror in Mcp-Param-{Name} headers,
-// so intermediaries can route on them. mcphost checks the mirror against
-// the arguments: a value in the body needs its header, equal to it.
-
-// headerParamPrefix begins the headers that mirror tool parameters.
-const headerParamPrefix = "Mcp-Param-"
-
-// headerParam is one parameter mirrored in a header: the header name
-// suffix, and the chain of properties keys that leads to it.
-type headerParam struct {
-	name string
-	path []string
-}
+// so intermediaries can route on them (HeaderParam). The HTTP transport
+// checks the mirror against the arguments (package mcphttp).
 
 // headerParams returns the parameters of an inputSchema marked with
 // x-mcp-header, or why the marks break the rules clients enforce (they
@@ -29,7 +17,7 @@ type headerParam struct {
 // case, on a string, integer or boolean property statically reachable from
 // the root (a chain of properties keys, not through items, a composition, a
 // condition or a $ref).
-func headerParams(schema json.RawMessage) ([]headerParam, error) {
+func headerParams(schema json.RawMessage) ([]HeaderParam, error) {
 	var root any
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return nil, err
@@ -41,7 +29,7 @@ func headerParams(schema json.RawMessage) ([]headerParam, error) {
 
 // headerWalk collects the x-mcp-header marks of a schema.
 type headerWalk struct {
-	params []headerParam
+	params []HeaderParam
 	seen   map[string]bool // lower-cased names
 	err    error
 }
@@ -97,7 +85,7 @@ func (w *headerWalk) mark(s map[string]any, mark any, static bool, path []string
 		w.err = fmt.Errorf("x-mcp-header %q is used twice (names are compared regardless of case)", name)
 	default:
 		w.seen[strings.ToLower(name)] = true
-		w.params = append(w.params, headerParam{name: name, path: path})
+		w.params = append(w.params, HeaderParam{Name: name, Path: path})
 	}
 }
 
@@ -112,47 +100,4 @@ func isToken(s string) bool {
 		}
 	}
 	return true
-}
-
-// checkHeaderParams checks the Mcp-Param headers of a tools/call against
-// the arguments, for the parameters its tool marks.
-func checkHeaderParams(r *http.Request, params []headerParam, args json.RawMessage) *RPCError {
-	var root any
-	if len(params) == 0 || json.Unmarshal(args, &root) != nil {
-		return nil
-	}
-	for _, p := range params {
-		v := root
-		for _, key := range p.path {
-			obj, _ := v.(map[string]any)
-			v = obj[key]
-		}
-		header := headerParamPrefix + p.name
-		if v == nil {
-			continue // absent or null: no header expected
-		}
-		got, rpcErr := headerValue(r, header)
-		if rpcErr != nil {
-			return rpcErr
-		}
-		if !sameParam(v, got) {
-			return rpcErrorf(CodeHeaderMismatch, "header mismatch: %s header value %q does not match the body's argument %v", header, got, v)
-		}
-	}
-	return nil
-}
-
-// sameParam reports whether a header value mirrors an argument: a string
-// as is, a boolean as true or false, a number compared as a number.
-func sameParam(v any, header string) bool {
-	switch v := v.(type) {
-	case string:
-		return header == v
-	case bool:
-		return header == strconv.FormatBool(v)
-	case float64:
-		n, err := strconv.ParseFloat(header, 64)
-		return err == nil && n == v
-	}
-	return false
 }

@@ -67,8 +67,14 @@ var boundaries = []boundary{
 	{pkg: module + "/abi", dir: "abi", only: []string{}, why: "abi is the plugin contract: standard library only"},
 	{pkg: module + "/pdk/go", dir: "pdk/go", only: []string{module + "/abi"}, why: "a plugin must not pull in the server"},
 	{pkg: module + "/host", only: []string{
-		module + "/abi", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
+		module + "/abi", module + "/internal/jsonrpc", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
+	{pkg: module + "/host", forbidden: []string{module + "/mcphttp"},
+		why: "the engine never imports its HTTP front door: the front door is built on the engine's exported API"},
+	{pkg: module + "/mcphttp", forbidden: []string{module + "/sandbox", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd", "github.com/extism", "github.com/tetratelabs/wazero"},
+		why: "the HTTP front door serves the engine (host) over HTTP and knows nothing of plugins, their sandbox or the operator's config"},
+	{pkg: module + "/internal/jsonrpc", only: []string{},
+		why: "the JSON-RPC codec is standard library only and knows nothing of MCP"},
 	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
 	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
@@ -131,9 +137,10 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-// TestJSONRPCTypesAreDefinedOnce checks that only package host declares a
-// JSON-RPC message type (a struct with a field tagged json:"jsonrpc"): the
-// developer tools and everything else use host's.
+// TestJSONRPCTypesAreDefinedOnce checks that only the codec,
+// internal/jsonrpc, declares a JSON-RPC message type (a struct with a field
+// tagged json:"jsonrpc"): the engine, its transports, the developer tools
+// and everything else use the codec's.
 func TestJSONRPCTypesAreDefinedOnce(t *testing.T) {
 	rootDir := root(t)
 	err := filepath.WalkDir(rootDir, func(path string, d os.DirEntry, err error) error {
@@ -151,7 +158,7 @@ func TestJSONRPCTypesAreDefinedOnce(t *testing.T) {
 			return nil
 		}
 		rel, _ := filepath.Rel(rootDir, path)
-		if filepath.Dir(rel) == "host" {
+		if filepath.Dir(rel) == filepath.Join("internal", "jsonrpc") {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
@@ -165,7 +172,7 @@ func TestJSONRPCTypesAreDefinedOnce(t *testing.T) {
 			}
 			tag := reflect.StructTag(strings.Trim(field.Tag.Value, "`"))
 			if name, _, _ := strings.Cut(tag.Get("json"), ","); name == "jsonrpc" {
-				t.Errorf("%s declares a JSON-RPC message type; use package host's", rel)
+				t.Errorf("%s declares a JSON-RPC message type; use internal/jsonrpc's", rel)
 			}
 			return true
 		})

@@ -25,6 +25,7 @@ import (
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/diskcache"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/mcphttp"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -382,7 +383,7 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 		public[p] = authn.MetadataHandler()
 	}
 	logger.Info("listening", "url", cfg.Scheme()+"://"+ln.Addr().String()+"/mcp", "auth", cfg.Auth.Mode)
-	return srv.ServeHTTP(ctx, ln, host.HTTPOptions{
+	return mcphttp.Serve(ctx, srv, ln, mcphttp.Options{
 		TLS:                tlsConfig,
 		AllowedHosts:       cfg.HTTP.AllowedHosts,
 		AllowedOrigins:     cfg.HTTP.AllowedOrigins,
@@ -409,10 +410,10 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 }
 
 // endpoints returns the [[endpoints]] of cfg, logging where each serves.
-func endpoints(cfg *config.Config, logger *slog.Logger) []host.Endpoint {
-	out := make([]host.Endpoint, len(cfg.Endpoints))
+func endpoints(cfg *config.Config, logger *slog.Logger) []mcphttp.Endpoint {
+	out := make([]mcphttp.Endpoint, len(cfg.Endpoints))
 	for i, e := range cfg.Endpoints {
-		out[i] = host.Endpoint{Path: e.Path, Plugins: e.Plugins}
+		out[i] = mcphttp.Endpoint{Path: e.Path, Plugins: e.Plugins}
 		logger.Info("endpoint", "path", e.Path, "plugins", strings.Join(e.Plugins, ","))
 	}
 	return out

@@ -1,10 +1,12 @@
-package host
+package mcphttp
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 type testUserKey struct{}
@@ -29,8 +31,8 @@ func asTestUser(next http.Handler) http.Handler {
 // SSE transport alike; the owner carries on.
 func TestAnHTTPSessionBelongsToItsSubject(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
-	srv := NewServer(Options{Name: "test", Version: "1", Subject: testUser}, nil)
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{Middleware: asTestUser})
+	srv := host.NewServer(host.Options{Name: "test", Version: "1", Subject: testUser}, nil)
+	h := NewHandler(srv, ts.Listener.Addr().String(), Options{Middleware: asTestUser})
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"context"
@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-var echoTool = abi.Tool{Name: "echo", InputSchema: objectSchema}
 
 // connectSDK connects the official SDK client over transport, asking for a
 // protocol version, and checks that it was negotiated.
@@ -62,13 +61,13 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any, meta .
 
 func TestSDKClientsOverEveryTransport(t *testing.T) {
 	for _, c := range []struct{ name, version, path string }{
-		{"streamable 2025-11-25", Version20251125, "/mcp"},
-		{"streamable 2025-03-26", Version20250326, "/mcp"},
-		{"legacy HTTP+SSE", Version20241105, "/sse"},
+		{"streamable 2025-11-25", host.Version20251125, "/mcp"},
+		{"streamable 2025-03-26", host.Version20250326, "/mcp"},
+		{"legacy HTTP+SSE", host.Version20241105, "/sse"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			progressed := make(chan struct{})
-			hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool), gatedPlugin(t, progressed), callerPlugin(hostFn(t, abi.HostCreateMessage)))
+			hh := newHTTPHarness(t, Options{}, toolsPlugin("a", echoTool), gatedPlugin(t, progressed), callerPlugin(hostFn(t, abi.HostCreateMessage)))
 			var once sync.Once
 			var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: hh.url + c.path}
 			if c.path == "/sse" {
@@ -112,8 +111,8 @@ func TestSDKClientsOverEveryTransport(t *testing.T) {
 }
 
 func TestStreamableStatusCodes(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
-	id := hh.initSession(t, Version20251125)
+	hh := newHTTPHarness(t, Options{}, toolsPlugin("a", echoTool))
+	id := hh.initSession(t, host.Version20251125)
 	sid := func(more ...string) []string { return append([]string{headerSessionID, id}, more...) }
 	const (
 		ping     = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -138,8 +137,8 @@ func TestStreamableStatusCodes(t *testing.T) {
 		{"unknown session id", post, ping, []string{headerSessionID, "nope"}, http.StatusNotFound},
 		{"unsupported protocol version", post, ping, sid(headerVersion, "1999-01-01"), http.StatusBadRequest},
 		{"unsupported protocol version on initialize", post, initBody, []string{headerVersion, "1999-01-01"}, http.StatusBadRequest},
-		{"supported version other than negotiated", post, ping, sid(headerVersion, Version20250326), http.StatusOK},
-		{"negotiated version", post, ping, sid(headerVersion, Version20251125), http.StatusOK},
+		{"supported version other than negotiated", post, ping, sid(headerVersion, host.Version20250326), http.StatusOK},
+		{"negotiated version", post, ping, sid(headerVersion, host.Version20251125), http.StatusOK},
 		{"no version header", post, ping, sid(), http.StatusOK},
 		{"notification", post, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`, sid(), http.StatusAccepted},
 		{"response", post, `{"jsonrpc":"2.0","id":"x","result":{}}`, sid(), http.StatusAccepted},
@@ -189,8 +188,8 @@ func TestStreamableStatusCodes(t *testing.T) {
 }
 
 func TestInitializeGivesAFreshRandomSessionIDOnlyOnSuccess(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{})
-	a, b := hh.initSession(t, Version20251125), hh.initSession(t, Version20250618)
+	hh := newHTTPHarness(t, Options{})
+	a, b := hh.initSession(t, host.Version20251125), hh.initSession(t, host.Version20250618)
 	if a == b || len(a) != 43 || strings.ContainsFunc(a, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		t.Fatalf("session ids %q, %q", a, b)
 	}
@@ -209,8 +208,8 @@ func TestInitializeGivesAFreshRandomSessionIDOnlyOnSuccess(t *testing.T) {
 }
 
 func TestBatchesOnlyOn20250326OverHTTP(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("a", echoTool))
-	old := hh.initSession(t, Version20250326)
+	hh := newHTTPHarness(t, Options{}, toolsPlugin("a", echoTool))
+	old := hh.initSession(t, host.Version20250326)
 	resp := hh.do(t, http.MethodPost, "/mcp", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`, headerSessionID, old)
 	var batch []map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&batch); err != nil || len(batch) != 2 || resp.Header.Get("Content-Type") != "application/json" {
@@ -223,7 +222,7 @@ func TestBatchesOnlyOn20250326OverHTTP(t *testing.T) {
 	if e, _ := events.next(t); !strings.HasPrefix(e.data, "[") || !strings.Contains(e.data, `a:echo:{\"n\":2}`) {
 		t.Fatalf("batched tools/call: %+v", e)
 	}
-	for _, v := range []string{Version20250618, Version20251125} {
+	for _, v := range []string{host.Version20250618, host.Version20251125} {
 		s := hh.initSession(t, v)
 		if got := hh.status(t, http.MethodPost, "/mcp", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, headerSessionID, s); got != http.StatusBadRequest {
 			t.Errorf("batch on %s: %d", v, got)
@@ -235,13 +234,13 @@ func TestBatchesOnlyOn20250326OverHTTP(t *testing.T) {
 }
 
 func TestPrimingEventAndRetryOnlyOn20251125(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{ReconnectDelay: 250 * time.Millisecond}, toolsPlugin("a", echoTool))
-	for _, v := range []string{Version20251125, Version20250618, Version20250326} {
+	hh := newHTTPHarness(t, Options{ReconnectDelay: 250 * time.Millisecond}, toolsPlugin("a", echoTool))
+	for _, v := range []string{host.Version20251125, host.Version20250618, host.Version20250326} {
 		id := hh.initSession(t, v)
 		events := readEvents(t, hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`, headerSessionID, id, headerVersion, v))
 		first, _ := events.next(t)
 		primed := first == rawEvent{id: "1-0", retry: "250"}
-		if primed != (v == Version20251125) || v != Version20251125 && first.retry != "" {
+		if primed != (v == host.Version20251125) || v != host.Version20251125 && first.retry != "" {
 			t.Errorf("%s: first event %+v", v, first)
 		}
 		last := first
@@ -278,11 +277,11 @@ func waitDetached(t *testing.T, hs *httpSession, stream int) {
 
 func TestEventIDsAreUniqueAndResumptionReplaysOnlyThatStream(t *testing.T) {
 	release := make(chan struct{})
-	hh := newHTTPHarness(t, HTTPOptions{ReconnectDelay: 25 * time.Millisecond}, gatedPlugin(t, release))
-	id := hh.initSession(t, Version20251125)
+	hh := newHTTPHarness(t, Options{ReconnectDelay: 25 * time.Millisecond}, gatedPlugin(t, release))
+	id := hh.initSession(t, host.Version20251125)
 	hs := hh.session(id)
 	notify := func(n int) {
-		if err := hs.sess.out.Send(encodeNotification("notifications/message", map[string]any{"level": "info", "data": n})); err != nil {
+		if err := hs.standalone.Send(encodeNotification("notifications/message", map[string]any{"level": "info", "data": n})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -344,11 +343,11 @@ func TestEventIDsAreUniqueAndResumptionReplaysOnlyThatStream(t *testing.T) {
 }
 
 func TestQueuedServerMessagesAreBounded(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{MaxStreamBuffer: 1024})
-	id := hh.initSession(t, Version20250618)
+	hh := newHTTPHarness(t, Options{MaxStreamBuffer: 1024})
+	id := hh.initSession(t, host.Version20250618)
 	pad := strings.Repeat("x", 600)
 	for n := 1; n <= 3; n++ {
-		_ = hh.session(id).sess.out.Send(encodeNotification("notifications/message", map[string]any{"level": "info", "data": fmt.Sprint(n, pad)}))
+		_ = hh.session(id).standalone.Send(encodeNotification("notifications/message", map[string]any{"level": "info", "data": fmt.Sprint(n, pad)}))
 	}
 	events := readEvents(t, hh.do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream"))
 	if e, _ := events.next(t); e.id != "0-3" {

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"bufio"
@@ -15,25 +15,27 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
-// httpHarness is an httptest server of an HTTPHandler.
+// httpHarness is an httptest server of an Handler.
 type httpHarness struct {
-	h   *HTTPHandler
+	h   *Handler
 	url string
 }
 
-func newHTTPHarness(t *testing.T, opts HTTPOptions, plugins ...*Plugin) *httpHarness {
+func newHTTPHarness(t *testing.T, opts Options, plugins ...*host.Plugin) *httpHarness {
 	t.Helper()
 	return serveHarness(t, httptest.NewUnstartedServer(nil), opts, plugins...)
 }
 
 // serveHarness starts ts with the handler of a server of plugins.
-func serveHarness(t *testing.T, ts *httptest.Server, opts HTTPOptions, plugins ...*Plugin) *httpHarness {
+func serveHarness(t *testing.T, ts *httptest.Server, opts Options, plugins ...*host.Plugin) *httpHarness {
 	t.Helper()
-	srv := NewServer(Options{Name: "test", Version: "1"}, BuildCatalog(context.Background(), plugins, nil))
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), opts)
+	srv := host.NewServer(host.Options{Name: "test", Version: "1"}, host.BuildCatalog(context.Background(), plugins, nil))
+	h := NewHandler(srv, ts.Listener.Addr().String(), opts)
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })
@@ -80,7 +82,7 @@ func (hh *httpHarness) status(t *testing.T, method, path, body string, headers .
 		var m struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      json.RawMessage `json:"id"`
-			Error   *RPCError       `json:"error"`
+			Error   *jsonrpc.Error  `json:"error"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || m.JSONRPC != "2.0" || string(m.ID) != "null" || m.Error == nil || m.Error.Code >= 0 {
 			t.Errorf("%s %s answered %d without a JSON-RPC error body (%v, %+v)", method, path, resp.StatusCode, err, m)
@@ -188,11 +190,11 @@ func (er *eventReader) message(t *testing.T) (rawEvent, map[string]any) {
 // gatedPlugin has a tool "job" that reports progress 1 on the request's
 // token, waits for release, and answers "done"; and a tool "spam" that sends
 // n log messages of size bytes and tells how long that took.
-func gatedPlugin(t *testing.T, release <-chan struct{}) *Plugin {
+func gatedPlugin(t *testing.T, release <-chan struct{}) *host.Plugin {
 	progress := hostFn(t, abi.HostNotifyProgress)
 	logMsg := hostFn(t, abi.HostNotifyLoggingMessage)
 	anyObject := json.RawMessage(`{"type":"object"}`)
-	return NewPlugin("gated", "", fakeRuntime{
+	return host.NewPlugin("gated", "", fakeRuntime{
 		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "job", InputSchema: anyObject}, {Name: "spam", InputSchema: anyObject}}}),
 		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
 			var input abi.Input
@@ -208,7 +210,7 @@ func gatedPlugin(t *testing.T, release <-chan struct{}) *Plugin {
 				select {
 				case <-release:
 				case <-ctx.Done():
-					return nil, &CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
+					return nil, &host.CallError{Reason: "plugin call canceled", Message: "canceled", Canceled: true}
 				case <-time.After(5 * time.Second):
 					return nil, errors.New("not released within 5s")
 				}
@@ -229,7 +231,7 @@ func gatedPlugin(t *testing.T, release <-chan struct{}) *Plugin {
 }
 
 func TestHostAndOriginAreChecked(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{})
+	hh := newHTTPHarness(t, Options{})
 	port := hh.url[strings.LastIndex(hh.url, ":")+1:]
 	initBody := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`
 	for _, c := range []struct {
@@ -251,7 +253,7 @@ func TestHostAndOriginAreChecked(t *testing.T) {
 		t.Errorf("legacy /sse with a foreign Origin: %d", got)
 	}
 
-	custom := newHTTPHarness(t, HTTPOptions{AllowedHosts: []string{"mcp.example"}, AllowedOrigins: []string{"https://app.example"}})
+	custom := newHTTPHarness(t, Options{AllowedHosts: []string{"mcp.example"}, AllowedOrigins: []string{"https://app.example"}})
 	for _, c := range []struct {
 		headers []string
 		want    int
@@ -271,8 +273,8 @@ func TestHostAndOriginAreChecked(t *testing.T) {
 }
 
 func TestBodiesOverTheLimitGet413(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{MaxBodyBytes: 1024})
-	id := hh.initSession(t, Version20251125)
+	hh := newHTTPHarness(t, Options{MaxBodyBytes: 1024})
+	id := hh.initSession(t, host.Version20251125)
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2048) + `"}}`
 	if got := hh.status(t, http.MethodPost, "/mcp", big, headerSessionID, id); got != http.StatusRequestEntityTooLarge {
 		t.Errorf("/mcp: %d", got)
@@ -283,9 +285,9 @@ func TestBodiesOverTheLimitGet413(t *testing.T) {
 }
 
 func TestSessionCountIsBounded(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{MaxSessions: 2})
-	first := hh.initSession(t, Version20251125)
-	hh.initSession(t, Version20250326)
+	hh := newHTTPHarness(t, Options{MaxSessions: 2})
+	first := hh.initSession(t, host.Version20251125)
+	hh.initSession(t, host.Version20250326)
 	initBody := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`
 	if got := hh.status(t, http.MethodPost, "/mcp", initBody); got != http.StatusServiceUnavailable {
 		t.Fatalf("third session: %d", got)
@@ -299,13 +301,13 @@ func TestSessionCountIsBounded(t *testing.T) {
 	if got := hh.status(t, http.MethodDelete, "/mcp", "", headerSessionID, first); got != http.StatusNoContent {
 		t.Fatalf("DELETE: %d", got)
 	}
-	hh.initSession(t, Version20251125)
+	hh.initSession(t, host.Version20251125)
 }
 
 func TestIdleSessionsExpireButNotWithAnOpenStream(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{SessionIdleTimeout: 200 * time.Millisecond})
-	idle := hh.initSession(t, Version20251125)
-	listening := hh.initSession(t, Version20251125)
+	hh := newHTTPHarness(t, Options{SessionIdleTimeout: 200 * time.Millisecond})
+	idle := hh.initSession(t, host.Version20251125)
+	listening := hh.initSession(t, host.Version20251125)
 	stream := readEvents(t, hh.do(t, http.MethodGet, "/mcp", "", headerSessionID, listening, "Accept", "text/event-stream"))
 	defer stream.body.Close()
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -339,9 +341,9 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 func TestSlowClientDoesNotBlockThePluginOrOtherSessions(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Listener = smallBuffers{ts.Listener}
-	hh := serveHarness(t, ts, HTTPOptions{MaxStreamBuffer: 256 << 10}, gatedPlugin(t, nil), toolsPlugin("a", abi.Tool{Name: "echo", InputSchema: objectSchema}))
+	hh := serveHarness(t, ts, Options{MaxStreamBuffer: 256 << 10}, gatedPlugin(t, nil), toolsPlugin("a", abi.Tool{Name: "echo", InputSchema: objectSchema}))
 
-	slow := hh.initSession(t, Version20251125)
+	slow := hh.initSession(t, host.Version20251125)
 	resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spam","arguments":{"n":64,"size":65536}}}`, headerSessionID, slow)
 	// The client reads nothing while the plugin sends 4 MiB of log messages.
 	hs := hh.session(slow)
@@ -357,7 +359,7 @@ func TestSlowClientDoesNotBlockThePluginOrOtherSessions(t *testing.T) {
 		hs.mu.Unlock()
 	}
 
-	other := hh.streamableClient(t, Version20251125, nil)
+	other := hh.streamableClient(t, host.Version20251125, nil)
 	res := callTool(t, other, "echo", map[string]any{"n": 1})
 	if res != `a:echo:{"n":1}` {
 		t.Fatalf("another session: %q", res)
@@ -393,9 +395,9 @@ func TestSlowClientDoesNotBlockThePluginOrOtherSessions(t *testing.T) {
 
 // serveOnLoopback runs Server.ServeHTTP on a loopback listener until
 // cancel; wait then waits for it to return nil.
-func serveOnLoopback(t *testing.T, opts HTTPOptions, plugins ...*Plugin) (hh *httpHarness, cancel func(), wait func()) {
+func serveOnLoopback(t *testing.T, opts Options, plugins ...*host.Plugin) (hh *httpHarness, cancel func(), wait func()) {
 	t.Helper()
-	srv := NewServer(Options{Name: "test"}, BuildCatalog(context.Background(), plugins, nil))
+	srv := host.NewServer(host.Options{Name: "test"}, host.BuildCatalog(context.Background(), plugins, nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -403,7 +405,7 @@ func serveOnLoopback(t *testing.T, opts HTTPOptions, plugins ...*Plugin) (hh *ht
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeHTTP(ctx, ln, opts) }()
+	go func() { served <- Serve(ctx, srv, ln, opts) }()
 	wait = func() {
 		t.Helper()
 		select {
@@ -422,7 +424,7 @@ func serveOnLoopback(t *testing.T, opts HTTPOptions, plugins ...*Plugin) (hh *ht
 // progress.
 func startJob(t *testing.T, hh *httpHarness) *eventReader {
 	t.Helper()
-	id := hh.initSession(t, Version20251125)
+	id := hh.initSession(t, host.Version20251125)
 	events := readEvents(t, hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","_meta":{"progressToken":"p"}}}`, headerSessionID, id))
 	if _, m := events.message(t); m["method"] != "notifications/progress" {
 		t.Fatalf("want progress first, got %v", m)
@@ -432,7 +434,7 @@ func startJob(t *testing.T, hh *httpHarness) *eventReader {
 
 func TestServeHTTPShutsDownGracefully(t *testing.T) {
 	release := make(chan struct{})
-	hh, cancel, wait := serveOnLoopback(t, HTTPOptions{ShutdownGrace: 5 * time.Second}, gatedPlugin(t, release))
+	hh, cancel, wait := serveOnLoopback(t, Options{ShutdownGrace: 5 * time.Second}, gatedPlugin(t, release))
 	events := startJob(t, hh)
 	cancel()
 	addr := strings.TrimPrefix(hh.url, "http://")
@@ -454,7 +456,7 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 }
 
 func TestServeHTTPCutsOffSlowHeadersAndCancelsRequestsAfterTheGrace(t *testing.T) {
-	hh, cancel, wait := serveOnLoopback(t, HTTPOptions{ShutdownGrace: 100 * time.Millisecond, ReadHeaderTimeout: 100 * time.Millisecond}, gatedPlugin(t, nil))
+	hh, cancel, wait := serveOnLoopback(t, Options{ShutdownGrace: 100 * time.Millisecond, ReadHeaderTimeout: 100 * time.Millisecond}, gatedPlugin(t, nil))
 	stalled, err := net.Dial("tcp", strings.TrimPrefix(hh.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -485,7 +487,7 @@ func TestMiddlewareWrapsTheEndpoints(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	hh := newHTTPHarness(t, HTTPOptions{Middleware: auth})
+	hh := newHTTPHarness(t, Options{Middleware: auth})
 	for _, c := range [][2]string{{http.MethodPost, "/mcp"}, {http.MethodGet, "/sse"}, {http.MethodPost, "/messages"}} {
 		if resp := hh.do(t, c[0], c[1], "{}"); resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("%s %s without credentials: %d", c[0], c[1], resp.StatusCode)
@@ -506,8 +508,8 @@ func TestPublicPathsSkipTheMiddleware(t *testing.T) {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
 	}
 	doc := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("public")) })
-	srv := NewServer(Options{}, nil)
-	h := srv.NewHTTPHandler("127.0.0.1:8080", HTTPOptions{Middleware: deny, Public: map[string]http.Handler{"/.well-known/doc": doc}})
+	srv := host.NewServer(host.Options{}, nil)
+	h := NewHandler(srv, "127.0.0.1:8080", Options{Middleware: deny, Public: map[string]http.Handler{"/.well-known/doc": doc}})
 	defer h.Close()
 	for path, want := range map[string]int{"/.well-known/doc": http.StatusOK, "/mcp": http.StatusUnauthorized} {
 		rec := httptest.NewRecorder()
@@ -527,8 +529,8 @@ func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
 	var log syncbuf.Buffer
 	ts := httptest.NewServer(nil)
 	defer ts.Close()
-	srv := NewServer(Options{Name: "test", Version: "1", Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{})
+	srv := host.NewServer(host.Options{Name: "test", Version: "1", Logger: slog.New(slog.NewTextHandler(&log, nil))}, nil)
+	h := NewHandler(srv, ts.Listener.Addr().String(), Options{})
 	defer h.Close()
 	ts.Config.Handler = h
 	hh := &httpHarness{h: h, url: ts.URL}
@@ -541,7 +543,7 @@ func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
 	} {
 		resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":0,"method":"ping"}`, c.headers...)
 		var m struct {
-			Error *RPCError `json:"error"`
+			Error *jsonrpc.Error `json:"error"`
 		}
 		_ = json.NewDecoder(resp.Body).Decode(&m)
 		resp.Body.Close()

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func initializeVia(t *testing.T, url, from string, forwardedFor ...string) int {
 // (so that what a client writes to the left does not count), IPv6 clients
 // by their /64.
 func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{MaxSessionsPerClient: 2, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}})
+	hh := newHTTPHarness(t, Options{MaxSessionsPerClient: 2, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}})
 
 	// A spoofer on 127.0.0.2, not a trusted proxy.
 	for i := range 2 {
@@ -83,7 +83,7 @@ func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
 // proxy shares its connections, so they are bounded by max_connections
 // only, not by max_connections_per_client.
 func TestTrustedProxyConnectionsCountOnlyInAll(t *testing.T) {
-	hh, _, _ := serveOnLoopback(t, HTTPOptions{MaxConnectionsPerClient: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	hh, _, _ := serveOnLoopback(t, Options{MaxConnectionsPerClient: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	addr := strings.TrimPrefix(hh.url, "http://")
 	var conns []net.Conn
 	for range 3 {
@@ -122,7 +122,7 @@ func TestPerClientLimitsBehindHAProxy(t *testing.T) {
 		{"proxy not trusted", nil, http.StatusServiceUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hh, _, _ := serveOnLoopback(t, HTTPOptions{MaxSessionsPerClient: 1, TrustedProxies: tc.trusted, AllowedHosts: []string{"127.0.0.1"}})
+			hh, _, _ := serveOnLoopback(t, Options{MaxSessionsPerClient: 1, TrustedProxies: tc.trusted, AllowedHosts: []string{"127.0.0.1"}})
 			proxy := startHAProxy(t, bin, strings.TrimPrefix(hh.url, "http://"))
 			if code := initializeVia(t, proxy, "127.0.0.2"); code != http.StatusOK {
 				t.Fatalf("the first client's session: %d", code)

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // The tests of the HTTP front door: what clients can make the server hold
@@ -323,7 +325,7 @@ func TestSlowBodyFloodFromOneAddressIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,500 slow 4 MiB bodies: skipped with -short")
 	}
-	hh := newHTTPHarness(t, HTTPOptions{})
+	hh := newHTTPHarness(t, Options{})
 	const perClient = 64 << 20 // the default [http] max_body_bytes_in_flight_per_client
 	limit := uint64(2*perClient + floodSlack)
 	f := floodBodies(t, hh.url, 1500, []string{"127.0.0.2"}, limit)
@@ -344,7 +346,7 @@ func TestSlowBodyFloodFromManyAddressesStaysWithinTheBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,500 slow 4 MiB bodies: skipped with -short")
 	}
-	hh := newHTTPHarness(t, HTTPOptions{})
+	hh := newHTTPHarness(t, Options{})
 	const budget = 256 << 20 // the default [http] max_body_bytes_in_flight
 	limit := uint64(2*budget + floodSlack)
 	var from []string
@@ -370,7 +372,7 @@ func TestSlowBodyFloodFromManyAddressesStaysWithinTheBudget(t *testing.T) {
 // client's budget while it is received: 16 of them take the default 64 MiB
 // of one client, the next is refused, and once one ends the next is read.
 func TestBodiesOfUnknownLengthReserveMaxBodyBytes(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{})
+	hh := newHTTPHarness(t, Options{})
 	addr := strings.TrimPrefix(hh.url, "http://")
 	start := func() (net.Conn, *bufio.Reader) {
 		t.Helper()
@@ -452,7 +454,7 @@ func TestSlowlorisFromOneAddressDoesNotDelayOthers(t *testing.T) {
 		t.Skip("5,000 slowloris connections: skipped with -short")
 	}
 	const perClient = 512 // the default [http] max_connections_per_client
-	hh, _, _ := serveOnLoopback(t, HTTPOptions{})
+	hh, _, _ := serveOnLoopback(t, Options{})
 	addr := strings.TrimPrefix(hh.url, "http://")
 	steady := newSteadyClient(t, hh.url, "127.0.0.3")
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -565,7 +567,7 @@ func TestSlowlorisFromOneAddressDoesNotDelayOthers(t *testing.T) {
 // any address is answered 503 naming the setting, and closed; once one
 // closes, the next is served.
 func TestConnectionsAreBoundedInAll(t *testing.T) {
-	hh, _, _ := serveOnLoopback(t, HTTPOptions{MaxConnections: 3})
+	hh, _, _ := serveOnLoopback(t, Options{MaxConnections: 3})
 	addr := strings.TrimPrefix(hh.url, "http://")
 	dial := func(from string) net.Conn {
 		t.Helper()
@@ -617,7 +619,7 @@ func TestConnectionsAreBoundedInAll(t *testing.T) {
 // abandoned keeps its place under max_sessions and max_sessions_per_client
 // until it idles out, which by default takes minutes, not half an hour.
 func TestIdleSessionsEndWithinMinutesByDefault(t *testing.T) {
-	if got := (HTTPOptions{}).withDefaults().SessionIdleTimeout; got > 5*time.Minute {
+	if got := (Options{}).withDefaults().SessionIdleTimeout; got > 5*time.Minute {
 		t.Errorf("default SessionIdleTimeout %v, want at most 5m", got)
 	}
 }
@@ -626,14 +628,14 @@ func TestIdleSessionsEndWithinMinutesByDefault(t *testing.T) {
 // cap says which setting to raise.
 func TestSessionRefusalsNameTheirSetting(t *testing.T) {
 	for _, tc := range []struct {
-		opts    HTTPOptions
+		opts    Options
 		setting string
 	}{
-		{HTTPOptions{MaxSessions: 1}, "[http] max_sessions (1)"},
-		{HTTPOptions{MaxSessionsPerClient: 1}, "[http] max_sessions_per_client (1)"},
+		{Options{MaxSessions: 1}, "[http] max_sessions (1)"},
+		{Options{MaxSessionsPerClient: 1}, "[http] max_sessions_per_client (1)"},
 	} {
 		hh := newHTTPHarness(t, tc.opts)
-		hh.initSession(t, Version20251125)
+		hh.initSession(t, host.Version20251125)
 		resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), tc.setting) {

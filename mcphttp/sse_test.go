@@ -1,14 +1,16 @@
-package host
+package mcphttp
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 func TestLegacySSETransport(t *testing.T) {
-	hh := newHTTPHarness(t, HTTPOptions{})
+	hh := newHTTPHarness(t, Options{})
 	stream := hh.do(t, http.MethodGet, "/sse", "", "Accept", "text/event-stream")
 	events := readEvents(t, stream)
 	endpoint, _ := events.next(t)
@@ -22,7 +24,7 @@ func TestLegacySSETransport(t *testing.T) {
 	if got := post(endpoint.data, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`); got != http.StatusAccepted {
 		t.Fatalf("POST initialize: %d", got)
 	}
-	if e, m := events.message(t); e.name != "message" || m["result"].(map[string]any)["protocolVersion"] != Version20241105 {
+	if e, m := events.message(t); e.name != "message" || m["result"].(map[string]any)["protocolVersion"] != host.Version20241105 {
 		t.Fatalf("initialize response %+v", e)
 	}
 	if got := post("/messages", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != http.StatusBadRequest {

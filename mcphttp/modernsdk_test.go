@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,9 +15,9 @@ import (
 // it lists and calls tools with no initialize; pinned to 2025-11-25 it
 // still initializes a legacy session, over both.
 func TestSDKClientNegotiates20260728(t *testing.T) {
-	plugin := func() *Plugin { return toolsPlugin("a", echoTool) }
+	plugin := func() *host.Plugin { return toolsPlugin("a", echoTool) }
 	stdio := func(t *testing.T) mcp.Transport {
-		srv := NewServer(Options{Name: "test", Version: "1"}, BuildCatalog(context.Background(), []*Plugin{plugin()}, nil))
+		srv := host.NewServer(host.Options{Name: "test", Version: "1"}, host.BuildCatalog(context.Background(), []*host.Plugin{plugin()}, nil))
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan struct{})
@@ -32,13 +33,13 @@ func TestSDKClientNegotiates20260728(t *testing.T) {
 		name, pin, want string
 		transport       func(t *testing.T) mcp.Transport
 	}{
-		{"stdio", "", Version20260728, stdio},
-		{"HTTP", "", Version20260728, func(t *testing.T) mcp.Transport {
-			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, HTTPOptions{}, plugin()).url + "/mcp"}
+		{"stdio", "", host.Version20260728, stdio},
+		{"HTTP", "", host.Version20260728, func(t *testing.T) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, Options{}, plugin()).url + "/mcp"}
 		}},
-		{"stdio pinned", Version20251125, Version20251125, stdio},
-		{"HTTP pinned", Version20251125, Version20251125, func(t *testing.T) mcp.Transport {
-			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, HTTPOptions{}, plugin()).url + "/mcp"}
+		{"stdio pinned", host.Version20251125, host.Version20251125, stdio},
+		{"HTTP pinned", host.Version20251125, host.Version20251125, func(t *testing.T) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: newHTTPHarness(t, Options{}, plugin()).url + "/mcp"}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"encoding/base64"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // Streamable HTTP for 2026-07-28 requests: each POST is served on its own,
@@ -39,28 +42,30 @@ var namedMethods = map[string]string{
 	"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId",
 }
 
-// modernPOST serves a POST whose body is one 2026-07-28 request: isModern,
-// or any request when MCP-Protocol-Version names a modern version. It
-// reports false, having written nothing, for any other body.
-func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	m, rpcErr := decodeMessage(body)
+// metaProtocolVersion is the _meta key of a 2026-07-28 request's
+// protocol version, which MCP-Protocol-Version mirrors.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// modernPOST serves a POST whose body is one 2026-07-28 request:
+// host.IsPerRequest, or any request when MCP-Protocol-Version names a
+// version served per request. It reports false, having written nothing,
+// for any other body.
+func (h *Handler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	m, rpcErr := jsonrpc.Decode(body)
 	if rpcErr != nil || m.IsNotification() || m.IsResponse() {
 		return false
 	}
-	if !isModern(m) && !slices.Contains(modernVersions, r.Header.Get(headerVersion)) {
+	if !host.IsPerRequest(m.Method, m.Params) && !slices.Contains(host.PerRequestVersions(), r.Header.Get(headerVersion)) {
 		return false
 	}
-	era, rpcErr := checkModernHeaders(r, m, h.srv.Catalog(), h.viewOf(r))
-	if rpcErr != nil {
-		writeJSON(w, http.StatusBadRequest, encodeResponse(m.ID, nil, rpcErr))
+	ep := endpointOf(r)
+	if rpcErr := h.checkModernHeaders(r, m, ep); rpcErr != nil {
+		writeJSON(w, http.StatusBadRequest, jsonrpc.EncodeResponse(m.ID, nil, rpcErr))
 		return true
 	}
 	reply := &modernReply{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
-	c := h.srv.newConn(reply, endpointOf(r))
-	defer c.close() // cancels the request if the client left first
-	if resp := c.serve(r.Context(), m, era, reply, nil); resp != nil {
-		_ = reply.Send(resp)
-	}
+	end := h.srv.ServeRequest(r.Context(), body, reply, ep.plugins)
+	defer end() // cancels the request if the client left first
 	select {
 	case <-reply.answered:
 	case <-r.Context().Done():
@@ -69,59 +74,58 @@ func (h *HTTPHandler) modernPOST(w http.ResponseWriter, r *http.Request, body []
 	return true
 }
 
-// checkModernHeaders checks a modern request's _meta, and that its headers
-// mirror its body, including the x-mcp-header parameters of the catalog's
-// tools that v sees (a hidden tool is checked as an unknown one is, when
-// it is called). The headers are compared first, so that a version that
-// differs from its header is a mismatch before it is unsupported.
-func checkModernHeaders(r *http.Request, m *message, c *Catalog, v view) (*era20260728, *RPCError) {
+// checkModernHeaders checks a 2026-07-28 request's _meta, and that its
+// headers mirror its body, including the x-mcp-header parameters of the
+// tool it calls, as the endpoint ep finds it (a hidden tool is checked as
+// an unknown one is). The headers are compared first, so that a version
+// that differs from its header is a mismatch before it is unsupported.
+func (h *Handler) checkModernHeaders(r *http.Request, m *jsonrpc.Message, ep *endpoint) *jsonrpc.Error {
 	var p struct {
-		requestMeta
-		Name      *string         `json:"name"`
-		URI       *string         `json:"uri"`
-		TaskID    *string         `json:"taskId"`
-		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+		Name      *string                    `json:"name"`
+		URI       *string                    `json:"uri"`
+		TaskID    *string                    `json:"taskId"`
+		Arguments json.RawMessage            `json:"arguments"`
 	}
-	if rpcErr := decodeParams(m.Params, &p); rpcErr != nil {
-		return nil, rpcErr
+	if rpcErr := jsonrpc.DecodeParams(m.Params, &p); rpcErr != nil {
+		return rpcErr
 	}
 	if raw, ok := p.Meta[metaProtocolVersion]; ok {
 		var v string
 		_ = json.Unmarshal(raw, &v)
 		if rpcErr := headerMatches(r, headerVersion, v, false); rpcErr != nil {
-			return nil, rpcErr
+			return rpcErr
 		}
 	}
-	era, rpcErr := readModern(m.Params)
-	if rpcErr != nil {
-		return nil, rpcErr
+	if rpcErr := host.CheckRequestMeta(m.Params); rpcErr != nil {
+		return (*jsonrpc.Error)(rpcErr)
 	}
 	if rpcErr := headerMatches(r, headerMethod, m.Method, false); rpcErr != nil {
-		return nil, rpcErr
+		return rpcErr
 	}
 	if field, ok := namedMethods[m.Method]; ok {
 		name := map[string]*string{"name": p.Name, "uri": p.URI, "taskId": p.TaskID}[field]
 		if name != nil {
 			if rpcErr := headerMatches(r, headerName, *name, true); rpcErr != nil {
-				return nil, rpcErr
+				return rpcErr
 			}
 		}
 	}
 	if m.Method == "tools/call" && p.Name != nil {
-		if e, ok := c.tool(*p.Name, v); ok {
-			if rpcErr := checkHeaderParams(r, e.headerParams, p.Arguments); rpcErr != nil {
-				return nil, rpcErr
+		if params, ok := h.srv.ToolHeaderParams(r.Context(), *p.Name, ep.plugins); ok {
+			if rpcErr := checkHeaderParams(r, params, p.Arguments); rpcErr != nil {
+				return rpcErr
 			}
 		}
 	}
-	return era, nil
+	return nil
 }
 
 // headerMatches checks that a request has the header and that it equals
 // the body's value, decoded first from =?base64?…?= when encoded allows it.
-func headerMatches(r *http.Request, header, body string, encoded bool) *RPCError {
+func headerMatches(r *http.Request, header, body string, encoded bool) *jsonrpc.Error {
 	var got string
-	var rpcErr *RPCError
+	var rpcErr *jsonrpc.Error
 	if encoded {
 		got, rpcErr = headerValue(r, header)
 	} else {
@@ -131,23 +135,23 @@ func headerMatches(r *http.Request, header, body string, encoded bool) *RPCError
 		return rpcErr
 	}
 	if got != body {
-		return rpcErrorf(CodeHeaderMismatch, "header mismatch: %s header value %q does not match body value %q", header, got, body)
+		return jsonrpc.Errorf(host.CodeHeaderMismatch, "header mismatch: %s header value %q does not match body value %q", header, got, body)
 	}
 	return nil
 }
 
 // oneHeader returns the value of a header the request must have once.
-func oneHeader(r *http.Request, header string) (string, *RPCError) {
+func oneHeader(r *http.Request, header string) (string, *jsonrpc.Error) {
 	values := r.Header.Values(header)
 	if len(values) != 1 {
-		return "", rpcErrorf(CodeHeaderMismatch, "header mismatch: the request must have one %s header, mirroring the body; it has %d", header, len(values))
+		return "", jsonrpc.Errorf(host.CodeHeaderMismatch, "header mismatch: the request must have one %s header, mirroring the body; it has %d", header, len(values))
 	}
 	return values[0], nil
 }
 
 // headerValue returns the value of a header that may be base64-encoded as
 // =?base64?…?=, decoded; a value without both markers is literal.
-func headerValue(r *http.Request, header string) (string, *RPCError) {
+func headerValue(r *http.Request, header string) (string, *jsonrpc.Error) {
 	got, rpcErr := oneHeader(r, header)
 	if rpcErr != nil {
 		return "", rpcErr
@@ -158,7 +162,7 @@ func headerValue(r *http.Request, header string) (string, *RPCError) {
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(inner, "?="))
 	if err != nil {
-		return "", rpcErrorf(CodeHeaderMismatch, "header mismatch: %s %q is not valid base64: %v", header, got, err)
+		return "", jsonrpc.Errorf(host.CodeHeaderMismatch, "header mismatch: %s %q is not valid base64: %v", header, got, err)
 	}
 	return string(raw), nil
 }
@@ -220,15 +224,15 @@ func (mr *modernReply) end() {
 // 200.
 func modernStatus(msg []byte) int {
 	var m struct {
-		Error *RPCError `json:"error"`
+		Error *jsonrpc.Error `json:"error"`
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Error == nil {
 		return http.StatusOK
 	}
 	switch m.Error.Code {
-	case CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
-	case CodeHeaderMismatch, CodeMissingClientCapability, CodeUnsupportedProtocolVersion:
+	case host.CodeHeaderMismatch, host.CodeMissingClientCapability, host.CodeUnsupportedProtocolVersion:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
@@ -239,10 +243,10 @@ func modernStatus(msg []byte) int {
 // GET stream nor sessions to end. It reports whether it answered.
 func modernNotAllowed(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get(headerVersion)
-	if r.Header.Get(headerSessionID) != "" || !slices.Contains(modernVersions, v) {
+	if r.Header.Get(headerSessionID) != "" || !slices.Contains(host.PerRequestVersions(), v) {
 		return false
 	}
 	w.Header().Set("Allow", http.MethodPost)
-	writeRPCError(w, http.StatusMethodNotAllowed, rpcErrorf(CodeInvalidRequest, "method not allowed: protocol version %s has no %s at this endpoint; send each request with POST", v, r.Method))
+	writeRPCError(w, http.StatusMethodNotAllowed, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "method not allowed: protocol version %s has no %s at this endpoint; send each request with POST", v, r.Method))
 	return true
 }

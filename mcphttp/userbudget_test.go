@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // The tests of whom the per-client caps on request bodies and sessions
@@ -38,12 +40,12 @@ var userCapCases = []userCapCase{
 }
 
 // userHarness serves a server whose requests asTestUser authenticates.
-func userHarness(t *testing.T, opts HTTPOptions) *httpHarness {
+func userHarness(t *testing.T, opts Options) *httpHarness {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
-	srv := NewServer(Options{Name: "test", Version: "1", Subject: testUser}, nil)
+	srv := host.NewServer(host.Options{Name: "test", Version: "1", Subject: testUser}, nil)
 	opts.Middleware = asTestUser
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), opts)
+	h := NewHandler(srv, ts.Listener.Addr().String(), opts)
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })
@@ -136,7 +138,7 @@ func TestBodyBudgetsPerClientAreKeyedOnTheUser(t *testing.T) {
 	const setting = "[http] max_body_bytes_in_flight_per_client (1024 bytes)"
 	for _, c := range userCapCases {
 		t.Run(c.name, func(t *testing.T) {
-			hh := userHarness(t, HTTPOptions{SubjectsAreUsers: c.subjectsAreUsers, MaxBodyBytes: 1024, MaxBodyBytesInFlightPerClient: 1024})
+			hh := userHarness(t, Options{SubjectsAreUsers: c.subjectsAreUsers, MaxBodyBytes: 1024, MaxBodyBytesInFlightPerClient: 1024})
 			c.holder.holdBody(t, hh.url, 1024)
 			c.holder.refusedUntil(t, hh.url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, setting)
 			c.check(t, hh.url, setting)
@@ -150,7 +152,7 @@ func TestSessionCapsPerClientAreKeyedOnTheUser(t *testing.T) {
 	const setting = "[http] max_sessions_per_client (1)"
 	for _, c := range userCapCases {
 		t.Run(c.name, func(t *testing.T) {
-			hh := userHarness(t, HTTPOptions{SubjectsAreUsers: c.subjectsAreUsers, MaxSessionsPerClient: 1})
+			hh := userHarness(t, Options{SubjectsAreUsers: c.subjectsAreUsers, MaxSessionsPerClient: 1})
 			if status, answer := c.holder.post(t, hh.url, initializeBody); status != http.StatusOK {
 				t.Fatalf("%v's first session: %d %s", c.holder, status, answer)
 			}

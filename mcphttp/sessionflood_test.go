@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"net"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // clientFrom returns an HTTP client whose connections come from the
@@ -45,8 +47,8 @@ func initializeFrom(t *testing.T, client *http.Client, url string, forwardedFor 
 // initializing end within seconds, so a newcomer is not refused for long.
 func TestAnInitializeFloodDoesNotLockOutOtherClients(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
-	srv := NewServer(Options{Name: "test", Version: "1"}, nil)
-	h := srv.NewHTTPHandler(ts.Listener.Addr().String(), HTTPOptions{InitTimeout: 2 * time.Second})
+	srv := host.NewServer(host.Options{Name: "test", Version: "1"}, nil)
+	h := NewHandler(srv, ts.Listener.Addr().String(), Options{InitTimeout: 2 * time.Second})
 	ts.Config.Handler = h
 	ts.Start()
 	t.Cleanup(func() { h.Close(); ts.Close() })

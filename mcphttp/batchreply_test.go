@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // TestBatchReplyIsBounded: a 2025-03-26 batch of 100 tools/list, each
@@ -23,8 +25,8 @@ func TestBatchReplyIsBounded(t *testing.T) {
 	for i := range 100 {
 		tools = append(tools, abi.Tool{Name: fmt.Sprintf("t%d", i), Description: strings.Repeat("x", 6<<10), InputSchema: objectSchema})
 	}
-	hh := newHTTPHarness(t, HTTPOptions{}, toolsPlugin("p", tools...))
-	id := hh.initSession(t, Version20250326)
+	hh := newHTTPHarness(t, Options{}, toolsPlugin("p", tools...))
+	id := hh.initSession(t, host.Version20250326)
 	var batch []string
 	for i := range 100 {
 		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i))
@@ -43,7 +45,7 @@ func TestBatchReplyIsBounded(t *testing.T) {
 	var replies []struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
+		Error  *jsonrpc.Error  `json:"error"`
 	}
 	if err := json.Unmarshal(body, &replies); err != nil {
 		t.Fatalf("the reply is not a JSON-RPC batch: %v", err)

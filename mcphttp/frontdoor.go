@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // The HTTP front door: what clients can make the server hold before a
@@ -51,7 +53,7 @@ func (l *refusalLog) log(log *slog.Logger, msg string, args ...any) {
 }
 
 // bodyBudget accounts the request body bytes being received, server-wide
-// and by client (HTTPHandler.client). A body is reserved whole before it
+// and by client (Handler.client). A body is reserved whole before it
 // is read: by its Content-Length, or by MaxBodyBytes when the length is
 // not known.
 type bodyBudget struct {
@@ -68,14 +70,14 @@ func newBodyBudget(total, perClient int64) *bodyBudget {
 
 // reserve takes n bytes for a body from client, or returns the error that
 // refuses it, naming the setting it would exceed.
-func (b *bodyBudget) reserve(client string, n int64) *RPCError {
+func (b *bodyBudget) reserve(client string, n int64) *jsonrpc.Error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
 	case b.byClient[client]+n > b.perClient:
-		return rpcErrorf(CodeInternalError, "server busy: the request bodies being received from this client would exceed [http] max_body_bytes_in_flight_per_client (%d bytes); retry later", b.perClient)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server busy: the request bodies being received from this client would exceed [http] max_body_bytes_in_flight_per_client (%d bytes); retry later", b.perClient)
 	case b.held+n > b.total:
-		return rpcErrorf(CodeInternalError, "server busy: the request bodies being received would exceed [http] max_body_bytes_in_flight (%d bytes); retry later", b.total)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server busy: the request bodies being received would exceed [http] max_body_bytes_in_flight (%d bytes); retry later", b.total)
 	}
 	b.held += n
 	b.byClient[client] += n
@@ -109,7 +111,7 @@ type connLimiter struct {
 	byClient map[string]int
 }
 
-func newConnLimiter(ln net.Listener, opts HTTPOptions, log *slog.Logger) *connLimiter {
+func newConnLimiter(ln net.Listener, opts Options, log *slog.Logger) *connLimiter {
 	return &connLimiter{Listener: ln, max: opts.MaxConnections, perClient: opts.MaxConnectionsPerClient, proxies: opts.TrustedProxies, log: log, byClient: map[string]int{}}
 }
 
@@ -139,14 +141,14 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 
 // admit counts a new connection from client, or returns the error that
 // refuses it.
-func (l *connLimiter) admit(client string) *RPCError {
+func (l *connLimiter) admit(client string) *jsonrpc.Error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case client != "" && l.byClient[client] >= l.perClient:
-		return rpcErrorf(CodeInternalError, "too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later", l.perClient)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "too many connections from this client: [http] max_connections_per_client (%d) are open; close some, or retry later", l.perClient)
 	case l.open >= l.max:
-		return rpcErrorf(CodeInternalError, "server busy: [http] max_connections (%d) are open; retry later", l.max)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server busy: [http] max_connections (%d) are open; retry later", l.max)
 	}
 	l.open++
 	l.byClient[client]++
@@ -167,8 +169,8 @@ func (l *connLimiter) release(client string) {
 const refuseWriteTimeout = 100 * time.Millisecond
 
 // refuseConn answers a connection it will not serve with 503 and closes it.
-func refuseConn(c net.Conn, rpcErr *RPCError) {
-	body := encodeResponse(nil, nil, rpcErr)
+func refuseConn(c net.Conn, rpcErr *jsonrpc.Error) {
+	body := jsonrpc.EncodeResponse(nil, nil, rpcErr)
 	_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
 	_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	_ = c.Close()
@@ -227,7 +229,7 @@ func trusted(proxies []netip.Prefix, ip netip.Addr) bool {
 }
 
 // subjectPrefix starts the per-client limits' key of a client counted by
-// its authenticated subject (HTTPOptions.SubjectsAreUsers): no subject's
+// its authenticated subject (Options.SubjectsAreUsers): no subject's
 // key is an address's.
 const subjectPrefix = "sub:"
 
@@ -235,9 +237,9 @@ const subjectPrefix = "sub:"
 // on sessions and request bodies: its subject's when subjects are users
 // and it has one, else its address's (clientAddress). It is known before
 // the body is read, as the subject comes from the request's headers.
-func (h *HTTPHandler) client(r *http.Request) string {
+func (h *Handler) client(r *http.Request) string {
 	if h.opts.SubjectsAreUsers {
-		if subject := h.srv.subject(r.Context()); subject != "" {
+		if subject := h.srv.Subject(r.Context()); subject != "" {
 			return subjectPrefix + subject
 		}
 	}
@@ -251,7 +253,7 @@ func (h *HTTPHandler) client(r *http.Request) string {
 // address it got the request from and only what trusted proxies appended
 // can be believed. An entry that is not an address ends the walk: the
 // client is then the trusted proxy that appended it.
-func (h *HTTPHandler) clientAddress(r *http.Request) string {
+func (h *Handler) clientAddress(r *http.Request) string {
 	peer, ok := peerIP(r.RemoteAddr)
 	if !ok {
 		return addrPrefix + r.RemoteAddr

@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"bytes"
@@ -20,10 +20,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
-// HTTPOptions configure the HTTP transports. Zero values take the defaults.
-type HTTPOptions struct {
+// Options configure the HTTP transports. Zero values take the defaults.
+type Options struct {
 	// TLS, when not nil, serves HTTPS with it. Connections are counted and
 	// refused (MaxConnections) before their handshake.
 	TLS *tls.Config
@@ -127,7 +130,7 @@ type HTTPOptions struct {
 	Public map[string]http.Handler
 }
 
-// Defaults of HTTPOptions, and fixed limits of the HTTP transports.
+// Defaults of Options, and fixed limits of the HTTP transports.
 const (
 	defaultSessionIdleTimeout = 5 * time.Minute
 	defaultMaxSessions        = 1000
@@ -155,7 +158,7 @@ const (
 	headerLastEventID = "Last-Event-ID"
 )
 
-func (o HTTPOptions) withDefaults() HTTPOptions {
+func (o Options) withDefaults() Options {
 	setDefault(&o.SessionIdleTimeout, defaultSessionIdleTimeout)
 	setDefault(&o.MaxSessions, defaultMaxSessions)
 	setDefault(&o.InitTimeout, defaultInitTimeout)
@@ -167,7 +170,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	o.MaxBodyBytesInFlightPerClient = max(o.MaxBodyBytesInFlightPerClient, o.MaxBodyBytes)
 	setDefault(&o.MaxConnections, defaultMaxConnections)
 	setDefault(&o.MaxConnectionsPerClient, defaultMaxClientConns)
-	setDefault(&o.MaxBatchResponseBytes, defaultMaxBatchReply)
+	setDefault(&o.MaxBatchResponseBytes, host.DefaultMaxBatchReplyBytes)
 	setDefault(&o.MaxStreamBuffer, defaultMaxStreamBuffer)
 	setDefault(&o.ReconnectDelay, defaultReconnectDelay)
 	setDefault(&o.ShutdownGrace, defaultShutdownGrace)
@@ -184,15 +187,15 @@ func setDefault[T int | int64 | time.Duration](v *T, def T) {
 	}
 }
 
-// HTTPHandler serves MCP over HTTP: Streamable HTTP at /mcp (streamable.go)
+// Handler serves MCP over HTTP: Streamable HTTP at /mcp (streamable.go)
 // and the legacy HTTP+SSE transport at /sse and /messages (sse.go), and
-// the same at each of HTTPOptions.Endpoints; other paths get 404. Every
+// the same at each of Options.Endpoints; other paths get 404. Every
 // request first passes the DNS-rebinding checks: a Host or Origin header
 // that is not allowed gets 403.
-type HTTPHandler struct {
-	srv   *Server
+type Handler struct {
+	srv   *host.Server
 	log   *slog.Logger
-	opts  HTTPOptions
+	opts  Options
 	hosts []hostPort // allowed Host values
 	mux   *http.ServeMux
 
@@ -202,7 +205,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
-	clients  map[string]int // open sessions by client (HTTPHandler.client)
+	clients  map[string]int // open sessions by client (Handler.client)
 	closing  bool           // shutting down: no new sessions
 }
 
@@ -217,11 +220,11 @@ func parseHostPort(s string) hostPort {
 	return hostPort{strings.Trim(s, "[]"), ""}
 }
 
-// NewHTTPHandler returns the HTTP handler of the server's MCP endpoints.
+// NewHandler returns the HTTP handler of the MCP endpoints of s.
 // listenAddr is the address the server listens on; its port goes into the
 // default allowed hosts.
-func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{srv: s, log: s.logger, opts: opts.withDefaults(), sessions: map[string]*httpSession{}, clients: map[string]int{}}
+func NewHandler(s *host.Server, listenAddr string, opts Options) *Handler {
+	h := &Handler{srv: s, log: s.Logger(), opts: opts.withDefaults(), sessions: map[string]*httpSession{}, clients: map[string]int{}}
 	h.bodies = newBodyBudget(h.opts.MaxBodyBytesInFlight, h.opts.MaxBodyBytesInFlightPerClient)
 	allowed := opts.AllowedHosts
 	if len(allowed) == 0 {
@@ -234,7 +237,7 @@ func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandle
 		h.hosts = append(h.hosts, parseHostPort(a))
 	}
 	h.mux = http.NewServeMux()
-	for _, ep := range endpoints(opts.Endpoints) {
+	for _, ep := range endpoints(s, opts.Endpoints) {
 		for pattern, fn := range map[string]http.HandlerFunc{
 			"POST " + ep.path:     h.postMCP,
 			"GET " + ep.path:      h.getMCP,
@@ -244,9 +247,6 @@ func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandle
 		} {
 			h.mux.Handle(pattern, h.opts.Middleware(ep.serve(fn)))
 		}
-		if ep.plugins != nil {
-			s.partial.Store(true)
-		}
 	}
 	for path, handler := range h.opts.Public {
 		h.mux.Handle(path, handler)
@@ -255,7 +255,7 @@ func (s *Server) NewHTTPHandler(listenAddr string, opts HTTPOptions) *HTTPHandle
 }
 
 // ServeHTTP checks the Host and Origin headers and serves the endpoints.
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r.Host) {
 		h.refuse(w, r, "Host", r.Host, "allowed_hosts")
 		return
@@ -272,15 +272,15 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // logs it with the client's address: DNS-rebinding protection, which a
 // server reached by another name than its default loopback ones needs
 // configured.
-func (h *HTTPHandler) refuse(w http.ResponseWriter, r *http.Request, header, value, setting string) {
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, header, value, setting string) {
 	h.log.Warn("request refused: "+header+" not allowed", "header", header, "value", value,
 		"client", h.clientAddress(r), "setting", "[http] "+setting)
-	writeRPCError(w, http.StatusForbidden, rpcErrorf(CodeInvalidRequest,
+	writeRPCError(w, http.StatusForbidden, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 		"forbidden: %s %q is not allowed: add %q to [http] %s in the server's config", header, value, value, setting))
 }
 
 // hostAllowed reports whether a Host value (host or host:port) is allowed.
-func (h *HTTPHandler) hostAllowed(s string) bool {
+func (h *Handler) hostAllowed(s string) bool {
 	got := parseHostPort(s)
 	return slices.ContainsFunc(h.hosts, func(a hostPort) bool {
 		return a.host == got.host && (a.port == "" || a.port == got.port)
@@ -288,7 +288,7 @@ func (h *HTTPHandler) hostAllowed(s string) bool {
 }
 
 // originAllowed reports whether an Origin value is allowed.
-func (h *HTTPHandler) originAllowed(origin string) bool {
+func (h *Handler) originAllowed(origin string) bool {
 	if len(h.opts.AllowedOrigins) > 0 {
 		return slices.ContainsFunc(h.opts.AllowedOrigins, func(a string) bool { return strings.EqualFold(a, origin) })
 	}
@@ -299,11 +299,12 @@ func (h *HTTPHandler) originAllowed(origin string) bool {
 // httpSession is a Session served over HTTP, with its SSE streams.
 type httpSession struct {
 	id         string
-	subject    string    // the authenticated subject that opened it; only it may use it
-	client     string    // the client that opened it, as the per-client limits count it
-	legacy     bool      // HTTP+SSE: the session lives as long as its /sse stream
+	subject    string // the authenticated subject that opened it; only it may use it
+	client     string // the client that opened it, as the per-client limits count it
+	legacy     bool   // HTTP+SSE: the session lives as long as its /sse stream
+	log        *slog.Logger
 	endpoint   *endpoint // the endpoint that opened it; only it may use it
-	sess       *Session
+	sess       *host.Session
 	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
 	done       chan struct{} // closed when the session ends
 	endOnce    sync.Once
@@ -324,11 +325,11 @@ var errClosing = errors.New("the server is shutting down")
 
 // newSession starts a session, in use by the request r that starts it and
 // bound to r's authenticated subject.
-func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, error) {
+func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
-	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.subject(r.Context()),
-		client: h.client(r), legacy: legacy, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
+	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.Subject(r.Context()),
+		client: h.client(r), legacy: legacy, log: h.log, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 
@@ -344,7 +345,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.newSession(hs.standalone, h.opts.MaxBatchResponseBytes, hs.endpoint)
+	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes})
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
@@ -355,7 +356,7 @@ func (h *HTTPHandler) newSession(r *http.Request, legacy bool) (*httpSession, er
 // session is found only for the subject that opened it: to anyone else it
 // is unknown, and the attempt is logged; and only at the endpoint that
 // opened it.
-func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
+func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
 	if id == "" {
 		writeRPCError(w, http.StatusBadRequest, missingSessionID)
 		return nil
@@ -364,7 +365,7 @@ func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string,
 	defer h.mu.Unlock()
 	hs := h.sessions[id]
 	if hs != nil && hs.legacy == legacy {
-		if subject := h.srv.subject(r.Context()); subject != hs.subject {
+		if subject := h.srv.Subject(r.Context()); subject != hs.subject {
 			h.log.Warn("refused a request for another subject's HTTP session", "subject", subject, "remote", r.RemoteAddr)
 			hs = nil
 		}
@@ -383,7 +384,7 @@ func (h *HTTPHandler) acquire(w http.ResponseWriter, r *http.Request, id string,
 // release marks a request done with its session. A Streamable HTTP session
 // no request uses is ended after SessionIdleTimeout, unless one comes; one
 // whose client has not finished initializing, after InitTimeout.
-func (h *HTTPHandler) release(hs *httpSession) {
+func (h *Handler) release(hs *httpSession) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hs.active--
@@ -391,7 +392,7 @@ func (h *HTTPHandler) release(hs *httpSession) {
 		return
 	}
 	after := h.opts.SessionIdleTimeout
-	if !hs.sess.initialized() {
+	if !hs.sess.Initialized() {
 		after = h.opts.InitTimeout
 	}
 	if hs.idle == nil {
@@ -403,7 +404,7 @@ func (h *HTTPHandler) release(hs *httpSession) {
 
 // forgetLocked makes a session unknown: no request finds it from then on,
 // and it no longer counts against its client's limit. h.mu is held.
-func (h *HTTPHandler) forgetLocked(hs *httpSession) {
+func (h *Handler) forgetLocked(hs *httpSession) {
 	delete(h.sessions, hs.id)
 	if h.clients[hs.client]--; h.clients[hs.client] <= 0 {
 		delete(h.clients, hs.client)
@@ -411,7 +412,7 @@ func (h *HTTPHandler) forgetLocked(hs *httpSession) {
 }
 
 // expire ends a session that is still idle; it is unknown from then on.
-func (h *HTTPHandler) expire(hs *httpSession) {
+func (h *Handler) expire(hs *httpSession) {
 	h.mu.Lock()
 	idle := hs.active == 0 && h.sessions[hs.id] == hs
 	if idle {
@@ -421,7 +422,7 @@ func (h *HTTPHandler) expire(hs *httpSession) {
 	if !idle {
 		return
 	}
-	if hs.sess.initialized() {
+	if hs.sess.Initialized() {
 		h.log.Info("ending an idle HTTP session", "idle", h.opts.SessionIdleTimeout)
 	} else {
 		h.log.Info("ending an HTTP session whose client did not finish initializing", "after", h.opts.InitTimeout, "client", hs.client)
@@ -431,7 +432,7 @@ func (h *HTTPHandler) expire(hs *httpSession) {
 
 // end ends a session: its requests in flight are cancelled, its streams end
 // once what they hold is written, and its id is no longer known.
-func (h *HTTPHandler) end(hs *httpSession) {
+func (h *Handler) end(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		h.forgetLocked(hs)
@@ -456,11 +457,11 @@ func (h *HTTPHandler) end(hs *httpSession) {
 // that starts requests is refused (503) once the session drains for
 // shutdown, so that its requests can be waited for. The requests outlive a
 // client that disconnects: only notifications/cancelled cancels them.
-func (h *HTTPHandler) handOver(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte, reply Outbound, startsRequests bool) bool {
+func (h *Handler) handOver(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte, reply host.Outbound, startsRequests bool) bool {
 	hs.gate.RLock()
 	defer hs.gate.RUnlock()
 	if hs.draining && startsRequests {
-		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", errClosing))
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", errClosing))
 		return false
 	}
 	hs.sess.Handle(context.WithoutCancel(r.Context()), body, reply)
@@ -469,16 +470,16 @@ func (h *HTTPHandler) handOver(w http.ResponseWriter, r *http.Request, hs *httpS
 
 // Close ends every session at once: requests in flight are cancelled and
 // every stream ends. New sessions are refused.
-func (h *HTTPHandler) Close() { h.shutdown(0) }
+func (h *Handler) Close() { h.shutdown(0) }
 
 // shutdown refuses new sessions and requests, lets the requests in flight
 // run for grace, cancels the rest and ends every session.
-func (h *HTTPHandler) shutdown(grace time.Duration) {
+func (h *Handler) shutdown(grace time.Duration) {
 	h.mu.Lock()
 	h.closing = true
 	all := slices.Collect(maps.Values(h.sessions))
 	h.mu.Unlock()
-	h.srv.listeners.endAll() // the subscriptions of 2026-07-28 requests
+	h.srv.EndSubscriptions() // the subscriptions of 2026-07-28 requests
 
 	var wg sync.WaitGroup
 	for _, hs := range all {
@@ -486,30 +487,30 @@ func (h *HTTPHandler) shutdown(grace time.Duration) {
 			hs.gate.Lock()
 			hs.draining = true
 			hs.gate.Unlock()
-			h.srv.finish(hs.sess, grace)
+			hs.sess.Shutdown(grace)
 			h.end(hs)
 		})
 	}
 	wg.Wait()
 }
 
-// ServeHTTP serves the MCP endpoints of NewHTTPHandler on ln until ctx ends,
+// Serve serves the MCP endpoints of s (NewHandler) on ln until ctx ends,
 // within opts.MaxConnections and MaxConnectionsPerClient, then shuts down
 // gracefully: new sessions and requests are refused, the requests in
 // flight get opts.ShutdownGrace to finish and are then cancelled, and every
 // stream ends. It returns nil after such a shutdown,
 // or the error that stopped serving.
-func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	h := s.NewHTTPHandler(ln.Addr().String(), opts)
+func Serve(ctx context.Context, s *host.Server, ln net.Listener, opts Options) error {
+	h := NewHandler(s, ln.Addr().String(), opts)
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
 		IdleTimeout:       idleConnTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	served := make(chan error, 1)
-	var limited net.Listener = newConnLimiter(ln, h.opts, s.logger)
+	var limited net.Listener = newConnLimiter(ln, h.opts, h.log)
 	if opts.TLS != nil {
 		limited = tls.NewListener(limited, opts.TLS)
 	}
@@ -525,7 +526,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 	stopCtx, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownGrace+shutdownMargin)
 	defer cancel()
 	if err := hs.Shutdown(stopCtx); err != nil {
-		s.logger.Warn("closing HTTP connections still open after the shutdown grace", "err", err)
+		h.log.Warn("closing HTTP connections still open after the shutdown grace", "err", err)
 		_ = hs.Close()
 	}
 	<-ended
@@ -538,9 +539,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOption
 // answers the request (415, 413, 503, 400) and returns false. A body that
 // does not fit the budgets is refused before any of it is read, and its
 // connection closed.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeRPCError(w, http.StatusUnsupportedMediaType, rpcErrorf(CodeInvalidRequest, "unsupported media type: the body must be application/json"))
+		writeRPCError(w, http.StatusUnsupportedMediaType, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "unsupported media type: the body must be application/json"))
 		return nil, false
 	}
 	if r.ContentLength > h.opts.MaxBodyBytes {
@@ -570,7 +571,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge(maxErr.Limit))
 		return nil, false
 	case err != nil:
-		writeRPCError(w, http.StatusBadRequest, rpcErrorf(CodeInvalidRequest, "reading the request body: %v", err))
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "reading the request body: %v", err))
 		return nil, false
 	}
 	return bytes.TrimSpace(body), true
@@ -588,8 +589,8 @@ func readAll(r io.Reader, length int64) ([]byte, error) {
 	return body, err
 }
 
-func tooLarge(limit int64) *RPCError {
-	return rpcErrorf(CodeInvalidRequest, "request body larger than %d bytes ([http] max_body_bytes)", limit)
+func tooLarge(limit int64) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request body larger than %d bytes ([http] max_body_bytes)", limit)
 }
 
 // accepts reports whether the request's Accept header admits every one of
@@ -611,8 +612,8 @@ func accepts(r *http.Request, types ...string) bool {
 
 // writeRPCError answers with an HTTP error status and a JSON-RPC error
 // response without an id as the body.
-func writeRPCError(w http.ResponseWriter, status int, rpcErr *RPCError) {
-	writeJSON(w, status, encodeResponse(nil, nil, rpcErr))
+func writeRPCError(w http.ResponseWriter, status int, rpcErr *jsonrpc.Error) {
+	writeJSON(w, status, jsonrpc.EncodeResponse(nil, nil, rpcErr))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

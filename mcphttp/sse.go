@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // eventStream is one SSE stream of an HTTP session: the standalone stream
@@ -259,24 +262,24 @@ func (c *sseConn) drop(st *eventStream) {
 	c.isDropped = true
 	close(c.dropped)
 	_ = c.rc.SetWriteDeadline(time.Now())
-	st.hs.sess.srv.logger.Warn("dropping a slow SSE connection: its client does not keep up", "stream", st.id, "buffer", st.limit)
+	st.hs.log.Warn("dropping a slow SSE connection: its client does not keep up", "stream", st.id, "buffer", st.limit)
 }
 
 // serveStream answers a request with stream st, starting after event seq
 // from (negative: after the last event written), until the stream is over,
 // the client goes away or falls behind. A stream that has a connection
 // already gets 409.
-func (h *HTTPHandler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSession, st *eventStream, from int) {
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSession, st *eventStream, from int) {
 	c := &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
 	if err := st.attach(c, from); err != nil {
-		writeRPCError(w, http.StatusConflict, rpcErrorf(CodeInvalidRequest, "conflict: %v", err))
+		writeRPCError(w, http.StatusConflict, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "conflict: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	var start []byte
-	if atLeast(hs.sess.Version(), Version20251125) {
+	if hs.sess.Version() >= host.Version20251125 {
 		start = st.prologue(h.opts.ReconnectDelay)
 	}
 	if st.pump(r.Context(), c, start) {
@@ -333,10 +336,10 @@ func (hs *httpSession) resume(lastEventID string) (*eventStream, int) {
 // stream starts with an endpoint event naming the URL to POST messages to,
 // then carries every message of the session, responses included. The
 // session ends with the stream.
-func (h *HTTPHandler) getSSE(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getSSE(w http.ResponseWriter, r *http.Request) {
 	hs, err := h.newSession(r, true)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", err))
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err))
 		return
 	}
 	defer h.end(hs)
@@ -348,7 +351,7 @@ func (h *HTTPHandler) getSSE(w http.ResponseWriter, r *http.Request) {
 
 // postMessages takes one message of a legacy HTTP+SSE session (202); what
 // it causes goes out on the session's stream.
-func (h *HTTPHandler) postMessages(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return

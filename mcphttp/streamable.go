@@ -1,4 +1,4 @@
-package host
+package mcphttp
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/jsonrpc"
 )
 
 // Streamable HTTP (2025-03-26 and later) at /mcp:
@@ -40,11 +43,11 @@ var streamingMethods = map[string]bool{
 	"tasks/result":        true, // carries the requests of input_required tasks
 }
 
-var missingSessionID = rpcErrorf(CodeInvalidRequest, "bad request: missing session id (the %s header; sessionId on /messages)", headerSessionID)
+var missingSessionID = jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: missing session id (the %s header; sessionId on /messages)", headerSessionID)
 
-func (h *HTTPHandler) postMCP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) postMCP(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "application/json", "text/event-stream") {
-		writeRPCError(w, http.StatusNotAcceptable, rpcErrorf(CodeInvalidRequest, "not acceptable: Accept must list application/json and text/event-stream"))
+		writeRPCError(w, http.StatusNotAcceptable, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "not acceptable: Accept must list application/json and text/event-stream"))
 		return
 	}
 	body, ok := h.readBody(w, r)
@@ -83,7 +86,7 @@ func (h *HTTPHandler) postMCP(w http.ResponseWriter, r *http.Request) {
 
 // initialize starts a session with an initialize request. The session is
 // kept, and its id sent, only when initialize succeeds.
-func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
 	k, ok := h.classify(w, body, "")
 	switch {
 	case !ok:
@@ -98,12 +101,12 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 	}
 	hs, err := h.newSession(r, false)
 	if err != nil {
-		writeRPCError(w, http.StatusServiceUnavailable, rpcErrorf(CodeInternalError, "%v", err))
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err))
 		return
 	}
 	defer h.release(hs)
 	msg, ok := h.awaitJSON(w, r, hs, body)
-	var m message
+	var m jsonrpc.Message
 	if !ok || json.Unmarshal(msg, &m) != nil || m.Error != nil {
 		h.end(hs)
 	} else {
@@ -118,7 +121,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 // awaitJSON hands a request to the session and waits for its response.
 // Other messages the request causes go to the standalone stream. When the
 // session ends first it answers 404; when the client leaves, nothing.
-func (h *HTTPHandler) awaitJSON(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) ([]byte, bool) {
+func (h *Handler) awaitJSON(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) ([]byte, bool) {
 	reply := &jsonReply{standalone: hs.standalone, resp: make(chan []byte, 1)}
 	if !h.handOver(w, r, hs, body, reply, true) {
 		return nil, false
@@ -151,12 +154,12 @@ func (j *jsonReply) Send(msg []byte) error {
 	return j.standalone.Send(msg)
 }
 
-func (h *HTTPHandler) getMCP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getMCP(w http.ResponseWriter, r *http.Request) {
 	if modernNotAllowed(w, r) {
 		return
 	}
 	if !accepts(r, "text/event-stream") {
-		writeRPCError(w, http.StatusNotAcceptable, rpcErrorf(CodeInvalidRequest, "not acceptable: Accept must list text/event-stream"))
+		writeRPCError(w, http.StatusNotAcceptable, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "not acceptable: Accept must list text/event-stream"))
 		return
 	}
 	hs := h.session(w, r)
@@ -167,14 +170,14 @@ func (h *HTTPHandler) getMCP(w http.ResponseWriter, r *http.Request) {
 	st, from := hs.standalone, -1
 	if last := r.Header.Get(headerLastEventID); last != "" {
 		if st, from = hs.resume(last); st == nil {
-			writeRPCError(w, http.StatusBadRequest, rpcErrorf(CodeInvalidRequest, "bad request: %s %q names no stream of this session that can be resumed", headerLastEventID, last))
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: %s %q names no stream of this session that can be resumed", headerLastEventID, last))
 			return
 		}
 	}
 	h.serveStream(w, r, hs, st, from)
 }
 
-func (h *HTTPHandler) deleteMCP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) deleteMCP(w http.ResponseWriter, r *http.Request) {
 	if modernNotAllowed(w, r) {
 		return
 	}
@@ -190,7 +193,7 @@ func (h *HTTPHandler) deleteMCP(w http.ResponseWriter, r *http.Request) {
 // session finds the session a Streamable HTTP request names and checks its
 // protocol version header. When it cannot, it answers the request and
 // returns nil.
-func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSession {
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) *httpSession {
 	hs := h.acquire(w, r, r.Header.Get(headerSessionID), false)
 	if hs == nil {
 		return nil
@@ -208,10 +211,10 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request) *httpSessi
 // session's is accepted, as the spec asks only for the first (the official
 // conformance suite sends 2025-03-26 on 2025-11-25 sessions); the session's
 // negotiated version governs either way.
-func versionError(r *http.Request) *RPCError {
+func versionError(r *http.Request) *jsonrpc.Error {
 	v := r.Header.Get(headerVersion)
-	if v != "" && !slices.Contains(supportedVersions, v) {
-		return rpcErrorf(CodeInvalidRequest, "bad request: unsupported %s %q (supported: %s)", headerVersion, v, strings.Join(supportedVersions, ", "))
+	if v != "" && !slices.Contains(host.SupportedVersions(), v) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: unsupported %s %q (supported: %s)", headerVersion, v, strings.Join(host.SupportedVersions(), ", "))
 	}
 	return nil
 }
@@ -226,7 +229,7 @@ type postKind struct {
 // classify reads what a POST body holds, for a session on version. An
 // invalid message, a batch outside 2025-03-26 and a batched initialize are
 // refused with 400.
-func (h *HTTPHandler) classify(w http.ResponseWriter, body []byte, version string) (postKind, bool) {
+func (h *Handler) classify(w http.ResponseWriter, body []byte, version string) (postKind, bool) {
 	k, rpcErr := classifyBody(body, version)
 	if rpcErr != nil {
 		writeRPCError(w, http.StatusBadRequest, rpcErr)
@@ -235,30 +238,30 @@ func (h *HTTPHandler) classify(w http.ResponseWriter, body []byte, version strin
 	return k, true
 }
 
-func classifyBody(body []byte, version string) (postKind, *RPCError) {
+func classifyBody(body []byte, version string) (postKind, *jsonrpc.Error) {
 	items := []json.RawMessage{body}
 	if bytes.HasPrefix(body, []byte("[")) {
 		items = nil // decoding into body's own bytes would overwrite them
-		if version != Version20250326 {
-			return postKind{}, rpcErrorf(CodeInvalidRequest, "invalid request: JSON-RPC batches are only accepted on protocol version %s (this session: %q)", Version20250326, version)
+		if version != host.Version20250326 {
+			return postKind{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are only accepted on protocol version %s (this session: %q)", host.Version20250326, version)
 		}
 		if err := json.Unmarshal(body, &items); err != nil {
-			return postKind{}, rpcErrorf(CodeParseError, "parse error: %v", err)
+			return postKind{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)
 		}
 		if len(items) == 0 {
-			return postKind{}, rpcErrorf(CodeInvalidRequest, "invalid request: empty batch")
+			return postKind{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: empty batch")
 		}
 	}
 	var k postKind
 	for _, item := range items {
-		m, rpcErr := decodeMessage(item)
+		m, rpcErr := jsonrpc.Decode(item)
 		switch {
 		case rpcErr != nil:
 			return postKind{}, rpcErr
 		case m.IsNotification() || m.IsResponse():
 			continue
 		case m.Method == "initialize" && len(items) > 1:
-			return postKind{}, rpcErrorf(CodeInvalidRequest, "invalid request: initialize must not be batched")
+			return postKind{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be batched")
 		}
 		k.requests = true
 		k.stream = k.stream || streamingMethods[m.Method]
