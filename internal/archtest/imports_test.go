@@ -71,6 +71,8 @@ var boundaries = []boundary{
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
 	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
+	{pkg: module + "/sandbox/internal/wasmpass", only: []string{},
+		why: "the WebAssembly passes read and rewrite bytes: standard library only, nothing of the runtime (wazero, Extism, sandbox)"},
 	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
 		why: "the JavaScript engine is a plugin module and its loader"},
 	{pkg: module + "/config", forbidden: []string{module + "/host", module + "/pluginhost", module + "/auth"},
