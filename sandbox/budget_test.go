@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
 )
 
 // guestInstanceMiB is what an instance of the guest plugin run with l

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 func TestCompilationCache(t *testing.T) {

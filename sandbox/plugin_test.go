@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 type hostFn = func(context.Context, []byte) ([]byte, error)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
 )
 
 // growSteps is the code of a grow that grows table 0, of reference type

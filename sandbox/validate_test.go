@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/tetratelabs/wazero"
 )
 

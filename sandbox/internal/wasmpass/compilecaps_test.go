@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 // TestRealModulesAreWellWithinTheCompileCaps measures the plugins of this

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 func TestInspectMalformed(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )

@@ -3,7 +3,7 @@ package wasmpass
 import (
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 // TestReadMemory reads the memories' minimum and the tables' maxima,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/internal/wasmtest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 // kernelImportsModule imports kernel functions from module kernel, among
