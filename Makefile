@@ -21,8 +21,9 @@ vpath %.js $(sort $(dir $(wildcard plugins/examples/*/*.js)))
 # Test-only plugins in testdata folders (go patterns skip those, so they are listed).
 TESTDATA_PLUGINS := $(patsubst %/,%,$(wildcard sandbox/testdata/*/))
 
-# The fuzz targets of the sandbox's module readers and passes, each run
-# for a bounded number of inputs beyond its seeds.
+# The fuzz targets of the sandbox's module reader and passes
+# (sandbox/internal/wasmpass), each run for a bounded number of inputs
+# beyond its seeds.
 SANDBOX_FUZZ := FuzzModulePasses FuzzCheckCompileCost FuzzInspect
 
 # Nested modules: the ABI types and the Go PDK, which plugins require without
@@ -71,11 +72,11 @@ test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	scripts/walkthrough.sh
 	$(foreach m,$(MODULES),$(GO) -C $(m) test -race -count=1 ./...$(newline))
-	$(GO) test -count=1 -run 'AllocationCeiling|LittleGarbage|SpecCorpus' ./host ./sandbox
+	$(GO) test -count=1 -run 'AllocationCeiling|LittleGarbage|SpecCorpus' ./host ./sandbox ./sandbox/internal/wasmpass
 	$(GO) -C pdk/go test -count=1 -run AllocationCeiling .
 	$(GO) test -count=1 -run 'LinearMemoryStaysFlat|Goroutines' ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
-	$(foreach f,$(SANDBOX_FUZZ),$(GO) test -run '^$$' -fuzz '^$(f)$$' -fuzztime 2000x ./sandbox$(newline))
+	$(foreach f,$(SANDBOX_FUZZ),$(GO) test -run '^$$' -fuzz '^$(f)$$' -fuzztime 2000x ./sandbox/internal/wasmpass$(newline))
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh
 	CONFORMANCE_TOOLCHAIN=tinygo scripts/conformance.sh

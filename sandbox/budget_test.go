@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
+	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 )
 
 // guestInstanceMiB is what an instance of the guest plugin run with l
@@ -149,7 +152,7 @@ func TestLoadRefusesWhatTheBudgetCannotHold(t *testing.T) {
 	}
 
 	// A memory of at least 128 pages (8 MiB).
-	wasm := wasmModule(wasmSection(5, wasmVec([]byte{0x00, 0x80, 0x01})))
+	wasm := wasmtest.Module(wasmtest.Section(5, wasmtest.Vec([]byte{0x00, 0x80, 0x01})))
 	_, err = engine.Load(t.Context(), "wide", wasm, Options{Limits: Limits{MemoryMiB: 4}})
 	if err == nil || !strings.Contains(err.Error(), "the module's memory starts at 8 MiB, more than memory_mib = 4 allows") {
 		t.Errorf("got %v", err)
@@ -232,7 +235,7 @@ func TestInstanceReservesWhatTheHostMayCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heap := 2*8*uint64(maxTableElements) + uint64(len(wasm)) + 24*uint64(l.MaxOutputBytes) + maxVarBytes
+	heap := 2*8*uint64(wasmpass.MaxTableElements) + uint64(len(wasm)) + 24*uint64(l.MaxOutputBytes) + maxVarBytes
 	want := 2*uint64(l.MemoryMiB)<<20 + 2*heap
 	if got := load(t, "guest", Options{Limits: l}).pool.cost; got != want {
 		t.Errorf("an instance reserves %d bytes, want %d", got, want)

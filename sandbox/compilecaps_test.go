@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,11 +12,12 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 // TestCompileBombsAreRefused loads modules that would cost wazero seconds
 // to minutes and hundreds of megabytes to compile, each for a different
-// reason (compilecaps.go): each is refused at once, before compiling,
+// reason (internal/wasmpass/compilecaps.go): each is refused at once, before compiling,
 // with an error naming the cap it exceeds. Without the caps each of them
 // loads, after a compile of one to a few seconds (they are kept small so
 // that the test stays short; the e2e test serves the bombs of issue 12).
@@ -85,7 +83,7 @@ func TestCompileCapsAdmitModestModules(t *testing.T) {
 // and above its size.
 func TestMaxModuleMiB(t *testing.T) {
 	t.Parallel()
-	wasm := abi.AppendCustomSection(runModule(), "pad", make([]byte, 3<<20))
+	wasm := abi.AppendCustomSection(wasmtest.RunModule(), "pad", make([]byte, 3<<20))
 	_, err := engine.Load(t.Context(), "big", wasm, Options{Limits: Limits{MaxModuleMiB: 2}})
 	if want := "more than the 2 MiB max_module_mib allows"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("max_module_mib = 2: got %v, want an error with %q", err, want)
@@ -117,101 +115,14 @@ func TestLoadWaitsForACompileTurn(t *testing.T) {
 	e.compiles <- struct{}{} // a compile under way
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	_, err = e.Load(ctx, "waits", runModule(), Options{})
+	_, err = e.Load(ctx, "waits", wasmtest.RunModule(), Options{})
 	if want := "waiting for a turn to compile (1 compiles at once)"; err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want an error with %q and the deadline", err, want)
 	}
 	<-e.compiles // it ends
-	p, err := e.Load(t.Context(), "waits", runModule(), Options{})
+	p, err := e.Load(t.Context(), "waits", wasmtest.RunModule(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = p.Close(t.Context())
-}
-
-// TestRealModulesAreWellWithinTheCompileCaps measures the plugins of this
-// repository, in each language (Go examples and test plugins, the Rust
-// example when a Rust toolchain is there, the JavaScript engine): none
-// comes within four times of a cap. RATIONALE.md ("How a module's compile
-// cost is bounded") has the measurements. It is not parallel: the builds
-// would slow the tests that time their calls.
-func TestRealModulesAreWellWithinTheCompileCaps(t *testing.T) {
-	root, err := plugintest.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	modules := map[string][]byte{"guest": testWasm(t, "guest"), "hostcall": testWasm(t, "hostcall")}
-	if modules["engine.wasm"], err = os.ReadFile(filepath.Join(root, "internal", "jsengine", "engine.wasm")); err != nil {
-		t.Fatal(err)
-	}
-	goExamples, _ := filepath.Glob(filepath.Join(root, "plugins", "examples", "*", "main.go"))
-	for _, main := range goExamples {
-		name := filepath.Base(filepath.Dir(main))
-		if modules[name], err = os.ReadFile(plugintest.Build(t, "plugins/examples/"+name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rustExamples, _ := filepath.Glob(filepath.Join(root, "plugins", "examples", "*", "Cargo.toml"))
-	for _, crate := range rustExamples {
-		name, out := filepath.Base(filepath.Dir(crate)), filepath.Join(t.TempDir(), "rust.wasm")
-		build := exec.Command(filepath.Join(root, "pdk", "rust", "build-plugin.sh"), "--skip-missing", filepath.Dir(crate), out)
-		if msg, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", name, err, msg)
-		}
-		if modules[name], err = os.ReadFile(out); os.IsNotExist(err) {
-			t.Logf("%s left out: no Rust toolchain for WebAssembly", name)
-			delete(modules, name)
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, wasm := range modules {
-		var body, work, code, total float64 // the largest body and function work; the module's code and work
-		if err := moduleShapes(wasm, func(s funcShape) error {
-			body, work = max(body, float64(s.size)), max(work, s.work())
-			code, total = code+float64(s.size), total+s.work()
-			return nil
-		}); err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		t.Logf("%s: %d bytes, %.0f of code, largest body %.0f bytes, largest function work %.3g, total work %.3g (%.0f a byte of code)",
-			name, len(wasm), code, body, work, total, total/code)
-		for _, c := range []struct {
-			what        string
-			used, limit float64
-		}{
-			{"module size (bytes)", float64(len(wasm)), DefaultMaxModuleMiB << 20},
-			{"function body (bytes)", body, maxFunctionBytes},
-			{"function work", work, maxFunctionWork},
-			{"module work", total, codeWorkPerByte * code},
-		} {
-			if c.used > c.limit/4 {
-				t.Errorf("%s: %s %.0f is more than a quarter of its cap %.0f: recalibrate the caps (compilecaps.go, RATIONALE.md)", name, c.what, c.used, c.limit)
-			}
-		}
-	}
-}
-
-// FuzzCheckCompileCost feeds the compile caps arbitrary modules: they never
-// panic, and a module they accept still passes with a custom section
-// appended, which is not code.
-func FuzzCheckCompileCost(f *testing.F) {
-	for _, seed := range [][]byte{
-		runModule(),
-		spinModule(),
-		importsModule(),
-		plugintest.CostlyModule(2, 3, plugintest.NestedBlocks(3), plugintest.BrTables(2, 1, 3), plugintest.LoopNest(2, 2)),
-		plugintest.CostlyModule(1, 0, []byte{0xfd, 0x0c}, make([]byte, 16), []byte{0x1a, 0xfc, 0x0b, 0x00}),
-	} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, wasm []byte) {
-		if checkCompileCost(wasm, DefaultMaxModuleMiB<<20) != nil {
-			return
-		}
-		if err := checkCompileCost(abi.AppendCustomSection(wasm, "fuzz", wasm), DefaultMaxModuleMiB<<20); err != nil {
-			t.Fatalf("accepted, but not with a custom section appended: %v", err)
-		}
-	})
 }

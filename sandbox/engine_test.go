@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 func TestCompilationCache(t *testing.T) {
@@ -34,7 +36,7 @@ func TestCompilationCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := e.Load(t.Context(), "run", runModule(), Options{})
+		p, err := e.Load(t.Context(), "run", wasmtest.RunModule(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +113,7 @@ func TestALongCompileIsAnnounced(t *testing.T) {
 		}
 		e.compileNotice = c.notice
 		var log bytes.Buffer
-		p, err := e.Load(t.Context(), "slow", runModule(), Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		p, err := e.Load(t.Context(), "slow", wasmtest.RunModule(), Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 
 	extism "github.com/extism/go-sdk"
-
 	"github.com/mcphost/mcphost/abi"
 )
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"unsafe"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -30,7 +30,7 @@ import (
 // and its error reached the caller whole. So the sandbox moves a plugin's
 // imports of these functions (kernelServed and the log functions) from
 // extism:host/env to kernelModule before compiling it
-// (redirectKernelImports), and serves them there (kernel.functions):
+// (kernelRedirect), and serves them there (kernel.functions):
 //   - HTTP requests on the plugin's own client, whose transport and
 //     redirect policy check its grants; one that fails stops the call, or
 //     is answered with why for a plugin that exports abi.ExportHTTPErrors;
@@ -151,33 +151,9 @@ func (k *kernelFunctions) call(ctx context.Context, name string, stack []uint64)
 	}
 }
 
-// redirectKernelImports returns wasm with its imports of the kernel
-// functions the sandbox serves moved from extism:host/env to kernelModule.
-// It returns wasm itself when there are none. Every other byte is kept; the
-// import section's size is re-encoded.
-func redirectKernelImports(wasm []byte) ([]byte, error) {
-	name := binary.AppendUvarint(nil, uint64(len(kernelModule)))
-	name = append(name, kernelModule...)
-	var edit sectionEdit
-	err := sections(wasm, func(id byte, start int, body *reader) error {
-		if id != sectionImport {
-			return nil
-		}
-		edit = sectionEdit{id: id, start: start, begin: body.off, end: len(body.buf)}
-		return body.vec(func() error {
-			at := body.off
-			imp, kind, nameAt, err := body.importEntry()
-			if err == nil && kind == kindFunc && imp.Module == extismKernelModule && servedByKernelModule(imp.Name) {
-				edit.splices = append(edit.splices, splice{at: at, end: nameAt, with: name})
-			}
-			return err
-		})
-	})
-	if err != nil || len(edit.splices) == 0 {
-		return wasm, err
-	}
-	return applyEdits(wasm, []sectionEdit{edit}), nil
-}
+// kernelRedirect moves a module's imports of the kernel functions the
+// sandbox serves from extism:host/env to kernelModule.
+var kernelRedirect = wasmpass.Redirect{From: extismKernelModule, To: kernelModule, Names: servedByKernelModule}
 
 // kernel is what the kernel functions the sandbox serves know of their
 // plugin.

@@ -4,9 +4,8 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/tetratelabs/wazero/experimental"
-
 	"github.com/mcphost/mcphost/internal/linearmem"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // linearMemoryFactor is what a linear memory of n bytes may cost: n, since

@@ -84,13 +84,13 @@ type Limits struct {
 	// work. Up to 100000. Default DefaultHostCallRate.
 	HostCallsPerSecond int
 	// MaxModuleMiB caps the size of the plugin's wasm module, which bounds
-	// the time and memory of compiling it (compilecaps.go): a larger
+	// the time and memory of compiling it (internal/wasmpass/compilecaps.go): a larger
 	// module is refused at load. Up to 1024. Default DefaultMaxModuleMiB.
 	MaxModuleMiB int
 	// WazeroChecks compiles wazero's own look at the call's context
 	// (RuntimeConfig.WithCloseOnContextDone) into the plugin's code too,
 	// at every loop head: a second line should the sandbox's countdown
-	// (interrupt.go) ever be escaped, which costs some 30 ns a loop
+	// (internal/wasmpass/interrupt.go) ever be escaped, which costs some 30 ns a loop
 	// iteration (RATIONALE.md, "When should a plugin have wazero's checks
 	// too?").
 	WazeroChecks bool

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	extism "github.com/extism/go-sdk"
-	"github.com/tetratelabs/wazero"
-
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
+	"github.com/tetratelabs/wazero"
 )
 
 // Plugin is a loaded plugin: compiled once, run on a pool of instances.
@@ -55,7 +55,7 @@ const (
 )
 
 // sleepSlice bounds one guest sleep, so that a sleeping plugin looks at its
-// countdown (interrupt.go) at least that often.
+// countdown (internal/wasmpass/interrupt.go) at least that often.
 const sleepSlice = 10 * time.Millisecond
 
 // sleeper is the WASI sleep of one instance (poll_oneoff's clock, the only
@@ -98,8 +98,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Option
 // Compile compiles wasm as the plugin name, without running any of its
 // code. Before compiling, it checks that every function the plugin imports
 // from abi.HostModule is among opts.HostFunctions, caps its tables
-// (tables.go), moves its imports of the kernel functions the sandbox
-// serves itself (kernel.go), and checks that its memory starts within
+// and moves its imports of the kernel functions the sandbox serves
+// itself (prepare), and checks that its memory starts within
 // Limits.MemoryMiB and that one instance fits in the Engine's memory budget
 // (budget.go). Compiling cannot be interrupted: ctx does not bound it.
 func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
@@ -212,7 +212,7 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 // compiled with: the Engine's compilation cache, and wazero's own checks
 // of the call's context only when Limits.WazeroChecks asks for them, since
 // the module checks for the end of the call's context itself
-// (interrupt.go), at a fraction of the cost.
+// (internal/wasmpass/interrupt.go), at a fraction of the cost.
 func (e *Engine) runtimeConfig(limits Limits) wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
@@ -224,14 +224,14 @@ func (e *Engine) runtimeConfig(limits Limits) wazero.RuntimeConfig {
 // It fails when the module's memory starts beyond limits.MemoryMiB or the
 // instance cannot fit in the budget.
 func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, error) {
-	mem, err := readModuleMemory(wasm)
+	mem, err := wasmpass.ReadMemory(wasm)
 	if err != nil {
 		return 0, err
 	}
-	if limit := uint64(limits.MemoryMiB) << 20; mem.minBytes > limit {
-		return 0, fmt.Errorf("the module's memory starts at %s, more than memory_mib = %d allows: raise memory_mib", mib(mem.minBytes), limits.MemoryMiB)
+	if limit := uint64(limits.MemoryMiB) << 20; mem.MinBytes > limit {
+		return 0, fmt.Errorf("the module's memory starts at %s, more than memory_mib = %d allows: raise memory_mib", mib(mem.MinBytes), limits.MemoryMiB)
 	}
-	cost := newInstanceCost(limits, len(wasm), mem.tableElements, http)
+	cost := newInstanceCost(limits, len(wasm), mem.TableElements, http)
 	if cost.total() > e.budget.limit {
 		return 0, fmt.Errorf("one instance may need %s (%v), more than memory_budget_mib = %d: lower memory_mib or max_output_bytes, or raise memory_budget_mib",
 			mib(cost.total()), cost, e.budget.mib())
@@ -239,27 +239,15 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, er
 	return cost.total(), nil
 }
 
-// prepare returns wasm as the sandbox compiles it, once it is known to cost
-// little enough to compile (checkCompileCost, with a size cap of maxBytes)
-// and to be valid as it is (validate.go): with its tables capped
-// (capTables) and its imports of the kernel functions the sandbox serves
-// itself moved (redirectKernelImports), and with the check that stops a
-// call whose context ended compiled in (makeInterruptible).
+// prepare returns wasm as the sandbox compiles it (wasmpass.Instrument),
+// once it is known to cost little enough to compile, with a size cap of
+// maxBytes, and to be valid as it is (validate.go): with its tables
+// capped, its imports of the kernel functions the sandbox serves itself
+// moved (kernelRedirect), and the check that stops a call whose context
+// ended compiled in.
 func (e *Engine) prepare(ctx context.Context, wasm []byte, maxBytes int) ([]byte, error) {
-	if err := checkCompileCost(wasm, maxBytes); err != nil {
-		return nil, err
-	}
-	if err := e.valid.validate(ctx, wasm); err != nil {
-		return nil, err
-	}
-	wasm, err := capTables(wasm)
-	if err != nil {
-		return nil, err
-	}
-	if wasm, err = redirectKernelImports(wasm); err != nil {
-		return nil, err
-	}
-	return makeInterruptible(wasm)
+	return wasmpass.Instrument(wasm, func(wasm []byte) error { return e.valid.validate(ctx, wasm) },
+		wasmpass.Options{MaxBytes: maxBytes, Redirect: kernelRedirect})
 }
 
 // moduleConfig is the wazero configuration of every instance: real clocks,
@@ -417,7 +405,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	inst.log.reset(ctx)
 	inst.sleep.done = ctx.Done()
 	defer func() { inst.sleep.done = nil }()
-	// The plugin's code stops at its next look at ctx (interrupt.go).
+	// The plugin's code stops at its next look at ctx (internal/wasmpass/interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
 	var rc uint32
 	var err error

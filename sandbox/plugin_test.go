@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 type hostFn = func(context.Context, []byte) ([]byte, error)
@@ -538,7 +539,7 @@ func TestStartFunctionTimeout(t *testing.T) {
 	// wazero runs a module's start function while instantiating it, even
 	// though Extism skips _start.
 	start := time.Now()
-	_, err := engine.Load(t.Context(), "spin", spinModule(), Options{Limits: Limits{Timeout: 200 * time.Millisecond}})
+	_, err := engine.Load(t.Context(), "spin", wasmtest.SpinModule(), Options{Limits: Limits{Timeout: 200 * time.Millisecond}})
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Errorf("got %v", err)
 	}

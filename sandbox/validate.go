@@ -16,7 +16,7 @@ import (
 // contract: an index one past the last, renumbered or appended after,
 // names what a pass adds, and an invalid module can come out valid, with
 // its countdown turned off. So wazero validates every module as it is,
-// before any pass runs (validateModule); the passes range-check the indices
+// before any pass runs (wasmpass.Instrument calls validate first); the passes range-check the indices
 // they read as well, and wazero validates their output again when it
 // compiles it. Validating compiles the module with wazero's interpreter,
 // whose compilation is a single pass over the code, a tenth of what the

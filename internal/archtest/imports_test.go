@@ -77,6 +77,8 @@ var boundaries = []boundary{
 		why: "the JSON-RPC codec is standard library only and knows nothing of MCP"},
 	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
+	{pkg: module + "/sandbox/internal/wasmpass", only: []string{},
+		why: "the WebAssembly passes read and rewrite bytes: standard library only, nothing of the runtime (wazero, Extism, sandbox)"},
 	{pkg: module + "/internal/jsengine", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config"},
 		why: "the JavaScript engine is a plugin module and its loader"},
 	{pkg: module + "/config", forbidden: []string{module + "/host", module + "/pluginhost", module + "/auth"},

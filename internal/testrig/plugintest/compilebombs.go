@@ -7,7 +7,7 @@ import (
 
 // Compile bombs: wasm modules, assembled by hand, whose one function costs
 // wazero far more time and memory to compile than its size suggests (see
-// sandbox/compilecaps.go). The code generators return instructions for
+// sandbox/internal/wasmpass/compilecaps.go). The code generators return instructions for
 // CostlyModule, which reads local 0 (its parameter) as a branch condition.
 
 // NestedBlocksBomb is the first compile bomb of issue 12: 300 KB of

@@ -1,4 +1,4 @@
-package sandbox
+package wasmpass
 
 import "fmt"
 
@@ -8,22 +8,22 @@ const sectionMemory = 5
 // wasmPageBytes is the size of a page of linear memory.
 const wasmPageBytes = 64 << 10
 
-// moduleMemory is what a module declares of its memories and tables.
-type moduleMemory struct {
-	// minBytes is the largest minimum size of its memories.
-	minBytes uint64
-	// tableElements is the maxima of its tables added up, a table without
-	// one counting as maxTableElements (capTables gives every table one).
-	tableElements uint64
+// Memory is what a module declares of its memories and tables.
+type Memory struct {
+	// MinBytes is the largest minimum size of its memories.
+	MinBytes uint64
+	// TableElements is the maxima of its tables added up, a table without
+	// one counting as MaxTableElements (Instrument gives every table one).
+	TableElements uint64
 }
 
-// readModuleMemory reads the limits of wasm's memories and tables, imported
-// and defined.
-func readModuleMemory(wasm []byte) (moduleMemory, error) {
-	var m moduleMemory
+// ReadMemory reads the limits of wasm's memories and tables, imported and
+// defined.
+func ReadMemory(wasm []byte) (Memory, error) {
+	var m Memory
 	memory := func(r *reader) error {
 		minimum, _, err := r.limitValues()
-		m.minBytes = max(m.minBytes, minimum*wasmPageBytes)
+		m.MinBytes = max(m.MinBytes, minimum*wasmPageBytes)
 		return err
 	}
 	table := func(r *reader) error {
@@ -31,7 +31,7 @@ func readModuleMemory(wasm []byte) (moduleMemory, error) {
 			return err
 		}
 		_, maximum, err := r.limitValues()
-		m.tableElements += min(maximum, maxTableElements)
+		m.TableElements += min(maximum, MaxTableElements)
 		return err
 	}
 	err := sections(wasm, func(id byte, _ int, body *reader) error {
@@ -65,7 +65,7 @@ func readModuleMemory(wasm []byte) (moduleMemory, error) {
 }
 
 // limitValues reads table or memory limits: the minimum, and the maximum
-// (maxTableElements when there is none, as capTables would set).
+// (MaxTableElements when there is none, as capTables would set).
 func (r *reader) limitValues() (minimum, maximum uint64, err error) {
 	flags, err := r.byte()
 	if err != nil {
@@ -75,7 +75,7 @@ func (r *reader) limitValues() (minimum, maximum uint64, err error) {
 		return 0, 0, fmt.Errorf("%w: bad limits flags %#x at offset %d", ErrMalformed, flags, r.off-1)
 	}
 	if minimum, err = r.uleb(64); err != nil || flags&1 == 0 {
-		return minimum, maxTableElements, err
+		return minimum, MaxTableElements, err
 	}
 	maximum, err = r.uleb(64)
 	return minimum, maximum, err

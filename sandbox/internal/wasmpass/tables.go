@@ -1,4 +1,4 @@
-package sandbox
+package wasmpass
 
 import (
 	"encoding/binary"
@@ -11,11 +11,13 @@ import (
 // elements asks the Go runtime for 32 GiB, which kills the process. So
 // before compiling, the sandbox caps every table (capTables): a module has
 // at most maxTables tables, imported and defined, of at most
-// maxTableElements elements each, so that the tables of an instance take
+// MaxTableElements elements each, so that the tables of an instance take
 // at most 32 MiB. (Go's linker declares its table without a maximum, so a
 // plugin built by Go gets one.)
 const (
-	maxTableElements = 1 << 20 // 8 MiB of references
+	// MaxTableElements is the most elements a table may have: 8 MiB of
+	// references.
+	MaxTableElements = 1 << 20
 	maxTables        = 4
 )
 
@@ -37,11 +39,11 @@ type sectionEdit struct {
 }
 
 // capTables returns wasm with the maximum of every table, imported or
-// defined, set to maxTableElements when it has none or a larger one, so
+// defined, set to MaxTableElements when it has none or a larger one, so
 // that table.grow beyond it fails inside the guest (returns -1, as the wasm
 // specification says) instead of allocating. It refuses a module with more
 // than maxTables tables or a table whose minimum is above
-// maxTableElements. It returns wasm itself when no maximum changes (so the
+// MaxTableElements. It returns wasm itself when no maximum changes (so the
 // module's compilation cache entry stays the same); otherwise every other
 // byte is kept and the sizes of the sections changed are re-encoded.
 func capTables(wasm []byte) ([]byte, error) {
@@ -97,7 +99,7 @@ func capTables(wasm []byte) ([]byte, error) {
 }
 
 // cappedTable reads the type of table index and returns the splice that
-// sets its maximum to maxTableElements, or nil when it has one no larger.
+// sets its maximum to MaxTableElements, or nil when it has one no larger.
 func (r *reader) cappedTable(index int) (*splice, error) {
 	if r.off < len(r.buf) && r.buf[r.off] == 0x40 {
 		return nil, fmt.Errorf("table %d has an initializer expression, which the sandbox does not support", index)
@@ -117,17 +119,17 @@ func (r *reader) cappedTable(index int) (*splice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if minimum > maxTableElements {
-		return nil, fmt.Errorf("table %d has a minimum of %d elements, more than the %d a table may have", index, minimum, maxTableElements)
+	if minimum > MaxTableElements {
+		return nil, fmt.Errorf("table %d has a minimum of %d elements, more than the %d a table may have", index, minimum, MaxTableElements)
 	}
 	if flags == 1 {
 		maximum, err := r.u32()
-		if err != nil || maximum <= maxTableElements {
+		if err != nil || maximum <= MaxTableElements {
 			return nil, err
 		}
 	}
 	limits := binary.AppendUvarint([]byte{0x01}, uint64(minimum)) // LEB128
-	return &splice{at: at, end: r.off, with: binary.AppendUvarint(limits, maxTableElements)}, nil
+	return &splice{at: at, end: r.off, with: binary.AppendUvarint(limits, MaxTableElements)}, nil
 }
 
 // applyEdits returns wasm with the splices of edits, which are in binary

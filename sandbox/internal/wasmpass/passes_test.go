@@ -1,4 +1,4 @@
-package sandbox
+package wasmpass
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// The properties of the module passes of prepare, each held alone and in
+// The properties of the module passes of Instrument, each held alone and in
 // their chain (checkPasses): a pass never panics; what it returns is valid
 // if and only if what it was given is; a pass refuses a valid module only
 // for a cap of the sandbox's (too many or too large tables); and the
@@ -29,13 +30,13 @@ import (
 // interrupt import a no-op (a differential run, both under wazero's own
 // WithCloseOnContextDone with a deadline, so that an endless loop ends).
 
-// modulePass is one pass of prepare.
+// modulePass is one pass of Instrument.
 type modulePass struct {
 	name string
 	run  func([]byte) ([]byte, error)
 }
 
-// modulePasses are prepare's passes in their order, then their chain.
+// modulePasses are Instrument's passes in their order, then their chain.
 var modulePasses = []modulePass{
 	{"capTables", capTables},
 	{"redirectKernelImports", redirectKernelImports},
@@ -259,10 +260,10 @@ func trapMessage(err error) string {
 // passSeeds are the hand-assembled modules of the sandbox's tests: valid
 // and invalid, with imports, tables, element segments and names.
 func passSeeds() [][]byte {
-	seeds := [][]byte{loopModule(), recursionModule(), runModule(), spinModule(), importsModule(),
+	seeds := [][]byte{loopModule(), wasmtest.RecursionModule(), wasmtest.RunModule(), wasmtest.SpinModule(), wasmtest.ImportsModule(),
 		indirectModule(0, 0), indirectModule(0, 4), indirectModule(1, 0), plugintest.PollSleeper("spin", true)}
-	for _, name := range slices.Sorted(maps.Keys(invalidModules)) {
-		seeds = append(seeds, invalidModules[name])
+	for _, name := range slices.Sorted(maps.Keys(wasmtest.InvalidModules)) {
+		seeds = append(seeds, wasmtest.InvalidModules[name])
 	}
 	return seeds
 }
