@@ -104,13 +104,3 @@ func (sess *Session) deliver(m *message) {
 	}
 	answer <- m
 }
-
-// capabilities returns what the client declared at initialize.
-func (sess *Session) capabilities() clientCapabilities {
-	sess.mu.Lock()
-	raw := sess.clientCaps
-	sess.mu.Unlock()
-	var caps clientCapabilities
-	_ = json.Unmarshal(raw, &caps)
-	return caps
-}

@@ -18,9 +18,8 @@ func (e era20251125) capabilities() clientCapabilities { return e.sess.capabilit
 func (e era20251125) wantsLog(lvl logLevel) bool       { return e.sess.wantsLog(lvl) }
 
 func (e era20251125) rawCapabilities() json.RawMessage {
-	e.sess.mu.Lock()
-	defer e.sess.mu.Unlock()
-	return e.sess.clientCaps
+	rec, _ := e.sess.record()
+	return rec.ClientCaps
 }
 
 // method returns the handler of a method once the session is initialized:

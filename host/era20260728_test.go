@@ -61,32 +61,28 @@ func TestModernRequestSendsNoRequestToTheClient(t *testing.T) {
 // messages without one, only those at or above it with one, whatever a
 // legacy session on the same stream set with logging/setLevel.
 func TestModernLogLevelIsPerRequest(t *testing.T) {
-	srv := NewServer(Options{Name: "test", Version: "1"}, nil)
-	logFn := serverFn(t, srv, "p", abi.HostNotifyLoggingMessage)
-	srv.catalog.Store(BuildCatalog(context.Background(), []*Plugin{callerPlugin(func(ctx context.Context, _ []byte) ([]byte, error) {
-		return logFn(ctx, []byte(`{"level":"warning","data":"careful"}`))
-	})}, nil))
-	h := &harness{srv: srv, out: newRecorder()}
-	h.sess = srv.NewSession(h.out)
-	t.Cleanup(h.sess.Close)
-	initWithCaps(t, h, Version20251125, `{}`)
-	result(t, h.call(t, 1, "logging/setLevel", map[string]any{"level": "debug"}))
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		srv := newServer(Options{Name: "test", Version: "1"}, nil)
+		logFn := serverFn(t, srv, "p", abi.HostNotifyLoggingMessage)
+		srv.catalog.Store(BuildCatalog(context.Background(), []*Plugin{callerPlugin(func(ctx context.Context, _ []byte) ([]byte, error) {
+			return logFn(ctx, []byte(`{"level":"warning","data":"careful"}`))
+		})}, nil))
+		h := &harness{srv: srv, out: newRecorder()}
+		h.sess = srv.NewSession(h.out)
+		t.Cleanup(h.sess.Close)
+		initWithCaps(t, h, Version20251125, `{}`)
+		result(t, h.call(t, 1, "logging/setLevel", map[string]any{"level": "debug"}))
 
-	for i, tc := range []struct {
-		level string
-		logs  int
-	}{{"", 0}, {"debug", 1}, {"warning", 1}, {"error", 0}} {
-		h.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(2+i) + `,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":` + modernMeta(`{}`, tc.level) + `}}`)
-		logs := 0
-		for m := h.out.next(t); m["method"] != nil || m["id"] == nil; m = h.out.next(t) {
-			if m["method"] == "notifications/message" {
-				logs++
+		for i, tc := range []struct {
+			level string
+			logs  int
+		}{{"", 0}, {"debug", 1}, {"warning", 1}, {"error", 0}} {
+			h.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(2+i) + `,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":` + modernMeta(`{}`, tc.level) + `}}`)
+			if logs := h.logsBeforeResponse(t); logs != tc.logs {
+				t.Errorf("logLevel %q: %d log messages for a warning, want %d", tc.level, logs, tc.logs)
 			}
 		}
-		if logs != tc.logs {
-			t.Errorf("logLevel %q: %d log messages for a warning, want %d", tc.level, logs, tc.logs)
-		}
-	}
+	})
 }
 
 // With no initialize to wait for the plugins loading at start-up, a

@@ -77,11 +77,13 @@ type harness struct {
 
 func newHarness(t *testing.T, plugins ...*Plugin) *harness {
 	t.Helper()
-	srv := NewServer(Options{Name: "test", Title: "Test Server", Version: "1", PageSize: 2}, BuildCatalog(context.Background(), plugins, nil))
-	out := newRecorder()
-	h := &harness{srv: srv, sess: srv.NewSession(out), out: out}
-	t.Cleanup(h.sess.Close)
-	return h
+	return newHarnessOn(t, NewServer, plugins...)
+}
+
+// newHarnessOn is newHarness on a server newServer makes (eachStore).
+func newHarnessOn(t *testing.T, newServer func(Options, *Catalog) *Server, plugins ...*Plugin) *harness {
+	t.Helper()
+	return session(t, newServer(Options{Name: "test", Title: "Test Server", Version: "1", PageSize: 2}, BuildCatalog(context.Background(), plugins, nil)))
 }
 
 // send delivers a raw message.
@@ -143,57 +145,63 @@ func TestMalformedMessagesGetTheRightErrorCodes(t *testing.T) {
 }
 
 func TestLifecycleAllowsOnlyPingBeforeInitialized(t *testing.T) {
-	h := newHarness(t, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
-	if r := h.call(t, 1, "ping", nil); r["result"] == nil {
-		t.Fatalf("ping before initialize: %v", r)
-	}
-	if code := errCode(t, h.call(t, 2, "tools/list", nil)); code != CodeInvalidRequest {
-		t.Fatalf("tools/list before initialize: code %d", code)
-	}
-	h.call(t, 3, "initialize", map[string]any{"protocolVersion": Version20251125})
-	if code := errCode(t, h.call(t, 4, "tools/list", nil)); code != CodeInvalidRequest {
-		t.Fatalf("tools/list before notifications/initialized: code %d", code)
-	}
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	h.out.none(t, 50*time.Millisecond) // notifications get no response
-	if r := h.call(t, 5, "tools/list", nil); r["result"] == nil {
-		t.Fatalf("tools/list after initialized: %v", r)
-	}
-	if code := errCode(t, h.call(t, 6, "initialize", map[string]any{"protocolVersion": Version20251125})); code != CodeInvalidRequest {
-		t.Fatalf("second initialize: code %d", code)
-	}
-	if code := errCode(t, h.call(t, 7, "no/such/method", nil)); code != CodeMethodNotFound {
-		t.Fatalf("unknown method: code %d", code)
-	}
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		h := newHarnessOn(t, newServer, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
+		if r := h.call(t, 1, "ping", nil); r["result"] == nil {
+			t.Fatalf("ping before initialize: %v", r)
+		}
+		if code := errCode(t, h.call(t, 2, "tools/list", nil)); code != CodeInvalidRequest {
+			t.Fatalf("tools/list before initialize: code %d", code)
+		}
+		h.call(t, 3, "initialize", map[string]any{"protocolVersion": Version20251125})
+		if code := errCode(t, h.call(t, 4, "tools/list", nil)); code != CodeInvalidRequest {
+			t.Fatalf("tools/list before notifications/initialized: code %d", code)
+		}
+		h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		h.out.none(t, 50*time.Millisecond) // notifications get no response
+		if r := h.call(t, 5, "tools/list", nil); r["result"] == nil {
+			t.Fatalf("tools/list after initialized: %v", r)
+		}
+		if code := errCode(t, h.call(t, 6, "initialize", map[string]any{"protocolVersion": Version20251125})); code != CodeInvalidRequest {
+			t.Fatalf("second initialize: code %d", code)
+		}
+		if code := errCode(t, h.call(t, 7, "no/such/method", nil)); code != CodeMethodNotFound {
+			t.Fatalf("unknown method: code %d", code)
+		}
+	})
 }
 
 func TestVersionNegotiation(t *testing.T) {
-	for requested, want := range map[string]string{
-		Version20251125: Version20251125, Version20250618: Version20250618,
-		Version20250326: Version20250326, Version20241105: Version20241105,
-		"2099-01-01": LatestVersion,
-	} {
-		h := newHarness(t)
-		res := result(t, h.init(t, requested))
-		if res["protocolVersion"] != want {
-			t.Errorf("requested %s: got %v, want %s", requested, res["protocolVersion"], want)
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		for requested, want := range map[string]string{
+			Version20251125: Version20251125, Version20250618: Version20250618,
+			Version20250326: Version20250326, Version20241105: Version20241105,
+			"2099-01-01": LatestVersion,
+		} {
+			h := newHarnessOn(t, newServer)
+			res := result(t, h.init(t, requested))
+			if res["protocolVersion"] != want {
+				t.Errorf("requested %s: got %v, want %s", requested, res["protocolVersion"], want)
+			}
+			info := res["serverInfo"].(map[string]any)
+			if _, hasTitle := info["title"]; hasTitle != atLeast(want, Version20250618) {
+				t.Errorf("version %s: serverInfo.title present=%v", want, hasTitle)
+			}
 		}
-		info := res["serverInfo"].(map[string]any)
-		if _, hasTitle := info["title"]; hasTitle != atLeast(want, Version20250618) {
-			t.Errorf("version %s: serverInfo.title present=%v", want, hasTitle)
-		}
-	}
+	})
 }
 
 func TestCapabilitiesFollowTheCatalog(t *testing.T) {
-	h := newHarness(t, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
-	caps := result(t, h.init(t, Version20251125))["capabilities"].(map[string]any)
-	if caps["tools"] == nil || caps["logging"] == nil {
-		t.Fatalf("capabilities %v lack tools or logging", caps)
-	}
-	if caps["prompts"] != nil || caps["resources"] != nil || caps["completions"] != nil {
-		t.Fatalf("capabilities %v claim features no plugin offers", caps)
-	}
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		h := newHarnessOn(t, newServer, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
+		caps := result(t, h.init(t, Version20251125))["capabilities"].(map[string]any)
+		if caps["tools"] == nil || caps["logging"] == nil {
+			t.Fatalf("capabilities %v lack tools or logging", caps)
+		}
+		if caps["prompts"] != nil || caps["resources"] != nil || caps["completions"] != nil {
+			t.Fatalf("capabilities %v claim features no plugin offers", caps)
+		}
+	})
 }
 
 func TestToolsListPaginatesWithOpaqueCursors(t *testing.T) {
@@ -343,19 +351,21 @@ func TestToolResultsAreCheckedAndDowngraded(t *testing.T) {
 }
 
 func TestBatchesOnlyOn20250326(t *testing.T) {
-	h := newHarness(t, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
-	h.init(t, Version20250326)
-	h.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)
-	batch := h.out.next(t)["batch"].([]map[string]any)
-	if len(batch) != 2 {
-		t.Fatalf("want 2 responses in the batch, got %v", batch)
-	}
-	h2 := newHarness(t)
-	h2.init(t, Version20250618)
-	h2.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
-	if code := errCode(t, h2.out.next(t)); code != CodeInvalidRequest {
-		t.Fatalf("batch on 2025-06-18: code %d", code)
-	}
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		h := newHarnessOn(t, newServer, toolsPlugin("a", abi.Tool{Name: "t", InputSchema: objectSchema}))
+		h.init(t, Version20250326)
+		h.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)
+		batch := h.out.next(t)["batch"].([]map[string]any)
+		if len(batch) != 2 {
+			t.Fatalf("want 2 responses in the batch, got %v", batch)
+		}
+		h2 := newHarnessOn(t, newServer)
+		h2.init(t, Version20250618)
+		h2.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
+		if code := errCode(t, h2.out.next(t)); code != CodeInvalidRequest {
+			t.Fatalf("batch on 2025-06-18: code %d", code)
+		}
+	})
 }
 
 func TestCancelledRequestStopsThePluginAndGetsNoResponse(t *testing.T) {
@@ -493,38 +503,40 @@ func TestCompletionIsRoutedAndCapped(t *testing.T) {
 }
 
 func TestRequestsOnOneSessionRunConcurrently(t *testing.T) {
-	// Each call waits until both are in flight: served one after the other,
-	// the first would give up.
-	var mu sync.Mutex
-	inFlight := 0
-	both := make(chan struct{})
-	plugin := NewPlugin("p", "", fakeRuntime{
-		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "meet", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
-		abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
-			mu.Lock()
-			inFlight++
-			if inFlight == 2 {
-				close(both)
+	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
+		// Each call waits until both are in flight: served one after the other,
+		// the first would give up.
+		var mu sync.Mutex
+		inFlight := 0
+		both := make(chan struct{})
+		plugin := NewPlugin("p", "", fakeRuntime{
+			abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "meet", InputSchema: json.RawMessage(`{"type":"object"}`)}}}),
+			abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
+				mu.Lock()
+				inFlight++
+				if inFlight == 2 {
+					close(both)
+				}
+				mu.Unlock()
+				select {
+				case <-both:
+					return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "met"}}})
+				case <-time.After(3 * time.Second):
+					return nil, &CallError{Own: true, Message: "the other call never came"}
+				}
+			},
+		})
+		h := newHarnessOn(t, newServer, plugin)
+		h.init(t, Version20251125)
+		h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}`)
+		h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}`)
+		for range 2 {
+			res := result(t, h.out.next(t))
+			if res["isError"] == true {
+				t.Fatalf("calls were not concurrent: %v", res)
 			}
-			mu.Unlock()
-			select {
-			case <-both:
-				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: "met"}}})
-			case <-time.After(3 * time.Second):
-				return nil, &CallError{Own: true, Message: "the other call never came"}
-			}
-		},
-	})
-	h := newHarness(t, plugin)
-	h.init(t, Version20251125)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"meet"}}`)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"meet"}}`)
-	for range 2 {
-		res := result(t, h.out.next(t))
-		if res["isError"] == true {
-			t.Fatalf("calls were not concurrent: %v", res)
 		}
-	}
+	})
 }
 
 func TestAnIDIsFreeAgainOnceItsResponseArrives(t *testing.T) {

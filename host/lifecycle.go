@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 type implementation struct {
@@ -36,16 +37,22 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: protocolVersion is required")
 	}
 	version := negotiateVersion(p.ProtocolVersion)
+	srv := sess.srv
+	owner := srv.subject(ctx)
 	sess.mu.Lock()
-	if sess.version != "" {
+	if sess.began {
 		sess.mu.Unlock()
 		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
-	srv := sess.srv
-	sess.version = version
-	sess.clientCaps = p.Capabilities
-	sess.scopes = srv.scopes(ctx)
+	sess.began, sess.owner = true, owner
 	sess.mu.Unlock()
+	rec := sessionRecord{ID: sess.id, Owner: owner, Version: version, ClientCaps: p.Capabilities, Scopes: srv.scopes(ctx), LogLevel: defaultLogLevel, LastUsed: time.Now()}
+	if err := srv.sessionStore.put(rec); err != nil {
+		sess.mu.Lock()
+		sess.began = false
+		sess.mu.Unlock()
+		return nil, err
+	}
 
 	info := srv.info()
 	if !atLeast(version, Version20250618) {
@@ -73,11 +80,9 @@ func (s *Server) info() implementation {
 func (sess *Session) handleNotification(m *message) {
 	switch m.Method {
 	case "notifications/initialized":
-		sess.mu.Lock()
-		if sess.version != "" {
-			sess.ready = true
+		if err := sess.update(func(rec *sessionRecord) { rec.Ready = true }); err != nil {
+			sess.srv.log().Warn("recording notifications/initialized failed", "session", sess.id, "err", err)
 		}
-		sess.mu.Unlock()
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

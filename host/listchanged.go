@@ -41,10 +41,7 @@ func (s *sessionSet) initialized() []*Session {
 	s.mu.Unlock()
 	out := all[:0]
 	for _, sess := range all {
-		sess.mu.Lock()
-		ok := sess.ready && !sess.closed
-		sess.mu.Unlock()
-		if ok {
+		if sess.live() {
 			out = append(out, sess)
 		}
 	}

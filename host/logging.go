@@ -25,16 +25,17 @@ func handleSetLevel(_ context.Context, req *request, p *setLevelParams) (any, er
 	if !ok {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: unknown level %q (want one of %v)", p.Level, logLevels)
 	}
-	sess := req.session()
-	sess.mu.Lock()
-	sess.logLevel = lvl
-	sess.mu.Unlock()
+	if err := req.session().update(func(rec *sessionRecord) { rec.LogLevel = lvl }); err != nil {
+		return nil, err
+	}
 	return struct{}{}, nil
 }
 
 // wantsLog reports whether the session takes messages of this level.
 func (sess *Session) wantsLog(lvl logLevel) bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return lvl >= sess.logLevel
+	rec, ok := sess.record()
+	if !ok {
+		return lvl >= defaultLogLevel
+	}
+	return lvl >= rec.LogLevel
 }

@@ -83,7 +83,7 @@ func (discardOutbound) Send([]byte) error { return nil }
 // server, never initialized nor closed, that no client talks to.
 func (s *Server) taskOwner() *Session {
 	s.ownerOnce.Do(func() {
-		s.owner = &Session{conn: s.newConn(discardOutbound{}, nil), logLevel: defaultLogLevel, pending: map[string]chan *message{}}
+		s.owner = &Session{conn: s.newConn(discardOutbound{}, nil), pending: map[string]chan *message{}}
 	})
 	return s.owner
 }

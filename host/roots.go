@@ -22,10 +22,7 @@ func rootsChangedInput(meta abi.Meta) []byte {
 func (sess *Session) rootsListChanged(params json.RawMessage) {
 	srv := sess.srv
 	caps := sess.capabilities()
-	sess.mu.Lock()
-	ready := sess.ready && !sess.closed
-	sess.mu.Unlock()
-	if !ready || caps.Roots == nil || !caps.Roots.ListChanged {
+	if !sess.live() || caps.Roots == nil || !caps.Roots.ListChanged {
 		srv.log().Debug("ignoring notifications/roots/list_changed: the client is not initialized or did not declare roots.listChanged")
 		return
 	}

@@ -71,6 +71,7 @@ type Server struct {
 	listeners listeners
 
 	sessions     sessionSet              // live sessions, for server-initiated notifications
+	sessionStore sessionStore            // what each session negotiated (sessionstore.go)
 	refreshMu    sync.Mutex              // serializes catalog swaps (listchanged.go)
 	listChanges  listChangeDebounce      // pending notify_*_list_changed
 	logLimits    logLimits               // notify_logging_message rate limits, per plugin
@@ -98,7 +99,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: opts.Logger, stateKeys: newStateKeys(opts.RequestStateKeys)}
+	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys)}
 	s.tasks.maxTasks, s.tasks.maxPerUser = opts.MaxTasks, opts.MaxTasksPerUser
 	if catalog == nil {
 		catalog = &Catalog{}

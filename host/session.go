@@ -17,17 +17,17 @@ type Outbound interface {
 	Send(msg []byte) error
 }
 
-// Session is one client connection: its negotiated version, capabilities,
-// log level and in-flight requests.
+// Session is one client connection: its in-flight requests and the
+// requests it sent the client. What it negotiated at initialize (version,
+// capabilities, scopes, log level) is its record in the server's session
+// store (sessionstore.go), under conn.id.
 type Session struct {
 	*conn
 
 	// The fields below are guarded by conn.mu.
-	version       string          // negotiated version; "" before initialize
-	ready         bool            // notifications/initialized received
-	clientCaps    json.RawMessage // capabilities the client declared
-	scopes        []string        // of the token that initialized it (visibility.go)
-	logLevel      logLevel
+	began         bool                     // initialize arrived: the session has a record, or is putting it
+	owner         string                   // the subject that initialized it: its record is bound to it
+	caps          *clientCapabilities      // the record's ClientCaps decoded, once read: they never change
 	pending       map[string]chan *message // requests sent to the client, by id
 	nextID        int64
 	maxBatchReply int64 // bytes of a batch's reply
@@ -55,7 +55,7 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 	if opts.MaxBatchReplyBytes <= 0 {
 		opts.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
 	}
-	sess := &Session{conn: s.newConn(out, opts.Plugins), logLevel: defaultLogLevel, pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
+	sess := &Session{conn: s.newConn(out, opts.Plugins), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
 	s.sessions.add(sess)
 	return sess
 }
@@ -67,16 +67,22 @@ func (sess *Session) Initialized() bool { return sess.initialized() }
 // initialized reports whether the client finished initializing: it sent
 // notifications/initialized after initialize.
 func (sess *Session) initialized() bool {
+	rec, _ := sess.record()
+	return rec.Ready
+}
+
+// live reports whether the session is initialized and not closed.
+func (sess *Session) live() bool {
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.ready
+	closed := sess.closed
+	sess.mu.Unlock()
+	return !closed && sess.initialized()
 }
 
 // Version returns the negotiated protocol version, or "" before initialize.
 func (sess *Session) Version() string {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.version
+	rec, _ := sess.record()
+	return rec.Version
 }
 
 // Handle processes one incoming payload: a message or, for sessions on
@@ -84,6 +90,7 @@ func (sess *Session) Version() string {
 // notifications they cause, go to reply. Handle returns once the payload is
 // dispatched, not when its requests finish; Wait waits for those.
 func (sess *Session) Handle(ctx context.Context, raw []byte, reply Outbound) {
+	sess.touch()
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
 		sess.handleBatch(ctx, raw, reply)
@@ -276,12 +283,13 @@ func (sess *Session) checkLifecycle(method string) *RPCError {
 	if method == "ping" {
 		return nil
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
+	rec, ok, err := sess.lookup()
 	switch {
-	case sess.version == "":
+	case err != nil:
+		return rpcErrorf(CodeInternalError, "internal error: reading the session's state: %v", err)
+	case !ok:
 		return rpcErrorf(CodeInvalidRequest, "invalid request: %s before initialize (send initialize first)", method)
-	case !sess.ready:
+	case !rec.Ready:
 		return rpcErrorf(CodeInvalidRequest, "invalid request: %s before notifications/initialized", method)
 	}
 	return nil
@@ -300,10 +308,14 @@ func toRPCError(err error) *RPCError {
 }
 
 // Close cancels the session's in-flight requests; it takes no new ones.
+// Its record leaves the store.
 func (sess *Session) Close() {
 	sess.close()
 	sess.srv.subs.forget(sess)
 	sess.srv.sessions.remove(sess)
+	if err := sess.srv.sessionStore.delete(sess.id); err != nil {
+		sess.srv.log().Warn("deleting the session's state failed", "session", sess.id, "err", err)
+	}
 }
 
 // Shutdown ends the session's subscriptions/listen streams (they never end

@@ -59,9 +59,8 @@ func (r *request) view() view {
 // view returns what the session's notifications may speak of: the plugins
 // of its endpoint whose scopes the token it initialized with holds.
 func (sess *Session) view() view {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return view{plugins: sess.plugins, scopes: sess.scopes}
+	rec, _ := sess.record()
+	return view{plugins: sess.plugins, scopes: rec.Scopes}
 }
 
 // visible returns the entries of plugins the view sees.

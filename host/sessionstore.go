@@ -1,0 +1,166 @@
+package host
+
+import (
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+)
+
+// sessionRecord is what a session negotiated at initialize, as a store
+// shared by several replicas would hold it: plain data that survives JSON.
+// What cannot leave the process (the session's stream, its requests in
+// flight, the server→client requests awaiting answers) stays on Session.
+type sessionRecord struct {
+	ID         string          // the session's id (conn.id)
+	Owner      string          // subject that initialized it; "" without authentication
+	Version    string          // negotiated protocol version
+	Ready      bool            // notifications/initialized received
+	ClientCaps json.RawMessage `json:",omitempty"` // capabilities the client declared; nil when it sent none
+	Scopes     []string        `json:",omitempty"` // of the token that initialized it (visibility.go)
+	LogLevel   logLevel        // least severe level of the log messages it takes
+	LastUsed   time.Time       // when a message last arrived on it
+}
+
+// sessionStore holds the records of the initialized sessions, by id. A
+// record is bound to its owner: get for another owner finds nothing. A
+// session that was never initialized has no record. Records are values:
+// the store keeps none of the slices put passes it, and callers do not
+// modify those get returns.
+//
+// The errors are those of a shared backend (issue 27); the store in memory
+// has none. A shared store expires a record by itself, some time after its
+// last touch, so that a session no replica serves does not stay forever;
+// delete removes it at once, when the session closes.
+type sessionStore interface {
+	// get returns the record of session id if owner owns it.
+	get(id, owner string) (rec sessionRecord, ok bool, err error)
+	// put creates or replaces the record of session rec.ID.
+	put(rec sessionRecord) error
+	// touch records that session id was used at; it does nothing when the
+	// session has no record.
+	touch(id string, at time.Time) error
+	// delete removes the record of session id, if any.
+	delete(id string) error
+}
+
+// memorySessionStore is the default session store: the records of the
+// process's own sessions, in a map. It keeps records as they are, where a
+// shared store would encode them, so a read costs a map lookup.
+type memorySessionStore struct {
+	mu      sync.Mutex
+	records map[string]sessionRecord
+}
+
+// newMemorySessionStore returns an empty store in memory.
+func newMemorySessionStore() sessionStore {
+	return &memorySessionStore{records: map[string]sessionRecord{}}
+}
+
+func (s *memorySessionStore) get(id, owner string) (sessionRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.records[id]
+	if !ok || rec.Owner != owner {
+		return sessionRecord{}, false, nil
+	}
+	return rec, true, nil
+}
+
+func (s *memorySessionStore) put(rec sessionRecord) error {
+	rec.Scopes = slices.Clone(rec.Scopes)
+	rec.ClientCaps = slices.Clone(rec.ClientCaps)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records[rec.ID] = rec
+	return nil
+}
+
+func (s *memorySessionStore) touch(id string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec, ok := s.records[id]; ok {
+		rec.LastUsed = at
+		s.records[id] = rec
+	}
+	return nil
+}
+
+func (s *memorySessionStore) delete(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.records, id)
+	return nil
+}
+
+// lookup reads the session's record; ok is false before initialize.
+func (sess *Session) lookup() (rec sessionRecord, ok bool, err error) {
+	sess.mu.Lock()
+	began, owner := sess.began, sess.owner
+	sess.mu.Unlock()
+	if !began {
+		return sessionRecord{}, false, nil
+	}
+	return sess.srv.sessionStore.get(sess.id, owner)
+}
+
+// record reads the session's record for a caller that cannot fail: when
+// the store does, it logs why and reports no record, as before initialize.
+func (sess *Session) record() (sessionRecord, bool) {
+	rec, ok, err := sess.lookup()
+	if err != nil {
+		sess.srv.log().Warn("reading the session's state failed", "session", sess.id, "err", err)
+	}
+	return rec, ok
+}
+
+// update changes the session's record with f and puts it back; it does
+// nothing before initialize. Two updates may interleave without a loss
+// that matters: Ready only ever becomes true, LogLevel is set only once
+// the session is ready, and of two logging/setLevel at once one wins,
+// whichever store holds the record.
+func (sess *Session) update(f func(*sessionRecord)) error {
+	rec, ok, err := sess.lookup()
+	if err != nil || !ok {
+		return err
+	}
+	f(&rec)
+	return sess.srv.sessionStore.put(rec)
+}
+
+// touch records that a message arrived on the session, for a shared store
+// to keep its record as long as it is used.
+func (sess *Session) touch() {
+	sess.mu.Lock()
+	began := sess.began
+	sess.mu.Unlock()
+	if !began {
+		return
+	}
+	if err := sess.srv.sessionStore.touch(sess.id, time.Now()); err != nil {
+		sess.srv.log().Warn("touching the session's state failed", "session", sess.id, "err", err)
+	}
+}
+
+// capabilities returns what the client declared at initialize. They are
+// decoded once, on first use, and kept on the Session: the record never
+// changes them, and a shared store, which would hold only their JSON, is
+// not read again for them by the replica that decoded them.
+func (sess *Session) capabilities() clientCapabilities {
+	sess.mu.Lock()
+	caps := sess.caps
+	sess.mu.Unlock()
+	if caps != nil {
+		return *caps
+	}
+	rec, ok := sess.record()
+	if !ok {
+		return clientCapabilities{}
+	}
+	caps = new(clientCapabilities)
+	_ = json.Unmarshal(rec.ClientCaps, caps)
+	sess.mu.Lock()
+	sess.caps = caps
+	sess.mu.Unlock()
+	return *caps
+}
