@@ -10,7 +10,8 @@ import (
 )
 
 // Tasks of 2026-07-28 are the io.modelcontextprotocol/tasks extension,
-// served from the one task store (task.go) with envelopes of their own. A
+// served from the one task store (taskstore.go, task.go) with a wire form
+// of their own (tasks20260728). A
 // request declares the extension in its _meta clientCapabilities; without
 // it the tasks methods and tools that require a task are -32021 naming it,
 // and tools that may run as tasks run directly. With it, the server

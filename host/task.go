@@ -46,6 +46,11 @@ import (
 // the token: a task of another session or subject is "not found". A task
 // is as visible as the plugin that runs it (visibility.go): to a request
 // that does not see the plugin, it is "not found" too.
+//
+// The tasks of both eras are one kind of task, a record in the server's
+// taskStore and a liveTask in this process (taskstore.go); the era shapes
+// only their wire form, a taskWire: this file has the 2025-11-25 one,
+// tasks20251125, and what both share.
 
 const (
 	// relatedTaskKey is the _meta key that ties a message to its task.
@@ -326,15 +331,42 @@ const (
 )
 
 // taskSet is a server's tasks: their records in the store, the bounds on
-// them, and the live parts of those this process runs, by id.
+// them, and the live parts of those this process runs.
 type taskSet struct {
 	store taskStore
 	// Limits; zero values take the defaults (Options and tests set them).
 	defaultTTL, maxTTL, pollInterval time.Duration
 	maxTasks, maxPerUser             int
+	live                             liveTasks
+}
 
+// liveTasks are the live parts of the tasks this process runs, by id.
+type liveTasks struct {
 	mu   sync.Mutex
-	live map[string]*liveTask
+	byID map[string]*liveTask
+}
+
+func (r *liveTasks) add(l *liveTask) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byID == nil {
+		r.byID = map[string]*liveTask{}
+	}
+	r.byID[l.id] = l
+}
+
+// get returns the live part of task id, nil when this process does not
+// run it.
+func (r *liveTasks) get(id string) *liveTask {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[id]
+}
+
+func (r *liveTasks) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byID, id)
 }
 
 // liveTask is the part of a task that only the process running it holds:
@@ -401,12 +433,7 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 	l := &liveTask{id: newTaskID(), srv: req.sess.srv, wire: wire, sess: wire.session(req), cancel: cancel, done: make(chan struct{})}
 	// The live part comes first and goes last (drop): whoever finds the
 	// record finds it.
-	s.mu.Lock()
-	if s.live == nil {
-		s.live = map[string]*liveTask{}
-	}
-	s.live[l.id] = l
-	s.mu.Unlock()
+	s.live.add(l)
 	now := time.Now()
 	rec, err := s.store.create(taskRecord{
 		ID: l.id, Era: wire.era(), Owner: wire.owner(req), What: what, Plugin: plugin.Name, Scopes: plugin.scopes,
@@ -445,9 +472,7 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 // task stays cancelled if it ran.
 func (s *taskSet) drop(l *liveTask) {
 	s.store.remove(l.id)
-	s.mu.Lock()
-	delete(s.live, l.id)
-	s.mu.Unlock()
+	s.live.remove(l.id)
 	l.mu.Lock()
 	expiry, stop := l.expiry, l.stopOnClose
 	l.mu.Unlock()
@@ -722,9 +747,7 @@ func lookupTask(ctx context.Context, req *request, id string) (taskRecord, *live
 	}
 	tasks := &req.sess.srv.tasks
 	rec, found := tasks.store.get(id, wire.owner(req))
-	tasks.mu.Lock()
-	l := tasks.live[id]
-	tasks.mu.Unlock()
+	l := tasks.live.get(id)
 	if found && (rec.Era != wire.era() || !req.view().seesPlugin(rec.Plugin, rec.Scopes)) {
 		req.sess.srv.logger.Warn("task access refused: the task is of the other protocol era, or its plugin is hidden from the request", "method", req.method, "subject", rec.Owner.Subject)
 		found = false

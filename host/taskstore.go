@@ -104,6 +104,7 @@ type memoryTaskStore struct {
 	seq      uint64
 }
 
+// newMemoryTaskStore returns an empty store.
 func newMemoryTaskStore() *memoryTaskStore {
 	return &memoryTaskStore{records: map[string]*taskRecord{}, perOwner: map[taskOwner]int{}}
 }
