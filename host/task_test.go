@@ -231,9 +231,14 @@ func TestTasksAreDeclaredAndListedOnlyTo20251125(t *testing.T) {
 }
 
 func TestConfigTaskSupportOverridesThePlugin(t *testing.T) {
+	forEachTaskStore(t, testConfigTaskSupportOverridesThePlugin)
+}
+
+func testConfigTaskSupportOverridesThePlugin(t *testing.T, store taskStoreCase) {
 	p, _ := taskPlugin(t)
 	p.taskSupport = map[string]string{"plain": "optional", "wait": "required", "*": "forbidden"}
 	h := newHarness(t, p)
+	store.use(h.srv)
 	h.init(t, Version20251125)
 	entries := h.srv.Catalog().toolIndex
 	for name, want := range map[string]string{"plain": "optional", "wait": "required", "quick": "forbidden", "must": "forbidden"} {
