@@ -46,6 +46,9 @@ type era interface {
 	unmet(r *request, kind, name string, lack map[string]any) error
 	// callTool runs a tools/call whose params were checked.
 	callTool(ctx context.Context, r *request, e *toolEntry, p abi.CallToolParams, task *taskParams) (any, error)
+	// tasks is the wire form of the tasks the request creates and finds
+	// (task.go).
+	tasks() taskWire
 	// encode writes the response to a request of method: its result, with
 	// its caching hints (nil: none) where the era has them, or its error.
 	encode(s *Server, method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte

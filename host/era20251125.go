@@ -81,3 +81,6 @@ func (era20251125) encode(_ *Server, _ string, id json.RawMessage, res any, _ *c
 // resources/subscribe, tasks/result…) call it, and only their method
 // table holds them.
 func (r *request) session() *Session { return r.era.(era20251125).sess }
+
+// tasks is the form of 2025-11-25 tasks (task.go).
+func (era20251125) tasks() taskWire { return tasks20251125{} }

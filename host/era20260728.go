@@ -288,3 +288,6 @@ func (r *request) missingCapabilities() *RPCError {
 	e.Data, _ = json.Marshal(map[string]any{"requiredCapabilities": r.lacking})
 	return e
 }
+
+// tasks is the form of the tasks extension (moderntask.go).
+func (e *era20260728) tasks() taskWire { return tasks20260728{} }

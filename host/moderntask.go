@@ -4,14 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
 )
 
 // Tasks of 2026-07-28 are the io.modelcontextprotocol/tasks extension,
-// served from the one task store (task.go) with envelopes of their own. A
+// served from the one task store (taskstore.go, task.go) with a wire form
+// of their own (tasks20260728). A
 // request declares the extension in its _meta clientCapabilities; without
 // it the tasks methods and tools that require a task are -32021 naming it,
 // and tools that may run as tasks run directly. With it, the server
@@ -43,8 +43,8 @@ func (s *Server) taskAfter() time.Duration { return orDefault(s.opts.TaskAfter, 
 
 // pendingQuestion is a question an input_required task waits for.
 type pendingQuestion struct {
-	request inputRequest
-	digest  string
+	Request inputRequest `json:"request"`
+	Digest  string       `json:"digest"` // of the question, as a requestState records it
 }
 
 // detailedTask is a task of the extension as tasks/get shows it.
@@ -79,15 +79,6 @@ type discardOutbound struct{}
 
 func (discardOutbound) Send([]byte) error { return nil }
 
-// taskOwner is the session the tasks of the extension belong to: one per
-// server, never initialized nor closed, that no client talks to.
-func (s *Server) taskOwner() *Session {
-	s.ownerOnce.Do(func() {
-		s.owner = &Session{conn: s.newConn(discardOutbound{}, nil), pending: map[string]chan *message{}}
-	})
-	return s.owner
-}
-
 // hasExtension reports whether the client declared an extension.
 func (c clientCapabilities) hasExtension(name string) bool {
 	_, ok := c.Extensions[name]
@@ -118,13 +109,48 @@ func callToolModern(req *request, e *toolEntry, p abi.CallToolParams) (any, erro
 	})
 }
 
+// tasks20260728 is the wire form of the extension's tasks.
+type tasks20260728 struct{}
+
+func (tasks20260728) era() string { return Version20260728 }
+
+// allows refuses the extension's methods to a request that did not declare
+// it.
+func (tasks20260728) allows(req *request) error { return needTasksExtension(req, req.method) }
+
+// owner is the authenticated subject; without one, every task shares the
+// zero owner, and its unguessable id is what grants access.
+func (tasks20260728) owner(req *request) taskOwner {
+	return taskOwner{Subject: req.srv.subject(req.ctx)}
+}
+
+// session is none: a task of the extension belongs to no session (HTTP
+// requests have none) and lasts its ttl.
+func (tasks20260728) conn(*request) *conn { return nil }
+
+// outcome is the tool's result, completed even with isError, or the
+// protocol error, failed.
+func (tasks20260728) outcome(_ string, res any, err error) taskOutcome {
+	if err != nil {
+		return failedOutcome(err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return failedOutcome(rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err))
+	}
+	return taskOutcome{status: taskCompleted, result: raw}
+}
+
+// status is none: the extension has no status notifications; clients poll
+// tasks/get.
+func (tasks20260728) status(*taskRecord) []byte { return nil }
+
 // runMaybeTask runs a call as the request for up to Options.TaskAfter, and then as
 // a task of plugin's.
 func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.Context, *request) (any, error)) (any, error) {
 	srv := req.srv
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
-	run := &request{srv: srv, conn: req.conn, era: req.era, input: req.input, id: req.id, method: req.method, meta: req.meta, reply: req.reply, cancel: cancel}
-	run.ctx = context.WithValue(ctx, requestKey{}, run)
+	run := req.forRun(ctx, cancel, req.reply, req.input)
 	type outcome struct {
 		res any
 		err error
@@ -150,125 +176,95 @@ func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.C
 		cancel()
 		return o.res, o.err
 	}
-	owner := srv.taskOwner()
-	t, err := srv.tasks.open(owner, srv.subject(req.ctx), what, plugin, &taskParams{}, cancel, true)
+	l, rec, err := srv.tasks.open(req, what, plugin, &taskParams{}, cancel, func(l *liveTask) {
+		o := <-done
+		l.settle(req.input, o.res, o.err)
+	})
 	if err != nil {
 		return nil, err
 	}
-	t.rerun = func(round *inputRound) {
-		again := &request{srv: srv, conn: owner.conn, era: req.era, input: round, id: req.id, method: req.method, meta: req.meta, reply: discardOutbound{}, cancel: cancel}
-		again.ctx = context.WithValue(ctx, requestKey{}, again)
-		owner.wg.Add(1)
-		go func() {
-			defer owner.wg.Done()
+	l.mu.Lock()
+	l.rerun = func(round *inputRound) {
+		again := req.forRun(ctx, cancel, discardOutbound{}, round)
+		_ = l.spawn(func() {
 			res, err := call(again.ctx, again)
-			t.settle(round, res, err)
-		}()
+			l.settle(round, res, err)
+		})
 	}
-	info := t.detailed()
-	go func() {
-		defer owner.wg.Done()
-		o := <-done
-		t.settle(req.input, o.res, o.err)
-	}()
-	return modernCreateTaskResult{ResultType: "task", detailedTask: info}, nil
+	l.mu.Unlock()
+	return modernCreateTaskResult{ResultType: "task", detailedTask: rec.detailed()}, nil
 }
 
 // settle records the outcome of a run of the task: input_required with the
 // questions it asked without answers, else its end.
-func (t *task) settle(round *inputRound, res any, err error) {
+func (l *liveTask) settle(round *inputRound, res any, err error) {
 	round.mu.Lock()
 	failure, asked, used, digests := round.failure, round.asked, round.used, round.digests
 	round.mu.Unlock()
 	if failure != nil {
-		t.finish(nil, failure)
+		l.finish(nil, failure)
 		return
 	}
 	if len(asked) == 0 {
-		t.finish(res, err)
+		l.finish(res, err)
 		return
 	}
-	t.mu.Lock()
-	if isTerminal(t.status) {
-		t.mu.Unlock()
-		return
+	waits := false
+	rec, _ := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool {
+		if waits = !isTerminal(r.Status); !waits {
+			return false
+		}
+		r.Answers = maps.Clone(used)
+		r.Pending = map[string]pendingQuestion{}
+		for key, q := range asked {
+			r.Pending[key] = pendingQuestion{Request: q, Digest: digests[key]}
+		}
+		r.setStatus(taskInputRequired, "The task waits for the answers to its inputRequests: send them with tasks/update.")
+		return true
+	})
+	if waits {
+		l.announce(rec)
 	}
-	t.answers = maps.Clone(used)
-	t.pending = map[string]pendingQuestion{}
-	for key, q := range asked {
-		t.pending[key] = pendingQuestion{request: q, digest: digests[key]}
-	}
-	info := t.setStatusLocked(taskInputRequired, "The task waits for the answers to its inputRequests: send them with tasks/update.")
-	t.mu.Unlock()
-	t.announce(info)
-}
-
-// finishModern ends the task with the outcome of its run: a tool result is
-// completed, even a tool error; a protocol error is failed.
-func (t *task) finishModern(res any, err error) {
-	if err != nil {
-		rpcErr := toRPCError(err)
-		t.end(taskFailed, rpcErr.Message, nil, rpcErr, true)
-		return
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		rpcErr := rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err)
-		t.end(taskFailed, rpcErr.Message, nil, rpcErr, true)
-		return
-	}
-	t.end(taskCompleted, "", raw, nil, true)
 }
 
 // detailed returns the task as tasks/get shows it.
-func (t *task) detailed() detailedTask {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (r *taskRecord) detailed() detailedTask {
 	d := detailedTask{
-		TaskID: t.id, Status: t.status, StatusMessage: t.message,
-		CreatedAt: timestamp(t.created), LastUpdatedAt: timestamp(t.updated),
-		TTLMs: t.ttl.Milliseconds(), PollIntervalMs: t.poll.Milliseconds(),
+		TaskID: r.ID, Status: r.Status, StatusMessage: r.Message,
+		CreatedAt: timestamp(r.Created), LastUpdatedAt: timestamp(r.Updated),
+		TTLMs: r.TTL.Milliseconds(), PollIntervalMs: r.Poll.Milliseconds(),
 	}
-	switch t.status {
+	switch r.Status {
 	case taskCompleted:
-		d.Result = t.result
+		d.Result = r.Result
 	case taskFailed:
-		d.Error = t.err
+		d.Error = r.Error
 	case taskInputRequired:
 		d.InputRequests = map[string]inputRequest{}
-		for key, q := range t.pending {
-			d.InputRequests[key] = q.request
+		for key, q := range r.Pending {
+			d.InputRequests[key] = q.Request
 		}
 	}
 	return d
 }
 
-// lookupModernTask finds the task a tasks/ method of the extension names.
-func lookupModernTask(ctx context.Context, req *request, id string) (*task, error) {
-	if err := needTasksExtension(req, req.method); err != nil {
-		return nil, err
-	}
-	return lookupTask(ctx, req, &taskIDParams{TaskID: id})
-}
-
 func handleGetModernTask(ctx context.Context, req *request, p *taskIDParams) (any, error) {
-	t, err := lookupModernTask(ctx, req, p.TaskID)
+	rec, _, err := lookupTask(ctx, req, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	return t.detailed(), nil
+	return rec.detailed(), nil
 }
 
 // handleCancelModernTask cancels a task that has not ended; one that has
 // is left as it is. Either way the answer is empty.
 func handleCancelModernTask(ctx context.Context, req *request, p *taskIDParams) (any, error) {
-	t, err := lookupModernTask(ctx, req, p.TaskID)
+	_, l, err := lookupTask(ctx, req, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	const msg = "The task was cancelled by request."
-	if ended, _ := t.end(taskCancelled, msg, nil, rpcErrorf(CodeInternalError, "task cancelled: %s", msg), true); ended {
-		t.cancel()
+	if _, ended := l.end(cancelledByRequest(), true); ended {
+		l.cancel()
 	}
 	return struct{}{}, nil
 }
@@ -277,7 +273,7 @@ func handleCancelModernTask(ctx context.Context, req *request, p *taskIDParams) 
 // answers to other keys are ignored. Once every question is answered, the
 // run is replayed with the answers.
 func handleUpdateTask(ctx context.Context, req *request, p *taskUpdateParams) (any, error) {
-	t, err := lookupModernTask(ctx, req, p.TaskID)
+	_, l, err := lookupTask(ctx, req, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,40 +281,49 @@ func handleUpdateTask(ctx context.Context, req *request, p *taskUpdateParams) (a
 	if err := json.Unmarshal(p.InputResponses, &responses); err != nil || responses == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: inputResponses must be an object of results by key")
 	}
-	t.mu.Lock()
-	if t.status != taskInputRequired {
-		t.mu.Unlock()
-		return struct{}{}, nil
-	}
-	for key, raw := range responses {
-		if q, ok := t.pending[key]; ok {
-			if err := checkAnswer(q.request.Method, raw); err != nil {
-				t.mu.Unlock()
-				return nil, rpcErrorf(CodeInvalidParams, "invalid params: inputResponses[%q] is not a result of %s: %v", key, q.request.Method, err)
+	var (
+		invalid *RPCError
+		round   *inputRound // the replay, once every question is answered
+	)
+	rec, _ := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool {
+		invalid, round = nil, nil
+		if r.Status != taskInputRequired {
+			return false
+		}
+		for key, raw := range responses {
+			if q, ok := r.Pending[key]; ok {
+				if err := checkAnswer(q.Request.Method, raw); err != nil {
+					invalid = rpcErrorf(CodeInvalidParams, "invalid params: inputResponses[%q] is not a result of %s: %v", key, q.Request.Method, err)
+					return false
+				}
 			}
 		}
-	}
-	for key, raw := range responses {
-		if q, ok := t.pending[key]; ok {
-			t.answers[key] = recordedAnswer{Question: q.digest, Answer: raw}
-			delete(t.pending, key)
+		pending, answers := maps.Clone(r.Pending), maps.Clone(r.Answers)
+		if answers == nil {
+			answers = map[string]recordedAnswer{}
 		}
+		for key, raw := range responses {
+			if q, ok := pending[key]; ok {
+				answers[key] = recordedAnswer{Question: q.Digest, Answer: raw}
+				delete(pending, key)
+			}
+		}
+		r.Pending, r.Answers = pending, answers
+		if len(pending) == 0 {
+			r.setStatus(taskWorking, "")
+			round = replayRound(maps.Clone(answers))
+		}
+		return true
+	})
+	if invalid != nil {
+		return nil, invalid
 	}
-	if len(t.pending) > 0 {
-		t.mu.Unlock()
-		return struct{}{}, nil
+	if round != nil {
+		l.announce(rec)
+		l.mu.Lock()
+		rerun := l.rerun
+		l.mu.Unlock()
+		rerun(round)
 	}
-	info := t.setStatusLocked(taskWorking, "")
-	round := replayRound(maps.Clone(t.answers))
-	t.mu.Unlock()
-	t.announce(info)
-	t.rerun(round)
 	return struct{}{}, nil
-}
-
-// ownerState is the part of Server that holds the owner of the
-// extension's tasks.
-type ownerState struct {
-	ownerOnce sync.Once
-	owner     *Session
 }

@@ -97,10 +97,10 @@ func modernTaskPlugin(srv *Server, runs *atomic.Int32) *Plugin {
 }
 
 // modernTaskHarness serves modernTaskPlugin.
-func modernTaskHarness(t *testing.T, opts Options) (*harness, *atomic.Int32) {
+func modernTaskHarness(t *testing.T, store taskStoreCase, opts Options) (*harness, *atomic.Int32) {
 	t.Helper()
 	runs := new(atomic.Int32)
-	srv := NewServer(opts, nil)
+	srv := store.use(NewServer(opts, nil))
 	srv.catalog.Store(BuildCatalog(context.Background(), []*Plugin{modernTaskPlugin(srv, runs)}, nil))
 	return session(t, srv), runs
 }
@@ -156,7 +156,11 @@ func requiredTasksExtension(t *testing.T, what string, resp map[string]any) {
 // a task runs directly (a legacy task param changes nothing), and
 // tasks/result and tasks/list do not exist at all.
 func TestModernTasksNeedTheExtension(t *testing.T) {
-	h, _ := modernTaskHarness(t, Options{})
+	forEachTaskStore(t, testModernTasksNeedTheExtension)
+}
+
+func testModernTasksNeedTheExtension(t *testing.T, store taskStoreCase) {
+	h, _ := modernTaskHarness(t, store, Options{})
 	caps := result(t, modernRequest(t, h, context.Background(), 1, "server/discover", `{}`, `{}`))["capabilities"].(map[string]any)
 	if ext, _ := caps["extensions"].(map[string]any); ext[extTasks] == nil || caps["tasks"] != nil {
 		t.Errorf("discover capabilities %v, want extensions[%s] and no tasks", caps, extTasks)
@@ -182,8 +186,10 @@ func TestModernTasksNeedTheExtension(t *testing.T) {
 // completed with isError, a protocol error failed with the error); a quick
 // call answers directly; tasks/cancel is an empty ack, also for an ended
 // task; an unknown task is -32602; a task is another user's "not found".
-func TestModernTaskLifecycle(t *testing.T) {
-	h, _ := modernTaskHarness(t, Options{Subject: func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s }})
+func TestModernTaskLifecycle(t *testing.T) { forEachTaskStore(t, testModernTaskLifecycle) }
+
+func testModernTaskLifecycle(t *testing.T, store taskStoreCase) {
+	h, _ := modernTaskHarness(t, store, Options{Subject: func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s }})
 	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
 	bob := context.WithValue(context.Background(), subjectKey{}, "bob")
 
@@ -242,8 +248,10 @@ func TestModernTaskLifecycle(t *testing.T) {
 // questions; tasks/update may answer them one at a time (an empty ack,
 // the answered key leaves inputRequests); once all are answered the run
 // is replayed with the answers and completes.
-func TestModernTaskInputByUpdate(t *testing.T) {
-	h, runs := modernTaskHarness(t, Options{})
+func TestModernTaskInputByUpdate(t *testing.T) { forEachTaskStore(t, testModernTaskInputByUpdate) }
+
+func testModernTaskInputByUpdate(t *testing.T, store taskStoreCase) {
+	h, runs := modernTaskHarness(t, store, Options{})
 	id := result(t, modernRequest(t, h, context.Background(), 1, "tools/call", tasksCaps, `{"name":"multi","arguments":{}}`))["taskId"].(string)
 	res := pollTask(t, h, context.Background(), id, taskInputRequired)
 	if reqs, _ := res["inputRequests"].(map[string]any); res["status"] != taskInputRequired || len(reqs) != 2 || reqs["first"] == nil || reqs["second"] == nil {
@@ -271,7 +279,11 @@ func TestModernTaskInputByUpdate(t *testing.T) {
 // first round, without a task, and becomes a task on the retry, whose
 // result holds the answer and whose envelope no requestState.
 func TestModernTaskAfterAnInputRound(t *testing.T) {
-	h, _ := modernTaskHarness(t, Options{})
+	forEachTaskStore(t, testModernTaskAfterAnInputRound)
+}
+
+func testModernTaskAfterAnInputRound(t *testing.T, store taskStoreCase) {
+	h, _ := modernTaskHarness(t, store, Options{})
 	resp := modernRequest(t, h, context.Background(), 1, "tools/call", tasksCaps, `{"name":"intake","arguments":{}}`)
 	reqs, state := inputRequired(t, resp)
 	if result(t, resp)["taskId"] != nil || reqs["elicitation-1"] == nil {
@@ -291,12 +303,14 @@ func TestModernTaskAfterAnInputRound(t *testing.T) {
 
 // Options.TaskAfter sets how long a call of a task-supporting tool runs as
 // a plain request before it becomes a task.
-func TestTaskAfterIsConfigurable(t *testing.T) {
-	patient, _ := modernTaskHarness(t, Options{TaskAfter: 5 * time.Second})
+func TestTaskAfterIsConfigurable(t *testing.T) { forEachTaskStore(t, testTaskAfterIsConfigurable) }
+
+func testTaskAfterIsConfigurable(t *testing.T, store taskStoreCase) {
+	patient, _ := modernTaskHarness(t, store, Options{TaskAfter: 5 * time.Second})
 	if res := result(t, modernRequest(t, patient, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":600}}`)); res["resultType"] != "complete" {
 		t.Errorf("a 600ms call with task_after 5s: %v, want it answered directly", res)
 	}
-	eager, _ := modernTaskHarness(t, Options{TaskAfter: 20 * time.Millisecond})
+	eager, _ := modernTaskHarness(t, store, Options{TaskAfter: 20 * time.Millisecond})
 	created := result(t, modernRequest(t, eager, context.Background(), 1, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":200}}`))
 	if created["resultType"] != "task" {
 		t.Fatalf("a 200ms call with task_after 20ms: %v, want a task", created)
@@ -308,7 +322,11 @@ func TestTaskAfterIsConfigurable(t *testing.T) {
 // task beyond either bound is refused, naming the setting to raise, and
 // one user at its bound leaves the others theirs.
 func TestTasksAreBoundedPerUserAndInAll(t *testing.T) {
-	h, _ := modernTaskHarness(t, Options{
+	forEachTaskStore(t, testTasksAreBoundedPerUserAndInAll)
+}
+
+func testTasksAreBoundedPerUserAndInAll(t *testing.T, store taskStoreCase) {
+	h, _ := modernTaskHarness(t, store, Options{
 		Subject:         func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s },
 		MaxTasksPerUser: 2,
 		MaxTasks:        3,

@@ -76,12 +76,11 @@ type Server struct {
 	listChanges  listChangeDebounce      // pending notify_*_list_changed
 	logLimits    logLimits               // notify_logging_message rate limits, per plugin
 	elicitations urlElicitations         // URL elicitations in progress, per plugin
-	tasks        taskStore               // tasks of task-augmented requests (task.go)
+	tasks        taskSet                 // tasks of both eras (task.go, taskstore.go)
 	startup      atomic.Pointer[startup] // the initial load, once Loading was called (startup.go)
 	swaps        swapSignal              // wakes requests waiting for a plugin still loading (startup.go)
 	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)
 	now          func() time.Time        // the clock of requestState expiry; nil: time.Now
-	ownerState                           // owns the tasks of 2026-07-28 requests (moderntask.go)
 	partial      atomic.Bool             // some HTTP endpoint serves only some plugins (visibility.go)
 }
 
@@ -100,7 +99,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys)}
-	s.tasks.maxTasks, s.tasks.maxPerUser = opts.MaxTasks, opts.MaxTasksPerUser
+	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
 	if catalog == nil {
 		catalog = &Catalog{}
 	}

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -47,6 +46,11 @@ import (
 // the token: a task of another session or subject is "not found". A task
 // is as visible as the plugin that runs it (visibility.go): to a request
 // that does not see the plugin, it is "not found" too.
+//
+// The tasks of both eras are one kind of task, a record in the server's
+// taskStore and a liveTask in this process (taskstore.go); the era shapes
+// only their wire form, a taskWire: this file has the 2025-11-25 one,
+// tasks20251125, and what both share.
 
 const (
 	// relatedTaskKey is the _meta key that ties a message to its task.
@@ -58,7 +62,7 @@ const (
 	taskFailed        = "failed"
 	taskCancelled     = "cancelled"
 
-	// Defaults of the taskStore limits.
+	// Defaults of the taskSet limits.
 	defaultTaskTTL          = 10 * time.Minute
 	defaultMaxTaskTTL       = time.Hour
 	defaultTaskPollInterval = time.Second
@@ -113,13 +117,12 @@ type taskParams struct {
 	TTL *float64 `json:"ttl"`
 }
 
-// toolTask applies the task rules to a tools/call: it returns the task the
+// toolTask applies the task rules to a tools/call before 2026-07-28: it returns the task the
 // call asks for, nil to run the call directly, or the error the spec names
 // for a task the tool forbids or a call without one the tool requires.
 func toolTask(req *request, e *toolEntry, task *taskParams) (*taskParams, error) {
 	if !atLeast(req.version(), Version20251125) {
-		// No tasks before 2025-11-25: any task params are ignored.
-		return nil, nil
+		return nil, nil // no tasks before 2025-11-25: any task params are ignored
 	}
 	switch ts := e.taskSupport(); {
 	case task != nil && ts == abi.TaskForbidden:
@@ -150,135 +153,117 @@ type listTasksResult struct {
 	NextCursor string     `json:"nextCursor,omitempty"`
 }
 
-// task is one task-augmented request.
-type task struct {
-	id      string
-	seq     uint64  // creation order in the store, for tasks/list
-	what    string  // the request, for logs
-	plugin  *Plugin // runs it: only requests that see it see the task
-	sess    *Session
-	subject string // the authenticated subject of the creating request, if any
-	created time.Time
-	ttl     time.Duration
-	poll    time.Duration
-	cancel  context.CancelFunc // interrupts the run
-	done    chan struct{}      // closed once the status is terminal
-
-	mu          sync.Mutex
-	expiry      *time.Timer // drops the task when its ttl has elapsed
-	stopOnClose func() bool // stops dropping it when its session ends
-	status      string
-	message     string
-	updated     time.Time
-	result      json.RawMessage // the outcome: a result...
-	err         *RPCError       // ...or an error
-	clientCalls int             // requests to the client awaiting answers
-	queue       []queuedRequest // requests to the client waiting for a tasks/result
-	waiters     []*waiter       // the tasks/result requests waiting, oldest first
-
-	// modern is set for a task of the 2026-07-28 tasks extension
-	// (moderntask.go); the rest serves only those.
-	modern  bool
-	pending map[string]pendingQuestion // the questions of input_required, by key
-	answers map[string]recordedAnswer  // the answers given so far, by key
-	rerun   func(*inputRound)          // replays the run with the answers
-}
-
-// waiter is a tasks/result request waiting for its task.
-type waiter struct{ reply Outbound }
-
-type queuedRequest struct {
-	id  string
-	msg []byte
-}
-
-func isTerminal(status string) bool {
-	return status == taskCompleted || status == taskFailed || status == taskCancelled
-}
-
-// visibleTo reports whether the requester, a session and an authenticated
-// subject looking through v, may see the task: v must see the task's
-// plugin and, with authentication, the task's subject must be the
-// requester's; without, the session must be the task's.
-func (t *task) visibleTo(c *conn, subject string, v view) bool {
-	if !v.sees(t.plugin) {
-		return false
-	}
-	if t.subject != "" || subject != "" || t.modern {
-		return t.subject == subject
-	}
-	return t.sess.conn == c
-}
-
-func (t *task) info() taskInfo {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.infoLocked()
-}
-
-func (t *task) infoLocked() taskInfo {
+func (r *taskRecord) info() taskInfo {
 	return taskInfo{
-		TaskID:        t.id,
-		Status:        t.status,
-		StatusMessage: t.message,
-		CreatedAt:     timestamp(t.created),
-		LastUpdatedAt: timestamp(t.updated),
-		TTL:           t.ttl.Milliseconds(),
-		PollInterval:  t.poll.Milliseconds(),
+		TaskID:        r.ID,
+		Status:        r.Status,
+		StatusMessage: r.Message,
+		CreatedAt:     timestamp(r.Created),
+		LastUpdatedAt: timestamp(r.Updated),
+		TTL:           r.TTL.Milliseconds(),
+		PollInterval:  r.Poll.Milliseconds(),
 	}
 }
 
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// setStatusLocked moves the task to status and returns what to announce.
-func (t *task) setStatusLocked(status, message string) taskInfo {
-	t.status, t.message, t.updated = status, message, time.Now()
-	return t.infoLocked()
+func isTerminal(status string) bool {
+	return status == taskCompleted || status == taskFailed || status == taskCancelled
 }
 
-// end moves the task to a terminal status with its outcome, announcing it
-// when notify is set, unless it is terminal already. It reports whether it
-// did, and the status the task has.
-func (t *task) end(status, message string, result json.RawMessage, rpcErr *RPCError, notify bool) (bool, string) {
-	t.mu.Lock()
-	if isTerminal(t.status) {
-		defer t.mu.Unlock()
-		return false, t.status
-	}
-	info := t.setStatusLocked(status, message)
-	t.result, t.err = result, rpcErr
-	t.mu.Unlock()
-	if notify {
-		t.announce(info)
-	}
-	close(t.done)
-	t.sess.srv.logger.Info("task ended", "request", t.what, "status", status, "subject", t.subject, "after", time.Since(t.created).Round(time.Millisecond))
-	return true, status
+// taskWire is the wire form of the tasks of one protocol era: which tasks/
+// methods a request has, whom its tasks belong to, how a run's outcome is
+// recorded and which status notifications go out. The tasks themselves,
+// their records and live parts, are the same in both eras.
+type taskWire interface {
+	// era names the wire form in its tasks' records: the methods of one
+	// era do not find the tasks of the other.
+	era() string
+	// allows refuses a tasks/ method to a request that does not have it.
+	allows(req *request) error
+	// owner is whom the task a request creates belongs to, and whose
+	// tasks it finds.
+	owner(req *request) taskOwner
+	// conn is the conn (a session) whose end ends the task a request
+	// creates, and whose Wait waits for its runs; nil for none.
+	conn(req *request) *conn
+	// outcome is how the end of a task's run is recorded.
+	outcome(id string, res any, err error) taskOutcome
+	// status is the notification of the task's status, nil for none.
+	status(rec *taskRecord) []byte
 }
 
-// finish records the outcome of the task's run. A task cancelled or expired
-// meanwhile keeps its status.
-func (t *task) finish(res any, err error) {
-	if t.modern {
-		t.finishModern(res, err)
-		return
+// tasks20251125 is the wire form of the tasks of 2025-11-25, described at
+// the top of this file.
+type tasks20251125 struct{}
+
+func (tasks20251125) era() string { return Version20251125 }
+
+// allows refuses the tasks/ methods to sessions before 2025-11-25, which do
+// not have them.
+func (tasks20251125) allows(req *request) error {
+	if !atLeast(req.version(), Version20251125) {
+		return rpcErrorf(CodeMethodNotFound, "method not found: %s (tasks need protocol version %s)", req.method, Version20251125)
 	}
-	if err != nil {
-		rpcErr := toRPCError(err)
-		t.end(taskFailed, rpcErr.Message, nil, rpcErr, true)
-		return
+	return nil
+}
+
+// owner is the authenticated subject, or without one the session.
+func (tasks20251125) owner(req *request) taskOwner {
+	if subject := req.srv.subject(req.ctx); subject != "" {
+		return taskOwner{Subject: subject}
 	}
-	raw, err := withRelatedTask(res, t.id)
+	return taskOwner{Session: req.conn.id}
+}
+
+func (tasks20251125) conn(req *request) *conn { return req.conn }
+
+// outcome is the result with the related-task _meta added, failed when the
+// tool reports an error, or the JSON-RPC error, failed.
+func (tasks20251125) outcome(id string, res any, err error) taskOutcome {
 	if err != nil {
-		rpcErr := rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err)
-		t.end(taskFailed, rpcErr.Message, nil, rpcErr, true)
-		return
+		return failedOutcome(err)
+	}
+	raw, err := withRelatedTask(res, id)
+	if err != nil {
+		return failedOutcome(rpcErrorf(CodeInternalError, "internal error: encoding result: %v", err))
 	}
 	if r, ok := res.(*abi.CallToolResult); ok && r.IsError {
-		t.end(taskFailed, errorText(r), raw, nil, true)
-		return
+		return taskOutcome{status: taskFailed, message: errorText(r), result: raw}
 	}
-	t.end(taskCompleted, "", raw, nil, true)
+	return taskOutcome{status: taskCompleted, result: raw}
+}
+
+// status is notifications/tasks/status with the task as it is now. (The
+// spec asks not to add the related-task _meta to it.)
+func (tasks20251125) status(rec *taskRecord) []byte {
+	return encodeNotification("notifications/tasks/status", rec.info())
+}
+
+// taskOutcome is how a task ends: its terminal status and message, and a
+// result or an error.
+type taskOutcome struct {
+	status, message string
+	result          json.RawMessage
+	err             *RPCError
+}
+
+// failedOutcome is the outcome of a run that failed with err.
+func failedOutcome(err error) taskOutcome {
+	rpcErr := toRPCError(err)
+	return taskOutcome{status: taskFailed, message: rpcErr.Message, err: rpcErr}
+}
+
+// cancelledOutcome is the outcome of a task cancelled for the reason told
+// in message, whose tasks/result answers err.
+func cancelledOutcome(message string, err *RPCError) taskOutcome {
+	return taskOutcome{status: taskCancelled, message: message, err: err}
+}
+
+// apply records the outcome in r.
+func (o taskOutcome) apply(r *taskRecord) {
+	r.setStatus(o.status, o.message)
+	r.Result, r.Error = o.result, o.err
 }
 
 // errorText is the statusMessage of a failed tool call: the start of its
@@ -330,165 +315,77 @@ func addRelatedTask(obj json.RawMessage, id string) (json.RawMessage, error) {
 	return json.Marshal(fields)
 }
 
-// announce sends notifications/tasks/status with the task as it is now.
-// (The spec asks not to add the related-task _meta to it.)
-func (t *task) announce(info taskInfo) {
-	_ = t.route(encodeNotification("notifications/tasks/status", info))
-}
-
-// route sends a message about the task to the newest tasks/result waiting
-// for it, else to the session's own stream.
-func (t *task) route(msg []byte) error {
-	t.mu.Lock()
-	out := t.sess.out
-	if n := len(t.waiters); n > 0 {
-		out = t.waiters[n-1].reply
-	}
-	t.mu.Unlock()
-	return out.Send(msg)
-}
-
-// taskOutbound carries what a task's run sends the client: it adds the
-// related-task _meta and delivers requests through tasks/result.
-type taskOutbound struct{ t *task }
-
-// clientCallTracker is told when a request to the client starts, and
-// (through the function returned) when it ends; callClient tells a reply
-// that implements it.
-type clientCallTracker interface {
-	clientCallStarted(method string) func()
-}
-
-func (o *taskOutbound) Send(msg []byte) error {
-	t := o.t
-	var m message
-	if err := json.Unmarshal(msg, &m); err != nil || m.Method == "" {
-		return t.route(msg)
-	}
-	if m.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil && t.unqueue(p.RequestID) {
-			return nil // the request never left: nothing to cancel
-		}
-	}
-	params, err := addRelatedTask(m.Params, t.id)
-	if err != nil {
-		return err
-	}
-	m.Params = params
-	if msg, err = json.Marshal(m); err != nil {
-		return err
-	}
-	if m.ID == nil {
-		return t.route(msg)
-	}
-	t.mu.Lock()
-	if n := len(t.waiters); n > 0 {
-		w := t.waiters[n-1]
-		t.mu.Unlock()
-		return w.reply.Send(msg)
-	}
-	defer t.mu.Unlock()
-	switch {
-	case isTerminal(t.status):
-		return errors.New("the task has ended")
-	case len(t.queue) >= maxTaskQueue:
-		return fmt.Errorf("the task has %d requests to the client waiting for a tasks/result already", maxTaskQueue)
-	}
-	t.queue = append(t.queue, queuedRequest{id: string(m.ID), msg: msg})
-	return nil
-}
-
-// cancellations routes the cancellation of a task's request to the client
-// through the task: a request still queued is dropped instead.
-func (o *taskOutbound) cancellations() Outbound { return o }
-
-// unqueue drops a queued request, reporting whether it was queued.
-func (t *task) unqueue(id json.RawMessage) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	i := slices.IndexFunc(t.queue, func(q queuedRequest) bool { return q.id == string(id) })
-	if i < 0 {
-		return false
-	}
-	t.queue = slices.Delete(t.queue, i, i+1)
-	return true
-}
-
-// clientCallStarted puts the task in input_required while requests to the
-// client await answers, and back to working once none does.
-func (o *taskOutbound) clientCallStarted(method string) func() {
-	t := o.t
-	t.mu.Lock()
-	t.clientCalls++
-	var changed *taskInfo
-	if t.clientCalls == 1 && t.status == taskWorking {
-		info := t.setStatusLocked(taskInputRequired, "The task waits for the client's answer to "+method+": call tasks/result to receive the request.")
-		changed = &info
-	}
-	t.mu.Unlock()
-	if changed != nil {
-		t.announce(*changed)
-	}
-	return func() {
-		t.mu.Lock()
-		t.clientCalls--
-		var changed *taskInfo
-		if t.clientCalls == 0 && t.status == taskInputRequired {
-			info := t.setStatusLocked(taskWorking, "")
-			changed = &info
-		}
-		t.mu.Unlock()
-		if changed != nil {
-			t.announce(*changed)
-		}
-	}
-}
-
 // The bounds of the tasks a server holds at once, unless Options say.
 const (
 	DefaultMaxTasks        = 1000 // of all users
 	DefaultMaxTasksPerUser = 100  // of one user
 )
 
-// taskStore holds a server's tasks, by id.
-type taskStore struct {
+// taskSet is a server's tasks: their records in the store, the bounds on
+// them, and the live parts of those this process runs.
+type taskSet struct {
+	store taskStore
 	// Limits; zero values take the defaults (Options and tests set them).
 	defaultTTL, maxTTL, pollInterval time.Duration
 	maxTasks, maxPerUser             int
-
-	mu      sync.Mutex
-	tasks   map[string]*task
-	perUser map[taskUser]int
-	seq     uint64
+	live                             liveTasks
 }
 
-// taskUser is whom a task counts against: its authenticated subject, or
-// without one its session (a legacy session, or the one owner of every
-// 2026-07-28 task).
-type taskUser struct {
-	subject string
-	sess    *Session
+// liveTasks are the live parts of the tasks this process runs, by id.
+type liveTasks struct {
+	mu   sync.Mutex
+	byID map[string]*liveTask
 }
 
-func (t *task) user() taskUser {
-	if t.subject != "" {
-		return taskUser{subject: t.subject}
+func (r *liveTasks) add(l *liveTask) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byID == nil {
+		r.byID = map[string]*liveTask{}
 	}
-	return taskUser{sess: t.sess}
+	r.byID[l.id] = l
 }
 
-// userHolds says, in an error, that the user of t holds n tasks.
-func (t *task) userHolds(n int) string {
-	switch {
-	case t.subject != "":
-		return fmt.Sprintf("user %q holds %d tasks", t.subject, n)
-	case t.modern:
-		return fmt.Sprintf("the unauthenticated 2026-07-28 requests hold %d tasks together", n)
-	}
-	return fmt.Sprintf("this session holds %d tasks", n)
+// get returns the live part of task id, nil when this process does not
+// run it.
+func (r *liveTasks) get(id string) *liveTask {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byID[id]
+}
+
+func (r *liveTasks) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byID, id)
+}
+
+// liveTask is the part of a task that only the process running it holds:
+// what interrupts its run, where its messages go and who waits for its end.
+type liveTask struct {
+	id     string
+	srv    *Server
+	wire   taskWire
+	conn   *conn              // whose end ends the task; nil: none (taskWire.conn)
+	cancel context.CancelFunc // interrupts the run
+	done   chan struct{}      // closed once the task ended
+
+	mu          sync.Mutex
+	final       taskRecord        // the record as the task ended, once done is closed
+	expiry      *time.Timer       // ends and drops the task when its ttl has elapsed
+	stopOnClose func() bool       // stops ending it with its session
+	clientCalls int               // requests to the client awaiting answers
+	queue       []queuedRequest   // requests to the client waiting for a tasks/result
+	waiters     []*waiter         // the tasks/result requests waiting, oldest first
+	rerun       func(*inputRound) // replays the run with the answers (2026-07-28)
+}
+
+// waiter is a tasks/result request waiting for its task.
+type waiter struct{ reply Outbound }
+
+type queuedRequest struct {
+	id  string
+	msg []byte
 }
 
 func orDefault[T int | time.Duration](v, def T) T {
@@ -500,7 +397,7 @@ func orDefault[T int | time.Duration](v, def T) T {
 
 // ttl returns the lifetime of a task that asks for p: the one asked for,
 // within the maximum, or the default.
-func (s *taskStore) ttl(p *taskParams) time.Duration {
+func (s *taskSet) ttl(p *taskParams) time.Duration {
 	def, limit := orDefault(s.defaultTTL, defaultTaskTTL), orDefault(s.maxTTL, defaultMaxTaskTTL)
 	switch {
 	case p.TTL == nil || *p.TTL <= 0:
@@ -511,44 +408,65 @@ func (s *taskStore) ttl(p *taskParams) time.Duration {
 	return max(time.Duration(*p.TTL)*time.Millisecond, time.Millisecond)
 }
 
-// add takes a task, unless its user or the server holds the most tasks
-// they may.
-func (s *taskStore) add(t *task) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tasks == nil {
-		s.tasks, s.perUser = map[string]*task{}, map[taskUser]int{}
-	}
-	user := t.user()
-	if limit := orDefault(s.maxPerUser, DefaultMaxTasksPerUser); s.perUser[user] >= limit {
-		return rpcErrorf(CodeInternalError, "too many tasks: %s, the most [server] max_tasks_per_user allows; wait for some to end and expire", t.userHolds(limit))
-	}
-	if limit := orDefault(s.maxTasks, DefaultMaxTasks); len(s.tasks) >= limit {
-		return rpcErrorf(CodeInternalError, "server busy: the server holds %d tasks, the most [server] max_tasks allows; retry once some end and expire", limit)
-	}
-	s.seq++
-	t.seq = s.seq
-	s.tasks[t.id] = t
-	s.perUser[user]++
-	return nil
+// newTaskID returns an unguessable task id.
+func newTaskID() string {
+	b := make([]byte, taskIDBytes)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// remove drops a task and its outcome; the task stays cancelled if it ran.
-func (s *taskStore) remove(t *task) {
-	s.mu.Lock()
-	if s.tasks[t.id] != t {
-		s.mu.Unlock()
-		return
+// open creates the task req asks for, working, run by plugin, whose run
+// cancel interrupts, unless its owner or the server holds the most tasks
+// they may: it records it in the store, starts run in the background
+// (spawn), and arms the end of its ttl and of its session.
+func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams, cancel context.CancelFunc, run func(*liveTask)) (*liveTask, taskRecord, error) {
+	wire := req.era.tasks()
+	l := &liveTask{id: newTaskID(), srv: req.srv, wire: wire, conn: wire.conn(req), cancel: cancel, done: make(chan struct{})}
+	// The live part comes first and goes last (drop): whoever finds the
+	// record finds it.
+	s.live.add(l)
+	now := time.Now()
+	rec, err := s.store.create(taskRecord{
+		ID: l.id, Era: wire.era(), Owner: wire.owner(req), What: what, Plugin: plugin.Name, Scopes: plugin.scopes,
+		Created: now, Updated: now, TTL: s.ttl(p), Poll: orDefault(s.pollInterval, defaultTaskPollInterval), Status: taskWorking,
+	}, orDefault(s.maxTasks, DefaultMaxTasks), orDefault(s.maxPerUser, DefaultMaxTasksPerUser))
+	if err == nil {
+		err = l.spawn(func() { run(l) })
 	}
-	delete(s.tasks, t.id)
-	user := t.user()
-	if s.perUser[user]--; s.perUser[user] <= 0 {
-		delete(s.perUser, user)
+	if err != nil {
+		s.drop(l)
+		cancel()
+		return nil, taskRecord{}, err
 	}
-	s.mu.Unlock()
-	t.mu.Lock()
-	expiry, stop := t.expiry, t.stopOnClose
-	t.mu.Unlock()
+	// The ttl and the end of the session end the task, interrupting its
+	// run, and drop it. Set under the lock, which drop takes to stop them.
+	l.mu.Lock()
+	l.expiry = time.AfterFunc(rec.TTL, func() {
+		if _, ended := l.end(cancelledOutcome("The task's ttl elapsed before it ended.", rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task has expired")), true); ended {
+			cancel()
+		}
+		s.drop(l)
+	})
+	if l.conn != nil {
+		l.stopOnClose = context.AfterFunc(l.conn.closeCtx, func() {
+			l.end(cancelledOutcome("The session ended.", rpcErrorf(CodeInternalError, "the session ended")), false)
+			cancel()
+			s.drop(l)
+		})
+	}
+	l.mu.Unlock()
+	l.srv.logger.Info("task started", "request", what, "ttl", rec.TTL, "subject", rec.Owner.Subject)
+	return l, rec, nil
+}
+
+// drop removes the task's record and live part, and stops its timers; the
+// task stays cancelled if it ran.
+func (s *taskSet) drop(l *liveTask) {
+	s.store.remove(l.id)
+	s.live.remove(l.id)
+	l.mu.Lock()
+	expiry, stop := l.expiry, l.stopOnClose
+	l.mu.Unlock()
 	if expiry != nil {
 		expiry.Stop()
 	}
@@ -557,193 +475,310 @@ func (s *taskStore) remove(t *task) {
 	}
 }
 
-func (s *taskStore) get(id string) *task {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tasks[id]
+// spawn runs run in the background. The run of a session's task counts in
+// the session's wait group, as a request does, so that Session.Wait waits
+// for it; a closed session starts no run.
+func (l *liveTask) spawn(run func()) error {
+	sess := l.conn
+	if sess == nil {
+		go run()
+		return nil
+	}
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
+		return rpcErrorf(CodeInternalError, "session is closed")
+	}
+	sess.wg.Add(1)
+	sess.mu.Unlock()
+	go func() {
+		defer sess.wg.Done()
+		run()
+	}()
+	return nil
 }
 
-// visible returns the tasks the requester may see created after seq, in
-// order of creation.
-func (s *taskStore) visible(c *conn, subject string, v view, after uint64) []*task {
-	s.mu.Lock()
-	var out []*task
-	for _, t := range s.tasks {
-		if t.seq > after && t.visibleTo(c, subject, v) {
-			out = append(out, t)
+// ended reports whether the task ended.
+func (l *liveTask) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// end records the outcome of the task, announcing it when notify is set,
+// unless the task ended already. It returns the record as the task ended,
+// and whether it ended now.
+func (l *liveTask) end(o taskOutcome, notify bool) (taskRecord, bool) {
+	l.mu.Lock()
+	if l.ended() {
+		defer l.mu.Unlock()
+		return l.final, false
+	}
+	rec, found := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool { o.apply(r); return true })
+	if !found { // expired from a shared store: the outcome is still the waiters'
+		rec = taskRecord{ID: l.id}
+		o.apply(&rec)
+	}
+	l.final = rec
+	close(l.done)
+	l.mu.Unlock()
+	if notify && found {
+		l.announce(rec)
+	}
+	l.srv.logger.Info("task ended", "request", rec.What, "status", o.status, "subject", rec.Owner.Subject, "after", time.Since(rec.Created).Round(time.Millisecond))
+	return rec, true
+}
+
+// finish records the outcome of the task's run. A task cancelled or
+// expired meanwhile keeps its status.
+func (l *liveTask) finish(res any, err error) { l.end(l.wire.outcome(l.id, res, err), true) }
+
+// wait waits for the end of the task, while the task's requests to the
+// client go out on reply, and returns the record as the task ended.
+func (l *liveTask) wait(ctx context.Context, reply Outbound) (taskRecord, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended() {
+		return l.final, nil
+	}
+	w := &waiter{reply: reply}
+	l.waiters = append(l.waiters, w)
+	for _, q := range l.queue { // under the lock, so they go out in order
+		_ = reply.Send(q.msg)
+	}
+	l.queue = nil
+	l.mu.Unlock()
+	var err error
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	l.mu.Lock()
+	if i := slices.Index(l.waiters, w); i >= 0 {
+		l.waiters = slices.Delete(l.waiters, i, i+1)
+	}
+	return l.final, err
+}
+
+// announce sends the status notification of the task as rec has it, if
+// its wire form has one.
+func (l *liveTask) announce(rec taskRecord) {
+	if msg := l.wire.status(&rec); msg != nil {
+		_ = l.route(msg)
+	}
+}
+
+// route sends a message about a session's task to the newest tasks/result
+// waiting for it, else to the session's own stream.
+func (l *liveTask) route(msg []byte) error {
+	l.mu.Lock()
+	out := l.conn.out
+	if n := len(l.waiters); n > 0 {
+		out = l.waiters[n-1].reply
+	}
+	l.mu.Unlock()
+	return out.Send(msg)
+}
+
+// taskOutbound carries what a task's run sends the client: it adds the
+// related-task _meta and delivers requests through tasks/result.
+type taskOutbound struct{ l *liveTask }
+
+// clientCallTracker is told when a request to the client starts, and
+// (through the function returned) when it ends; callClient tells a reply
+// that implements it.
+type clientCallTracker interface {
+	clientCallStarted(method string) func()
+}
+
+func (o *taskOutbound) Send(msg []byte) error {
+	l := o.l
+	var m message
+	if err := json.Unmarshal(msg, &m); err != nil || m.Method == "" {
+		return l.route(msg)
+	}
+	if m.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && l.unqueue(p.RequestID) {
+			return nil // the request never left: nothing to cancel
 		}
 	}
-	s.mu.Unlock()
-	slices.SortFunc(out, func(a, b *task) int { return cmp.Compare(a.seq, b.seq) })
-	return out
+	params, err := addRelatedTask(m.Params, l.id)
+	if err != nil {
+		return err
+	}
+	m.Params = params
+	if msg, err = json.Marshal(m); err != nil {
+		return err
+	}
+	if m.ID == nil {
+		return l.route(msg)
+	}
+	l.mu.Lock()
+	if n := len(l.waiters); n > 0 {
+		w := l.waiters[n-1]
+		l.mu.Unlock()
+		return w.reply.Send(msg)
+	}
+	defer l.mu.Unlock()
+	switch {
+	case l.ended():
+		return errors.New("the task has ended")
+	case len(l.queue) >= maxTaskQueue:
+		return fmt.Errorf("the task has %d requests to the client waiting for a tasks/result already", maxTaskQueue)
+	}
+	l.queue = append(l.queue, queuedRequest{id: string(m.ID), msg: msg})
+	return nil
 }
 
-// newTaskID returns an unguessable task id.
-func newTaskID() string {
-	b := make([]byte, taskIDBytes)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+// cancellations routes the cancellation of a task's request to the client
+// through the task: a request still queued is dropped instead.
+func (o *taskOutbound) cancellations() Outbound { return o }
+
+// unqueue drops a queued request, reporting whether it was queued.
+func (l *liveTask) unqueue(id json.RawMessage) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := slices.IndexFunc(l.queue, func(q queuedRequest) bool { return q.id == string(id) })
+	if i < 0 {
+		return false
+	}
+	l.queue = slices.Delete(l.queue, i, i+1)
+	return true
+}
+
+// clientCallStarted puts the task in input_required while requests to the
+// client await answers, and back to working once none does.
+func (o *taskOutbound) clientCallStarted(method string) func() {
+	l := o.l
+	l.clientCall(+1, taskWorking, taskInputRequired, "The task waits for the client's answer to "+method+": call tasks/result to receive the request.")
+	return func() { l.clientCall(-1, taskInputRequired, taskWorking, "") }
+}
+
+// clientCall counts a request to the client starting (delta +1) or ending
+// (-1). The first to start, and the last to end, move the task from status
+// from to status to, announcing it; a task in another status stays.
+func (l *liveTask) clientCall(delta int, from, to, message string) {
+	l.mu.Lock()
+	l.clientCalls += delta
+	moved := false
+	var rec taskRecord
+	if l.clientCalls == max(delta, 0) {
+		rec, _ = l.srv.tasks.store.update(l.id, func(r *taskRecord) bool {
+			if moved = r.Status == from; moved {
+				r.setStatus(to, message)
+			}
+			return moved
+		})
+	}
+	l.mu.Unlock()
+	if moved {
+		l.announce(rec)
+	}
+}
+
+// forRun returns a request like r for a run of its task: with a context of
+// its own, derived from ctx and ended by cancel, its messages going to
+// reply and, in 2026-07-28, the client's answers in input.
+func (r *request) forRun(ctx context.Context, cancel context.CancelFunc, reply Outbound, input *inputRound) *request {
+	run := &request{srv: r.srv, conn: r.conn, era: r.era, input: input, id: r.id, method: r.method, meta: r.meta, reply: reply, cancel: cancel}
+	run.ctx = context.WithValue(ctx, requestKey{}, run)
+	return run
 }
 
 // startTask creates the task a request asks for, of plugin's, starts run
 // in the background with a request of its own, and returns the
 // CreateTaskResult.
 func startTask(req *request, plugin *Plugin, p *taskParams, what string, run func(context.Context, *request) (any, error)) (any, error) {
-	sess := req.session()
 	// The run's request keeps the call's id and _meta (its progressToken
 	// stays valid), but its context outlives the call and its messages go
 	// through the task.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(req.ctx))
-	t, err := sess.srv.tasks.open(sess, sess.srv.subject(req.ctx), what, plugin, p, cancel, false)
-	if err != nil {
-		return nil, err
-	}
-	run1 := &request{srv: req.srv, conn: req.conn, era: req.era, id: req.id, method: req.method, meta: req.meta, reply: &taskOutbound{t}, cancel: cancel}
-	run1.ctx = context.WithValue(ctx, requestKey{}, run1)
-	info := t.info()
-	go func() {
-		defer sess.wg.Done()
+	tasks := &req.srv.tasks
+	_, rec, err := tasks.open(req, what, plugin, p, cancel, func(l *liveTask) {
 		defer cancel()
 		// Nothing about the task goes out before the CreateTaskResult: the
 		// creating request ends once its response is sent. A client that
 		// cancelled that request never learns of the task: it is dropped.
 		<-req.ctx.Done()
 		if req.cancelled.Load() {
-			sess.srv.tasks.remove(t)
-			t.end(taskCancelled, "The request that created the task was cancelled.", nil, rpcErrorf(CodeInternalError, "the request that created the task was cancelled"), false)
+			l.end(cancelledOutcome("The request that created the task was cancelled.", rpcErrorf(CodeInternalError, "the request that created the task was cancelled")), false)
+			tasks.drop(l)
 			return
 		}
+		run1 := req.forRun(ctx, cancel, &taskOutbound{l}, nil)
 		res, err := run(run1.ctx, run1)
 		run1.mu.Lock()
 		run1.done = true // no progress after the end
 		run1.mu.Unlock()
-		t.finish(res, err)
-	}()
-	return createTaskResult{Task: info}, nil
-}
-
-// open creates a task of owner's for subject, working, run by plugin,
-// whose run cancel interrupts: it takes it into the store, arms its ttl
-// and ties it to the end of owner, whose Wait then waits for the run (the
-// caller owes owner.wg.Done when the run ends).
-func (store *taskStore) open(owner *Session, subject, what string, plugin *Plugin, p *taskParams, cancel context.CancelFunc, modern bool) (*task, error) {
-	now := time.Now()
-	t := &task{
-		id: newTaskID(), what: what, plugin: plugin, sess: owner, subject: subject,
-		created: now, updated: now, ttl: store.ttl(p), poll: orDefault(store.pollInterval, defaultTaskPollInterval),
-		status: taskWorking, done: make(chan struct{}), cancel: cancel, modern: modern,
-	}
-	if err := store.add(t); err != nil {
-		cancel()
-		return nil, err
-	}
-	owner.mu.Lock()
-	if owner.closed {
-		owner.mu.Unlock()
-		store.remove(t)
-		cancel()
-		return nil, rpcErrorf(CodeInternalError, "session is closed")
-	}
-	owner.wg.Add(1) // the session waits for the run, as for a request
-	owner.mu.Unlock()
-	// The ttl and the end of the session drop the task, interrupting its
-	// run. Set under the lock, which remove takes to stop them.
-	t.mu.Lock()
-	t.expiry = time.AfterFunc(t.ttl, func() {
-		store.remove(t)
-		if ended, _ := t.end(taskCancelled, "The task's ttl elapsed before it ended.", nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task has expired"), true); ended {
-			cancel()
-		}
+		l.finish(res, err)
 	})
-	t.stopOnClose = context.AfterFunc(owner.closeCtx, func() {
-		store.remove(t)
-		t.end(taskCancelled, "The session ended.", nil, rpcErrorf(CodeInternalError, "the session ended"), false)
-		cancel()
-	})
-	t.mu.Unlock()
-	owner.srv.logger.Info("task started", "request", what, "ttl", t.ttl, "subject", subject)
-	return t, nil
-}
-
-// tasksAllowed refuses the tasks/ methods to sessions before 2025-11-25,
-// which do not have them.
-func tasksAllowed(req *request) error {
-	if !atLeast(req.version(), Version20251125) {
-		return rpcErrorf(CodeMethodNotFound, "method not found: %s (tasks need protocol version %s)", req.method, Version20251125)
-	}
-	return nil
-}
-
-// lookupTask finds the task a tasks/get, tasks/result or tasks/cancel
-// names, among those the requester may see.
-func lookupTask(ctx context.Context, req *request, p *taskIDParams) (*task, error) {
-	if err := tasksAllowed(req); err != nil {
-		return nil, err
-	}
-	if p.TaskID == "" {
-		return nil, rpcErrorf(CodeInvalidParams, "invalid params: taskId is required")
-	}
-	t := req.srv.tasks.get(p.TaskID)
-	if t == nil {
-		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
-	}
-	if subject := req.srv.subject(ctx); !t.visibleTo(req.conn, subject, req.view()) || t.modern != isEra20260728(req.era) {
-		req.srv.logger.Warn("task access refused: the task belongs to another session or subject, or its plugin is hidden from the request", "method", req.method, "subject", subject)
-		return nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
-	}
-	return t, nil
-}
-
-func handleGetTask(ctx context.Context, req *request, params *taskIDParams) (any, error) {
-	t, err := lookupTask(ctx, req, params)
 	if err != nil {
 		return nil, err
 	}
-	return t.info(), nil
+	return createTaskResult{Task: rec.info()}, nil
+}
+
+// lookupTask finds the task a tasks/ method names, among those the
+// requester may see: its record and its live part. A task lives in the
+// process that runs it.
+func lookupTask(ctx context.Context, req *request, id string) (taskRecord, *liveTask, error) {
+	wire := req.era.tasks()
+	if err := wire.allows(req); err != nil {
+		return taskRecord{}, nil, err
+	}
+	if id == "" {
+		return taskRecord{}, nil, rpcErrorf(CodeInvalidParams, "invalid params: taskId is required")
+	}
+	tasks := &req.srv.tasks
+	rec, found := tasks.store.get(id, wire.owner(req))
+	l := tasks.live.get(id)
+	if found && (rec.Era != wire.era() || !req.view().seesPlugin(rec.Plugin, rec.Scopes)) {
+		req.srv.logger.Warn("task access refused: the task is of the other protocol era, or its plugin is hidden from the request", "method", req.method, "subject", rec.Owner.Subject)
+		found = false
+	}
+	if !found || l == nil {
+		return taskRecord{}, nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
+	}
+	return rec, l, nil
+}
+
+func handleGetTask(ctx context.Context, req *request, params *taskIDParams) (any, error) {
+	rec, _, err := lookupTask(ctx, req, params.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	return rec.info(), nil
 }
 
 // handleTaskResult answers with the task's outcome, waiting for it while
 // the task runs. Meanwhile the task's requests to the client go out on this
 // request's reply.
 func handleTaskResult(ctx context.Context, req *request, params *taskIDParams) (any, error) {
-	t, err := lookupTask(ctx, req, params)
+	rec, l, err := lookupTask(ctx, req, params.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	if !isTerminal(t.status) {
-		w := &waiter{reply: req.reply}
-		t.waiters = append(t.waiters, w)
-		for _, q := range t.queue { // under the lock, so they go out in order
-			_ = req.reply.Send(q.msg)
-		}
-		t.queue = nil
-		t.mu.Unlock()
-		var gone bool
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-			gone = true
-		}
-		t.mu.Lock()
-		if i := slices.Index(t.waiters, w); i >= 0 {
-			t.waiters = slices.Delete(t.waiters, i, i+1)
-		}
-		if gone {
-			t.mu.Unlock()
-			return nil, ctx.Err()
+	if !isTerminal(rec.Status) {
+		if rec, err = l.wait(ctx, req.reply); err != nil {
+			return nil, err
 		}
 	}
-	result, rpcErr := t.result, t.err
-	t.mu.Unlock()
-	if rpcErr != nil {
-		return nil, rpcErr
+	if rec.Error != nil {
+		return nil, rec.Error
 	}
-	return result, nil
+	return rec.Result, nil
 }
 
 func handleListTasks(ctx context.Context, req *request, p *listParams) (any, error) {
-	if err := tasksAllowed(req); err != nil {
+	wire := req.era.tasks()
+	if err := wire.allows(req); err != nil {
 		return nil, err
 	}
 	var after uint64
@@ -756,15 +791,16 @@ func handleListTasks(ctx context.Context, req *request, p *listParams) (any, err
 		}
 		after = n
 	}
-	tasks := req.srv.tasks.visible(req.conn, req.srv.subject(ctx), req.view(), after)
+	v := req.view()
+	tasks, more := req.srv.tasks.store.list(wire.owner(req), after, req.srv.opts.PageSize, func(r *taskRecord) bool {
+		return r.Era == wire.era() && v.seesPlugin(r.Plugin, r.Scopes)
+	})
 	res := listTasksResult{Tasks: []taskInfo{}}
-	size := req.srv.opts.PageSize
-	if len(tasks) > size {
-		tasks = tasks[:size]
-		res.NextCursor = encodeCursor("tasks", int(tasks[size-1].seq))
+	for _, r := range tasks {
+		res.Tasks = append(res.Tasks, r.info())
 	}
-	for _, t := range tasks {
-		res.Tasks = append(res.Tasks, t.info())
+	if more {
+		res.NextCursor = encodeCursor("tasks", int(tasks[len(tasks)-1].Seq))
 	}
 	return res, nil
 }
@@ -772,16 +808,22 @@ func handleListTasks(ctx context.Context, req *request, p *listParams) (any, err
 // handleCancelTask cancels a task that has not ended: its status is
 // cancelled before the answer, and its run is interrupted.
 func handleCancelTask(ctx context.Context, req *request, params *taskIDParams) (any, error) {
-	t, err := lookupTask(ctx, req, params)
+	_, l, err := lookupTask(ctx, req, params.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	const msg = "The task was cancelled by request."
-	if ended, status := t.end(taskCancelled, msg, nil, rpcErrorf(CodeInternalError, "task cancelled: %s", msg), true); !ended {
-		return nil, rpcErrorf(CodeInvalidParams, "Cannot cancel task: already in terminal status '%s'", status)
+	rec, ended := l.end(cancelledByRequest(), true)
+	if !ended {
+		return nil, rpcErrorf(CodeInvalidParams, "Cannot cancel task: already in terminal status '%s'", rec.Status)
 	}
-	t.cancel()
-	return t.info(), nil
+	l.cancel()
+	return rec.info(), nil
+}
+
+// cancelledByRequest is the outcome of tasks/cancel.
+func cancelledByRequest() taskOutcome {
+	const msg = "The task was cancelled by request."
+	return cancelledOutcome(msg, rpcErrorf(CodeInternalError, "task cancelled: %s", msg))
 }
 
 // isEra20260728 reports whether a request is served at 2026-07-28, whose

@@ -175,9 +175,10 @@ func (h *harness) responses(t *testing.T, ids ...int) map[int]map[string]any {
 	return got
 }
 
-func taskHarness(t *testing.T, version string) (*harness, *taskTools) {
+func taskHarness(t *testing.T, store taskStoreCase, version string) (*harness, *taskTools) {
 	p, tt := taskPlugin(t)
 	h := newHarness(t, p)
+	store.use(h.srv)
 	initWithCaps(t, h, version, `{"elicitation":{"form":{}}}`)
 	return h, tt
 }
@@ -230,9 +231,14 @@ func TestTasksAreDeclaredAndListedOnlyTo20251125(t *testing.T) {
 }
 
 func TestConfigTaskSupportOverridesThePlugin(t *testing.T) {
+	forEachTaskStore(t, testConfigTaskSupportOverridesThePlugin)
+}
+
+func testConfigTaskSupportOverridesThePlugin(t *testing.T, store taskStoreCase) {
 	p, _ := taskPlugin(t)
 	p.taskSupport = map[string]string{"plain": "optional", "wait": "required", "*": "forbidden"}
 	h := newHarness(t, p)
+	store.use(h.srv)
 	h.init(t, Version20251125)
 	entries := h.srv.Catalog().toolIndex
 	for name, want := range map[string]string{"plain": "optional", "wait": "required", "quick": "forbidden", "must": "forbidden"} {
@@ -252,8 +258,10 @@ func TestConfigTaskSupportOverridesThePlugin(t *testing.T) {
 	}
 }
 
-func TestTaskLifecycleToCompletion(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+func TestTaskLifecycleToCompletion(t *testing.T) { forEachTaskStore(t, testTaskLifecycleToCompletion) }
+
+func testTaskLifecycleToCompletion(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	before := time.Now().Add(-time.Second)
 	task := h.startTask(t, 1, "quick", map[string]any{"ttl": 60000})
 	id, _ := task["taskId"].(string)
@@ -285,7 +293,11 @@ func TestTaskLifecycleToCompletion(t *testing.T) {
 }
 
 func TestTaskResultWaitsAndTasksCancelInterruptsThePlugin(t *testing.T) {
-	h, tt := taskHarness(t, Version20251125)
+	forEachTaskStore(t, testTaskResultWaitsAndTasksCancelInterruptsThePlugin)
+}
+
+func testTaskResultWaitsAndTasksCancelInterruptsThePlugin(t *testing.T, store taskStoreCase) {
+	h, tt := taskHarness(t, store, Version20251125)
 	id := h.startTask(t, 1, "wait", map[string]any{})["taskId"].(string)
 	<-tt.started
 	// notifications/cancelled for the tools/call does not stop a task.
@@ -319,8 +331,10 @@ func TestTaskResultWaitsAndTasksCancelInterruptsThePlugin(t *testing.T) {
 	}
 }
 
-func TestTaskStatusNotifications(t *testing.T) {
-	h, tt := taskHarness(t, Version20251125)
+func TestTaskStatusNotifications(t *testing.T) { forEachTaskStore(t, testTaskStatusNotifications) }
+
+func testTaskStatusNotifications(t *testing.T, store taskStoreCase) {
+	h, tt := taskHarness(t, store, Version20251125)
 	id := h.startTask(t, 1, "wait", map[string]any{})["taskId"].(string)
 	<-tt.started
 	close(tt.release)
@@ -335,7 +349,11 @@ func TestTaskStatusNotifications(t *testing.T) {
 }
 
 func TestTaskFailuresKeepTheCallsOutcome(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+	forEachTaskStore(t, testTaskFailuresKeepTheCallsOutcome)
+}
+
+func testTaskFailuresKeepTheCallsOutcome(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	for i, c := range []struct {
 		tool, args string
 		code       int    // of the error tasks/result returns; 0: a result
@@ -366,8 +384,10 @@ func TestTaskFailuresKeepTheCallsOutcome(t *testing.T) {
 	}
 }
 
-func TestTaskProtocolErrors(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+func TestTaskProtocolErrors(t *testing.T) { forEachTaskStore(t, testTaskProtocolErrors) }
+
+func testTaskProtocolErrors(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	nextID := 0
 	for _, c := range []struct {
 		method string
@@ -403,7 +423,7 @@ func TestTaskProtocolErrors(t *testing.T) {
 
 	// Before 2025-11-25 there are no tasks: the task is ignored, every tool
 	// runs directly and the tasks/ methods do not exist.
-	old, _ := taskHarness(t, Version20250618)
+	old, _ := taskHarness(t, store, Version20250618)
 	for i, name := range []string{"must", "plain", "quick"} {
 		res := result(t, old.request(t, 10+i, "tools/call", map[string]any{"name": name, "task": map[string]any{}}))
 		if res["task"] != nil || res["content"] == nil {
@@ -417,8 +437,10 @@ func TestTaskProtocolErrors(t *testing.T) {
 	}
 }
 
-func TestTaskTTLIsCappedAndExpires(t *testing.T) {
-	h, tt := taskHarness(t, Version20251125)
+func TestTaskTTLIsCappedAndExpires(t *testing.T) { forEachTaskStore(t, testTaskTTLIsCappedAndExpires) }
+
+func testTaskTTLIsCappedAndExpires(t *testing.T, store taskStoreCase) {
+	h, tt := taskHarness(t, store, Version20251125)
 	if ttl := h.startTask(t, 1, "quick", map[string]any{"ttl": 1e12})["ttl"]; ttl != float64(time.Hour.Milliseconds()) {
 		t.Errorf("ttl asked 1e12 ms, got %v, want the 1h maximum", ttl)
 	}
@@ -454,13 +476,17 @@ func TestTaskTTLIsCappedAndExpires(t *testing.T) {
 	if code := errCode(t, h.request(t, 7, "tasks/get", map[string]any{"taskId": running})); code != CodeInvalidParams {
 		t.Errorf("tasks/get after the ttl: code %d", code)
 	}
-	if n := len(h.srv.tasks.visible(h.sess.conn, "", everything, 0)); n != 2 {
+	if n := len(allTasks(h.srv, taskOwner{Session: h.sess.id})); n != 2 {
 		t.Errorf("%d tasks kept, want the 2 with long ttls", n)
 	}
 }
 
 func TestTaskInputRequiredWhileItsElicitationWaits(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+	forEachTaskStore(t, testTaskInputRequiredWhileItsElicitationWaits)
+}
+
+func testTaskInputRequiredWhileItsElicitationWaits(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},"task":{},"_meta":{"progressToken":"tok"}}}`)
 	created, _ := h.await(t, responseTo(1))
 	id := result(t, created)["task"].(map[string]any)["taskId"].(string)
@@ -517,7 +543,11 @@ func TestTaskInputRequiredWhileItsElicitationWaits(t *testing.T) {
 }
 
 func TestTaskCancelWhileInputRequiredDropsTheQueuedRequest(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+	forEachTaskStore(t, testTaskCancelWhileInputRequiredDropsTheQueuedRequest)
+}
+
+func testTaskCancelWhileInputRequiredDropsTheQueuedRequest(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	id := h.startTask(t, 1, "ask", map[string]any{})["taskId"].(string)
 	h.taskStatus(t, id, "input_required")
 	if res := result(t, h.request(t, 2, "tasks/cancel", map[string]any{"taskId": id})); res["status"] != "cancelled" {
@@ -542,8 +572,13 @@ func TestTaskCancelWhileInputRequiredDropsTheQueuedRequest(t *testing.T) {
 }
 
 func TestTasksAreIsolatedBetweenSessions(t *testing.T) {
+	forEachTaskStore(t, testTasksAreIsolatedBetweenSessions)
+}
+
+func testTasksAreIsolatedBetweenSessions(t *testing.T, store taskStoreCase) {
 	p, _ := taskPlugin(t)
 	a := newHarness(t, p)
+	store.use(a.srv)
 	a.init(t, Version20251125)
 	b := h2(t, a.srv)
 	b.init(t, Version20251125)
@@ -588,13 +623,17 @@ func TestTasksAreIsolatedBetweenSessions(t *testing.T) {
 type testSubjectKey struct{}
 
 func TestTasksAreBoundToTheAuthenticatedSubject(t *testing.T) {
+	forEachTaskStore(t, testTasksAreBoundToTheAuthenticatedSubject)
+}
+
+func testTasksAreBoundToTheAuthenticatedSubject(t *testing.T, store taskStoreCase) {
 	subjectOf := func(ctx context.Context) string { s, _ := ctx.Value(testSubjectKey{}).(string); return s }
 	as := func(subject string) context.Context {
 		return context.WithValue(context.Background(), testSubjectKey{}, subject)
 	}
 
 	p, _ := taskPlugin(t)
-	srv := NewServer(Options{PageSize: 10, Subject: subjectOf}, BuildCatalog(context.Background(), []*Plugin{p}, nil))
+	srv := store.use(NewServer(Options{PageSize: 10, Subject: subjectOf}, BuildCatalog(context.Background(), []*Plugin{p}, nil)))
 	type client struct {
 		sess *Session
 		out  *recorder
@@ -652,8 +691,10 @@ func TestTasksAreBoundToTheAuthenticatedSubject(t *testing.T) {
 
 // Without authentication, a legacy session is the user whose tasks
 // [server] max_tasks_per_user bounds.
-func TestTasksPerSessionAreBounded(t *testing.T) {
-	h, _ := taskHarness(t, Version20251125)
+func TestTasksPerSessionAreBounded(t *testing.T) { forEachTaskStore(t, testTasksPerSessionAreBounded) }
+
+func testTasksPerSessionAreBounded(t *testing.T, store taskStoreCase) {
+	h, _ := taskHarness(t, store, Version20251125)
 	h.srv.tasks.maxPerUser = 2
 	h.startTask(t, 1, "quick", map[string]any{})
 	h.startTask(t, 2, "quick", map[string]any{})
@@ -670,7 +711,11 @@ func TestTasksPerSessionAreBounded(t *testing.T) {
 }
 
 func TestClosingASessionCancelsItsTasks(t *testing.T) {
-	h, tt := taskHarness(t, Version20251125)
+	forEachTaskStore(t, testClosingASessionCancelsItsTasks)
+}
+
+func testClosingASessionCancelsItsTasks(t *testing.T, store taskStoreCase) {
+	h, tt := taskHarness(t, store, Version20251125)
 	h.startTask(t, 1, "wait", map[string]any{})
 	<-tt.started
 	h.sess.Close()
@@ -689,7 +734,7 @@ func TestClosingASessionCancelsItsTasks(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Wait did not return after the task ended")
 	}
-	if n := len(h.srv.tasks.visible(h.sess.conn, "", everything, 0)); n != 0 {
+	if n := len(allTasks(h.srv, taskOwner{Session: h.sess.id})); n != 0 {
 		t.Errorf("%d tasks kept after the session closed", n)
 	}
 }

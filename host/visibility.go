@@ -35,14 +35,18 @@ type view struct {
 var everything = view{all: true}
 
 // sees reports whether the view includes plugin p.
-func (v view) sees(p *Plugin) bool {
+func (v view) sees(p *Plugin) bool { return v.seesPlugin(p.Name, p.scopes) }
+
+// seesPlugin reports whether the view includes the plugin of this name
+// that requires these scopes: what a task records of its plugin.
+func (v view) seesPlugin(name string, scopes []string) bool {
 	if v.all {
 		return true
 	}
-	if !v.plugins.has(p.Name) {
+	if !v.plugins.has(name) {
 		return false
 	}
-	for _, s := range p.scopes {
+	for _, s := range scopes {
 		if !slices.Contains(v.scopes, s) {
 			return false
 		}

@@ -302,13 +302,13 @@ func taskingPlugin(name string, release <-chan struct{}, opts ...PluginOption) *
 // taskViewsServer serves taskingPlugin open, and secret, which requires
 // the scope secret, to requests whose context carries a subject and
 // scopes; closing release lets their calls answer.
-func taskViewsServer(t *testing.T) (*Server, chan struct{}) {
+func taskViewsServer(t *testing.T, store taskStoreCase) (*Server, chan struct{}) {
 	release := make(chan struct{})
-	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes, Subject: testSubject, TaskAfter: 10 * time.Millisecond},
+	srv := store.use(NewServer(Options{Name: "test", Version: "1", Scopes: testScopes, Subject: testSubject, TaskAfter: 10 * time.Millisecond},
 		BuildCatalog(context.Background(), []*Plugin{
 			taskingPlugin("open", release),
 			taskingPlugin("secret", release, WithRequiredScopes([]string{"secret"})),
-		}, nil))
+		}, nil)))
 	return srv, release
 }
 
@@ -347,7 +347,11 @@ func sameAsUnknownTask(t *testing.T, h *harness, ctx context.Context, id int, me
 // task that does not exist. Her token with the scope, at /mcp, still lists
 // both and takes the hidden plugin's result.
 func TestTasksOfAHiddenPluginAreUnknown(t *testing.T) {
-	srv, release := taskViewsServer(t)
+	forEachTaskStore(t, testTasksOfAHiddenPluginAreUnknown)
+}
+
+func testTasksOfAHiddenPluginAreUnknown(t *testing.T, store taskStoreCase) {
+	srv, release := taskViewsServer(t, store)
 	full := token("alice", "secret")
 	creator := sessionAt(t, srv, nil)
 	creator.initAs(t, full, Version20251125)
@@ -406,7 +410,11 @@ func TestTasksOfAHiddenPluginAreUnknown(t *testing.T) {
 // not serve it, are answered exactly as for a task that does not exist;
 // the token with the scope still gets the task and its result.
 func TestModernTasksOfAHiddenPluginAreUnknown(t *testing.T) {
-	srv, release := taskViewsServer(t)
+	forEachTaskStore(t, testModernTasksOfAHiddenPluginAreUnknown)
+}
+
+func testModernTasksOfAHiddenPluginAreUnknown(t *testing.T, store taskStoreCase) {
+	srv, release := taskViewsServer(t, store)
 	meta := modernMeta(tasksCaps, "")
 	full := token("alice", "secret")
 	creator := sessionAt(t, srv, nil)
