@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // testScopesKey carries a request's token scopes in the tests, standing in
@@ -265,7 +266,7 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 		return h
 	}
 	reader, stranger := session("read"), session("write")
-	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+	poll.Until(t, 5*time.Second, "two listeners", func() bool { return srv.listeners.active() == 2 })
 
 	srv.ReplacePlugins(context.Background(), []*Plugin{open, secret("two")})
 	got := map[any]bool{}
@@ -652,7 +653,7 @@ func sharedSubscriber(t *testing.T, srv *Server, scopes ...string) *harness {
 func TestResourceUpdatesReachThoseTheAnnouncingPluginServes(t *testing.T) {
 	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(t.Context(), sharedURIPlugins(), nil))
 	reader, stranger := sharedSubscriber(t, srv, "read"), sharedSubscriber(t, srv)
-	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+	poll.Until(t, 5*time.Second, "two listeners", func() bool { return srv.listeners.active() == 2 })
 	for _, c := range []struct {
 		plugin         string
 		told, untold   *harness
