@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // inputs records the input of every export call, by export.
@@ -123,19 +124,11 @@ func TestHyperMCPEnvelopesAreWireExact(t *testing.T) {
 	// A notification: its own _meta, and no id.
 	h.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{"_meta":{"n":1}}}`)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Until(t, 5*time.Second, "on_roots_list_changed runs twice", func() bool {
 		rec.mu.Lock()
-		n := len(rec.got[abi.ExportOnRootsListChanged])
-		rec.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("on_roots_list_changed ran %d times, want 2", n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer rec.mu.Unlock()
+		return len(rec.got[abi.ExportOnRootsListChanged]) == 2
+	})
 	rec.mu.Lock()
 	roots := append([]string(nil), rec.got[abi.ExportOnRootsListChanged]...)
 	rec.mu.Unlock()

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yosida95/uritemplate/v3"
-
 	"github.com/mcphost/mcphost/abi"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 func TestExposureFiltersListsCapsThemAndRefusesReads(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // subscriptionID returns the _meta subscriptionId of a message's params
@@ -41,7 +42,7 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 	if got := ack["params"].(map[string]any)["notifications"]; !reflect.DeepEqual(got, map[string]any{"promptsListChanged": true, "resourceSubscriptions": []any{"docs://readme"}}) {
 		t.Errorf("acknowledged filter %v", got)
 	}
-	waitFor(t, "two listeners", func() bool { return h.srv.listeners.active() == 2 })
+	poll.Until(t, 5*time.Second, "two listeners", func() bool { return h.srv.listeners.active() == 2 })
 
 	h.srv.announce(ListChanges{Tools: true, Prompts: true, Resources: true}, nil)
 	got := map[string]any{}
@@ -65,21 +66,9 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 	h.out.none(t, 50*time.Millisecond)
 
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"tools"}}`)
-	waitFor(t, "one listener", func() bool { return h.srv.listeners.active() == 1 })
+	poll.Until(t, 5*time.Second, "one listener", func() bool { return h.srv.listeners.active() == 1 })
 	h.srv.announce(ListChanges{Tools: true}, nil)
 	h.out.none(t, 50*time.Millisecond)
-}
-
-// waitFor polls cond for up to 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: timed out", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // 2026-07-28 discovery declares listChanged for a list only when it can

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 const tasksCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
@@ -125,14 +126,15 @@ func modernRequest(t *testing.T, h *harness, ctx context.Context, id int, method
 // one) and returns the last answer.
 func pollTask(t *testing.T, h *harness, ctx context.Context, id string, want string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for n := 1000; ; n++ {
-		res := result(t, modernRequest(t, h, ctx, n, "tasks/get", tasksCaps, `{"taskId":"`+id+`"}`))
-		if s := res["status"]; s == want || s == taskCompleted || s == taskFailed || s == taskCancelled || time.Now().After(deadline) {
-			return res
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var res map[string]any
+	n := 999
+	poll.Within(5*time.Second, func() bool {
+		n++
+		res = result(t, modernRequest(t, h, ctx, n, "tasks/get", tasksCaps, `{"taskId":"`+id+`"}`))
+		s := res["status"]
+		return s == want || s == taskCompleted || s == taskFailed || s == taskCancelled
+	})
+	return res
 }
 
 // requiredTasksExtension checks a -32021 naming the tasks extension.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // serverFn returns plugin's implementation of host function name on srv.
@@ -298,26 +299,22 @@ func TestLoggingIsRateLimitedPerPluginWithoutTheSenderNoticing(t *testing.T) {
 		if delivered != logBurst {
 			t.Fatalf("delivered %d of %d messages, want the burst of %d", delivered, sent, logBurst)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			dropped := int64(0)
-			warnings := logs.warnings("plugin log messages dropped: over the rate limit")
+		var dropped int64
+		var warnings []map[string]any
+		if !poll.Within(5*time.Second, func() bool {
+			dropped, warnings = 0, logs.warnings("plugin log messages dropped: over the rate limit")
 			for _, w := range warnings {
 				if w["plugin"] != "chatty" {
 					t.Fatalf("warning does not name the plugin: %v", w)
 				}
 				dropped += w["dropped"].(int64)
 			}
-			if dropped == sent-logBurst {
-				if len(warnings) > 2 {
-					t.Errorf("%d warnings for one burst, want at most one per interval", len(warnings))
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("warnings report %d dropped, want %d: %v", dropped, sent-logBurst, warnings)
-			}
-			time.Sleep(10 * time.Millisecond)
+			return dropped == sent-logBurst
+		}) {
+			t.Fatalf("warnings report %d dropped, want %d: %v", dropped, sent-logBurst, warnings)
+		}
+		if len(warnings) > 2 {
+			t.Errorf("%d warnings for one burst, want at most one per interval", len(warnings))
 		}
 		// Another plugin has its own budget.
 		if !srv.allowLog("quiet") {

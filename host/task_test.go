@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // taskTools is the state of the tools of taskPlugin.
@@ -139,17 +140,14 @@ func (h *harness) startTask(t *testing.T, id int, tool string, task map[string]a
 // taskStatus polls tasks/get until the task has the status.
 func (h *harness) taskStatus(t *testing.T, id string, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := result(t, h.request(t, int(pollID.Add(1)), "tasks/get", map[string]any{"taskId": id}))
-		if got["status"] == status {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task status %v, want %s", got, status)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var got map[string]any
+	if !poll.Within(5*time.Second, func() bool {
+		got = result(t, h.request(t, int(pollID.Add(1)), "tasks/get", map[string]any{"taskId": id}))
+		return got["status"] == status
+	}) {
+		t.Fatalf("task status %v, want %s", got, status)
 	}
+	return got
 }
 
 // h2 returns a harness for another session of srv.
@@ -454,9 +452,12 @@ func testTaskTTLIsCappedAndExpires(t *testing.T, store taskStoreCase) {
 		t.Fatalf("ttl 150: %v", done)
 	}
 	h.taskStatus(t, id, "completed")
-	time.Sleep(300 * time.Millisecond)
-	if code := errCode(t, h.request(t, 4, "tasks/result", map[string]any{"taskId": id})); code != CodeInvalidParams {
-		t.Errorf("tasks/result after the ttl: code %d", code)
+	var expired map[string]any // once the ttl has passed
+	if !poll.Within(5*time.Second, func() bool {
+		expired = h.request(t, int(pollID.Add(1)), "tasks/result", map[string]any{"taskId": id})
+		return expired["error"] != nil
+	}) || errCode(t, expired) != CodeInvalidParams {
+		t.Errorf("tasks/result after the ttl: %v", expired)
 	}
 
 	// A task still running when its ttl elapses is interrupted and dropped;
@@ -500,17 +501,15 @@ func testTaskInputRequiredWhileItsElicitationWaits(t *testing.T, store taskStore
 	// The status notification is announced just after the status changes:
 	// wait for it to go out before looking at what went out.
 	var seen []map[string]any
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poll.Within(5*time.Second, func() bool {
 		h.out.mu.Lock()
 		seen = append(seen[:0], h.out.msgs...)
 		h.out.mu.Unlock()
-		if time.Now().After(deadline) || slices.ContainsFunc(seen, func(m map[string]any) bool {
+		return slices.ContainsFunc(seen, func(m map[string]any) bool {
 			p, _ := m["params"].(map[string]any)
 			return m["method"] == "notifications/tasks/status" && p["status"] == "input_required"
-		}) {
-			break
-		}
-	}
+		})
+	})
 	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":%q}}`, id))
 	ask, _ := h.await(t, isMethod("elicitation/create"))
 	if relatedTask(ask["params"].(map[string]any)) != id {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/pluginfake"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/rpctest"
 )
 
@@ -240,7 +241,7 @@ func TestListChangesReachOnlyThoseWhoSeeThem(t *testing.T) {
 		return h
 	}
 	reader, stranger := session("read"), session("write")
-	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+	poll.Until(t, 5*time.Second, "two listeners", func() bool { return srv.listeners.active() == 2 })
 
 	srv.ReplacePlugins(context.Background(), []*Plugin{open, secret("two")})
 	got := map[any]bool{}
@@ -483,7 +484,7 @@ func sharedSubscriber(t *testing.T, srv *Server, scopes ...string) *harness {
 func TestResourceUpdatesReachThoseTheAnnouncingPluginServes(t *testing.T) {
 	srv := NewServer(Options{Name: "test", Version: "1", Scopes: testScopes}, BuildCatalog(t.Context(), sharedURIPlugins(), nil))
 	reader, stranger := sharedSubscriber(t, srv, "read"), sharedSubscriber(t, srv)
-	waitFor(t, "two listeners", func() bool { return srv.listeners.active() == 2 })
+	poll.Until(t, 5*time.Second, "two listeners", func() bool { return srv.listeners.active() == 2 })
 	for _, c := range []struct {
 		plugin         string
 		told, untold   *harness

@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/jsonrpc"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 )
 
@@ -311,13 +312,7 @@ func TestIdleSessionsExpireButNotWithAnOpenStream(t *testing.T) {
 	stream := readEvents(t, hh.do(t, http.MethodGet, "/mcp", "", headerSessionID, listening, "Accept", "text/event-stream"))
 	defer stream.body.Close()
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	deadline := time.Now().Add(5 * time.Second)
-	for hh.session(idle) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle session did not expire")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 5*time.Second, "the idle session expires", func() bool { return hh.session(idle) == nil })
 	if got := hh.status(t, http.MethodPost, "/mcp", ping, headerSessionID, idle); got != http.StatusNotFound {
 		t.Fatalf("expired session: %d", got)
 	}
@@ -347,17 +342,18 @@ func TestSlowClientDoesNotBlockThePluginOrOtherSessions(t *testing.T) {
 	resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spam","arguments":{"n":64,"size":65536}}}`, headerSessionID, slow)
 	// The client reads nothing while the plugin sends 4 MiB of log messages.
 	hs := hh.session(slow)
-	var st *eventStream
-	deadline := time.Now().Add(20 * time.Second) // liveness, on a loaded machine under -race
-	for st == nil || !func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.final && st.conn == nil }() {
-		if time.Now().After(deadline) {
-			t.Fatal("the plugin call did not end, or the slow connection was not dropped")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// 20 s: liveness, on a loaded machine under -race.
+	poll.Until(t, 20*time.Second, "the plugin call ends and the slow connection is dropped", func() bool {
 		hs.mu.Lock()
-		st = hs.streams[1]
+		st := hs.streams[1]
 		hs.mu.Unlock()
-	}
+		if st == nil {
+			return false
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.final && st.conn == nil
+	})
 
 	other := hh.streamableClient(t, host.Version20251125, nil)
 	res := callTool(t, other, "echo", map[string]any{"n": 1})
@@ -438,16 +434,13 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 	events := startJob(t, hh)
 	cancel()
 	addr := strings.TrimPrefix(hh.url, "http://")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 5*time.Second, "the listener refuses connections during the shutdown", func() bool {
 		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			break
+		if err == nil {
+			c.Close()
 		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the listener still accepts connections during the shutdown")
-		}
-	}
+		return err != nil
+	})
 	close(release)
 	if _, m := events.message(t); m["result"] == nil {
 		t.Fatalf("the request in flight did not finish: %v", m)

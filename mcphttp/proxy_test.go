@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
@@ -177,13 +178,14 @@ backend mcphost
 			t.Logf("haproxy said:\n%s", out.String())
 		}
 	})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", front); err == nil {
+	if !poll.Within(10*time.Second, func() bool {
+		c, err := net.Dial("tcp", front)
+		if err == nil {
 			c.Close()
-			return "http://" + front
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy does not listen on %s:\n%s", front, out.String())
-		}
+		return err == nil
+	}) {
+		t.Fatalf("haproxy does not listen on %s:\n%s", front, out.String())
 	}
+	return "http://" + front
 }

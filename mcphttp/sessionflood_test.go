@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // clientFrom returns an HTTP client whose connections come from the
@@ -78,19 +79,11 @@ func TestAnInitializeFloodDoesNotLockOutOtherClients(t *testing.T) {
 		t.Fatalf("a client on another address: %d after %v", code, time.Since(start))
 	}
 	// Sessions that never sent notifications/initialized end soon.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Until(t, 5*time.Second, "the sessions that never finished initializing end", func() bool {
 		h.mu.Lock()
-		n := len(h.sessions)
-		h.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions that never finished initializing are still open", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer h.mu.Unlock()
+		return len(h.sessions) == 0
+	})
 	if code := initializeFrom(t, flooder, ts.URL); code != http.StatusOK {
 		t.Fatalf("the flooding address, once its sessions ended: %d", code)
 	}

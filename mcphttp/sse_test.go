@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 func TestLegacySSETransport(t *testing.T) {
@@ -38,11 +39,7 @@ func TestLegacySSETransport(t *testing.T) {
 	}
 
 	stream.Body.Close() // the session ends with its stream
-	for deadline := time.Now().Add(5 * time.Second); hh.session(id) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the session outlived its stream")
-		}
-	}
+	poll.Until(t, 5*time.Second, "the session ends with its stream", func() bool { return hh.session(id) == nil })
 	if got := post(endpoint.data, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != http.StatusNotFound {
 		t.Errorf("POST after the stream closed: %d", got)
 	}

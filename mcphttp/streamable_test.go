@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -259,20 +260,14 @@ func TestPrimingEventAndRetryOnlyOn20251125(t *testing.T) {
 // waitDetached waits until a stream of a session has no connection.
 func waitDetached(t *testing.T, hs *httpSession, stream int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 5*time.Second, fmt.Sprintf("stream %d loses its connection", stream), func() bool {
 		hs.mu.Lock()
 		st := hs.streams[stream]
 		hs.mu.Unlock()
 		st.mu.Lock()
-		detached := st.conn == nil
-		st.mu.Unlock()
-		if detached {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stream %d keeps its connection", stream)
-		}
-	}
+		defer st.mu.Unlock()
+		return st.conn == nil
+	})
 }
 
 func TestEventIDsAreUniqueAndResumptionReplaysOnlyThatStream(t *testing.T) {

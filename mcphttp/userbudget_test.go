@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // The tests of whom the per-client caps on request bodies and sessions
@@ -103,16 +104,13 @@ func (p peer) holdBody(t *testing.T, url string, n int) {
 // setting, and fails the test if that takes longer than 5 s.
 func (p peer) refusedUntil(t *testing.T, url, body, setting string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		status, answer := p.post(t, url, body)
-		if status == http.StatusServiceUnavailable && strings.Contains(answer, setting) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v is still not refused for %s: %d %s", p, setting, status, answer)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var status int
+	var answer string
+	if !poll.Within(5*time.Second, func() bool {
+		status, answer = p.post(t, url, body)
+		return status == http.StatusServiceUnavailable && strings.Contains(answer, setting)
+	}) {
+		t.Fatalf("%v is still not refused for %s: %d %s", p, setting, status, answer)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 )
@@ -60,6 +61,17 @@ func loadIn(t *testing.T, e *Engine, name string, l Limits) *Plugin {
 	return p
 }
 
+// waitBusy waits until a call of p holds its instance, and with it the
+// instance's share of the budget, which no other instance may then take.
+func waitBusy(t *testing.T, p *Plugin) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, "a call holds "+p.name+"'s instance", func() bool {
+		p.pool.mu.Lock()
+		defer p.pool.mu.Unlock()
+		return p.pool.inUse > 0
+	})
+}
+
 // TestBudgetClosesTheInstanceIdleLongest: when a new instance does not fit
 // in the memory budget, the instance idle longest, of any plugin, is
 // closed to make room, and the others keep their state.
@@ -102,7 +114,7 @@ func TestBudgetWaitsThenRefuses(t *testing.T) {
 	sleep := func() chan error {
 		done := make(chan error, 1)
 		go func() { _, err := sleeper.Call(context.Background(), "sleep", nil); done <- err }()
-		time.Sleep(500 * time.Millisecond) // until it holds the budget
+		waitBusy(t, sleeper)
 		return done
 	}
 	// The waiter gets an instance once the sleeper's is closed.
@@ -257,7 +269,7 @@ func TestAFirstInstanceWaitsForTheBudgetWhateverTheQueue(t *testing.T) {
 	sleeper := loadIn(t, e, "sleeper", l)
 	done := make(chan error, 1)
 	go func() { _, err := sleeper.Call(context.Background(), "sleep", nil); done <- err }()
-	time.Sleep(500 * time.Millisecond) // until it holds the budget
+	waitBusy(t, sleeper)
 	l.MaxQueue, l.Timeout = NoQueue, 5*time.Second
 	p, err := e.Load(t.Context(), "impatient", testWasm(t, "guest"), Options{Limits: l})
 	if err != nil {

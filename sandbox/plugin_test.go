@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
@@ -35,16 +36,6 @@ func hostcallFns(fns map[string]hostFn) []HostFunction {
 		}
 	}
 	return out
-}
-
-// eventually fails the test unless cond becomes true within 10s.
-func eventually(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-	}
 }
 
 func TestEcho(t *testing.T) {
@@ -178,7 +169,6 @@ func TestParallelCalls(t *testing.T) {
 		}
 		select {
 		case <-allIn:
-			time.Sleep(200 * time.Millisecond)
 		case <-ctx.Done():
 		}
 		return nil, nil
@@ -227,7 +217,7 @@ func TestBusy(t *testing.T) {
 	queuedCtx, cancelQueued := context.WithCancel(t.Context())
 	queued := make(chan error, 1)
 	go func() { _, err := p.Call(queuedCtx, "call_wait", nil); queued <- err }()
-	eventually(t, func() bool { return p.pool.waiting.Load() == 1 })
+	poll.Until(t, 10*time.Second, "a call waits in the queue", func() bool { return p.pool.waiting.Load() == 1 })
 
 	_, err := p.Call(t.Context(), "call_wait", nil)
 	wantKind(t, err, KindBusy)
@@ -514,7 +504,7 @@ func TestClose(t *testing.T) {
 	<-entered
 	queued := make(chan error, 1)
 	go func() { _, err := p.Call(t.Context(), "call_wait", nil); queued <- err }()
-	eventually(t, func() bool { return p.pool.waiting.Load() == 1 })
+	poll.Until(t, 10*time.Second, "a call waits in the queue", func() bool { return p.pool.waiting.Load() == 1 })
 
 	if err := p.Close(t.Context()); err != nil { // must not wait for the running call
 		t.Fatal(err)

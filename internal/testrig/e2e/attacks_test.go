@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,7 +55,7 @@ func besiege(t *testing.T, srv *server, cs *mcp.ClientSession) *siege {
 // memory stayed within ceilingMiB of the baseline.
 func (s *siege) lift(t *testing.T, ceilingMiB int) {
 	t.Helper()
-	eventually(t, 30*time.Second, "a call of the healthy plugin during the attack", func() bool { return s.healthy.calls.Load() > 0 })
+	poll.Until(t, 30*time.Second, "a call of the healthy plugin during the attack", func() bool { return s.healthy.calls.Load() > 0 })
 	s.healthy.finish(t)
 	if code, body := getPath(t, s.srv, "/livez"); code != http.StatusOK {
 		t.Errorf("/livez after the attack: %d %s", code, body)
@@ -185,12 +186,12 @@ func TestRequestStateAttacks(t *testing.T) {
 			"invalid requestState: it was issued for tools/call, not prompts/get"},
 		{"expired", alice, "tools/call", tool, func() any {
 			s := issued()
-			time.Sleep(ttl + 500*time.Millisecond)
+			time.Sleep(ttl + 500*time.Millisecond) // kept: the state's expiry, checked when it is used, must pass
 			return s
 		}, "expired", "invalid requestState: it expired at "},
 		{"expired, its expiry pushed back", alice, "tools/call", tool, func() any {
 			s := issued()
-			time.Sleep(ttl + 500*time.Millisecond)
+			time.Sleep(ttl + 500*time.Millisecond) // kept: the state's expiry, checked when it is used, must pass
 			return rewrite(s, func(p string) string {
 				return strings.Replace(p, `"e":`, fmt.Sprintf(`"e":%d,"old":`, time.Now().Add(time.Hour).UnixMilli()), 1)
 			})
@@ -300,7 +301,7 @@ func TestListenAndDiscoverFloods(t *testing.T) {
 		for _, st := range streams {
 			st.Close()
 		}
-		eventually(t, 30*time.Second, "a stream once the others closed", func() bool {
+		poll.Until(t, 30*time.Second, "a stream once the others closed", func() bool {
 			stream, _ := openListen(t, attacker, srv.url, 0, map[string]any{"toolsListChanged": true})
 			if stream != nil {
 				stream.Close()
@@ -646,7 +647,7 @@ scopes = ["read", "write"]
 			if got := call(a.tool, a.args); got != a.want {
 				t.Errorf("got %q, want %q", got, a.want)
 			}
-			eventually(t, 10*time.Second, "the refusal in the server log", func() bool {
+			poll.Until(t, 10*time.Second, "the refusal in the server log", func() bool {
 				return logHas(srv.log.String(), `msg="host function failed"`, "plugin=thief", a.log)
 			})
 			s.lift(t, ceilingMiB)

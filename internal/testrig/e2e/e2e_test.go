@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,6 +47,9 @@ type fixture struct {
 	plugins, config string
 	// serveArgs are more arguments to serve.
 	serveArgs []string
+	// stderr, when set, receives the stderr (the log) of the servers that
+	// command starts, which is otherwise discarded.
+	stderr io.Writer
 }
 
 // allowPartial is a fixture's serveArgs for a config that names plugins
@@ -115,6 +120,9 @@ host_functions = ["notify_progress", "notify_logging_message"]
 func (f fixture) command() *exec.Cmd {
 	cmd := exec.Command(mcphostBin, append([]string{"serve", "--plugins", f.plugins, "--config", f.config, "--log-level", "debug"}, f.serveArgs...)...)
 	cmd.Stderr = io.Discard
+	if f.stderr != nil {
+		cmd.Stderr = f.stderr
+	}
 	return cmd
 }
 
@@ -292,23 +300,17 @@ func TestProgressReachesTheClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("count_primes: %v %+v", err, res)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var got []float64
+	poll.Until(t, 5*time.Second, "a progress notification", func() bool {
 		mu.Lock()
-		got := slices.Clone(seen)
-		mu.Unlock()
-		if len(got) > 0 {
-			// Handlers may run out of order; the values sent must be distinct.
-			slices.Sort(got)
-			if len(slices.Compact(got)) != len(got) {
-				t.Fatalf("progress values repeat: %v", got)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no progress notification arrived")
-		}
-		time.Sleep(10 * time.Millisecond)
+		defer mu.Unlock()
+		got = slices.Clone(seen)
+		return len(got) > 0
+	})
+	// Handlers may run out of order; the values sent must be distinct.
+	slices.Sort(got)
+	if len(slices.Compact(got)) != len(got) {
+		t.Fatalf("progress values repeat: %v", got)
 	}
 }
 
@@ -316,6 +318,8 @@ func TestCancellingASlowCallInterruptsThePlugin(t *testing.T) {
 	// One instance only: if cancelling did not stop the busy plugin, the
 	// next call would wait for the 60 s timeout.
 	f := newFixture(t, "[plugins.hostile]\nmax_instances = 1\ntimeout = \"60s\"\n", "internal/testrig/testplugins/hostile")
+	log := &syncbuf.Buffer{}
+	f.stderr = log
 	cs := f.connect(t, "2025-11-25", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -323,7 +327,7 @@ func TestCancellingASlowCallInterruptsThePlugin(t *testing.T) {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"millis": 50000}})
 		errc <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitStarted(t, log, 0, "hostile", "slow", 1)
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled call returned no error")
@@ -489,13 +493,15 @@ func TestRepoConfigServesEveryExample(t *testing.T) {
 
 func TestSIGTERMStopsABusyServerPromptly(t *testing.T) {
 	f := newFixture(t, "[plugins.hostile]\ntimeout = \"60s\"\n", "internal/testrig/testplugins/hostile")
+	log := &syncbuf.Buffer{}
+	f.stderr = log
 	s := startRaw(t, f)
 	s.roundTrip(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if _, err := io.WriteString(s.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"millis":50000}}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // let the call start
+	waitStarted(t, log, 0, "hostile", "slow", 1)
 	start := time.Now()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -108,9 +107,10 @@ max_queue = 0
 		"trap with the plugin's panic message": func() string { return call("panic", nil) },
 		"queue full": func() string {
 			var held sync.WaitGroup
+			from := srv.log.Len()
 			held.Go(func() { call("worker_hold", nil) })
 			defer held.Wait()
-			time.Sleep(500 * time.Millisecond)
+			waitStarted(t, srv.log, from, "worker", "hold", 1)
 			return call("worker_ok", nil)
 		},
 		"rate limited": func() string {

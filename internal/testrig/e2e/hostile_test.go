@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The hostile-plugin suite: plugins built at test time from
@@ -110,6 +110,23 @@ func hostileCall(ctx context.Context, cs *mcp.ClientSession, name string, args m
 	return strings.Join(parts, "\n"), res.IsError, nil
 }
 
+// waitStarted waits until log, from its byte from on, shows n calls of
+// plugin's tool started: the line "TOOL: started" that the test plugins'
+// long-running tools (hostile's slow, attacker's hold, greedy's sleep)
+// write to stderr first, which the server logs.
+func waitStarted(t *testing.T, log *syncbuf.Buffer, from int, plugin, tool string, n int) {
+	t.Helper()
+	poll.Until(t, 30*time.Second, fmt.Sprintf("%d calls of %s's %s started", n, plugin, tool), func() bool {
+		started := 0
+		for line := range strings.Lines(log.String()[from:]) {
+			if logHas(line, "plugin="+plugin+" ", `msg="`+tool+`: started"`) {
+				started++
+			}
+		}
+		return started >= n
+	})
+}
+
 // healthy keeps calling the healthy plugin in its own session until
 // stopped, counting failures.
 type healthy struct {
@@ -137,7 +154,7 @@ func keepCalling(t *testing.T, cs *mcp.ClientSession) *healthy {
 				h.failures.Add(1)
 				h.lastErr.Store(fmt.Sprintf("%v %v %q", err, isErr, text))
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // kept: the healthy client's pace, a call every 20 ms
 		}
 	}()
 	return h
@@ -361,22 +378,22 @@ breaker_failures = 0
 		if err != nil || isErr || got != "flooded" {
 			t.Fatalf("got %v %v %q", err, isErr, got)
 		}
-		time.Sleep(200 * time.Millisecond)
+		poll.Until(t, 10*time.Second, "the log limit warning", func() bool {
+			return strings.Contains(srv.log.String()[before:], "plugin log limit reached, dropping the rest of this call's output")
+		})
 		grown := srv.log.Len() - before
 		if grown > 256<<10 {
 			t.Errorf("20 MB of plugin stderr grew the server log by %d bytes", grown)
 		}
-		if !strings.Contains(srv.log.String()[before:], "plugin log limit reached, dropping the rest of this call's output") {
-			t.Error("no log limit warning")
-		}
 	})
 	t.Run("an instance held forever is taken back", func(t *testing.T) {
 		held := make(chan string, 1)
+		from := srv.log.Len()
 		go func() {
 			got, _, err := hostileCall(ctx, attackerSession, "hold", nil)
 			held <- fmt.Sprint(got, err)
 		}()
-		time.Sleep(500 * time.Millisecond)
+		waitStarted(t, srv.log, from, "attacker", "hold", 1)
 		// The only instance is taken and no call may wait: busy at once.
 		other := srv.session(t, nil)
 		got, isErr, err := hostileCall(ctx, other, "ok", nil)
@@ -418,18 +435,11 @@ breaker_failures = 0
 	// Memory returns to its baseline: the sandbox hands the memory of
 	// discarded instances back to the system (sandbox/reclaim.go).
 	const slack = 16 << 10 // KiB
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		rss := rssKiB(t, srv.pid)
-		if rss <= baseline+slack {
-			t.Logf("server RSS: %d KiB before the attacks, %d KiB after", baseline, rss)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("server RSS %d KiB after the attacks, baseline %d KiB", rss, baseline)
-			break
-		}
-		time.Sleep(time.Second)
+	var rss int64
+	if poll.Within(30*time.Second, func() bool { rss = rssKiB(t, srv.pid); return rss <= baseline+slack }) {
+		t.Logf("server RSS: %d KiB before the attacks, %d KiB after", baseline, rss)
+	} else {
+		t.Errorf("server RSS %d KiB after the attacks, baseline %d KiB", rss, baseline)
 	}
 }
 
@@ -470,7 +480,7 @@ calls_per_second = 2
 		t.Fatalf("healthy plugin while the breaker is open: %v", err)
 	}
 	// After the back-off a probe runs; it succeeds and closes the breaker.
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // kept: the 1 s back-off under test must pass before a probe may run
 	for range 2 {
 		if got, _, err := hostileCall(ctx, cs, "ok", nil); err != nil || got != "ok" {
 			t.Fatalf("after the back-off: %v %q", err, got)

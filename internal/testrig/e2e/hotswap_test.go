@@ -389,7 +389,7 @@ func TestHotSwapWaitsForCompleteFilesAndKeepsServingOnBadOnes(t *testing.T) {
 			if _, err := w.Write(b[i*len(b)/chunks : (i+1)*len(b)/chunks]); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(40 * time.Millisecond)
+			time.Sleep(40 * time.Millisecond) // kept: the slow writer under test
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -509,7 +509,7 @@ func TestHotSwapWaitsForCompleteFilesAndKeepsServingOnBadOnes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(600 * time.Millisecond)
+		time.Sleep(600 * time.Millisecond) // kept: a window in which the watcher must not load them
 		c.noToolsChanged(t)
 		if names := c.toolNames(t); len(names) != 0 {
 			t.Fatalf("tools from editors' files: %v", names)
@@ -567,7 +567,7 @@ func TestConfigReloadReappliesLimitsAndRejectsInvalidConfig(t *testing.T) {
 	if !regexp.MustCompile(`mcphost\.toml:\d+: `).MatchString(line) {
 		t.Errorf("the rejection does not give file:line: %s", line)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // kept: a window in which no plugin may be swapped
 	if got := srv.logSince(from, swapLogged); len(got) > 0 {
 		t.Fatalf("an invalid config changed plugins:\n%s", strings.Join(got, "\n"))
 	}
@@ -602,7 +602,7 @@ func TestSIGHUPReloadsTheConfigWithoutWatching(t *testing.T) {
 	from := srv.mark()
 	setConfig(t, f, "timeout = \"1s\"\n")
 	swapIn(t, f.plugins, "swap.wasm", wasmOf(t, swapB))
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // kept: a window in which nothing may be swapped without watching
 	if got := srv.logSince(from, swapLogged); len(got) > 0 {
 		t.Fatalf("--watch=false swapped:\n%s", strings.Join(got, "\n"))
 	}

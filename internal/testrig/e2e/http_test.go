@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -284,7 +285,7 @@ func TestServeOverTLSFollowsARenewedCertificate(t *testing.T) {
 	renewed := plugintest.WriteCert(t, cert, key, 2)
 	later := time.Now().Add(time.Minute)
 	_ = os.Chtimes(cert, later, later)
-	eventually(t, 10*time.Second, "the renewed certificate to be served", func() bool {
+	poll.Until(t, 10*time.Second, "the renewed certificate to be served", func() bool {
 		got, err := servedSerial(renewed)
 		return err == nil && got == 2
 	})

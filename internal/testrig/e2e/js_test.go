@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -115,18 +116,14 @@ func TestJavaScriptPluginEndToEnd(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(text(t, res.Content), "1 kg = 2.20462262185 lb") {
 		t.Fatalf("conversion_table: %v %+v", err, res)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var n, l int
+	if !poll.Within(5*time.Second, func() bool {
 		mu.Lock()
-		n, l := len(progress), len(logs)
-		mu.Unlock()
-		if n == 5 && l == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d progress notifications (want 5) and %d log messages (want 1)", n, l)
-		}
-		time.Sleep(10 * time.Millisecond)
+		defer mu.Unlock()
+		n, l = len(progress), len(logs)
+		return n == 5 && l == 1
+	}) {
+		t.Fatalf("%d progress notifications (want 5) and %d log messages (want 1)", n, l)
 	}
 	mu.Lock()
 	if logs[0].Level != "info" || logs[0].Logger != "units" {

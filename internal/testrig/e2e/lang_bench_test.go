@@ -367,7 +367,7 @@ func serverRSS(b *testing.B, f fixture, call bool) int {
 			b.Fatal(err, res)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // kept: the server's heap settles, an event it does not announce
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
 		return 0

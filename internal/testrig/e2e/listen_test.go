@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // A 2026-07-28 client of a server watching its plugins folder learns of a
@@ -13,7 +15,7 @@ import (
 func TestListenAnnouncesAPluginDroppedIntoTheWatchedFolder(t *testing.T) {
 	f := newFixture(t, "", "plugins/examples/tools")
 	srv := f.start(t)
-	eventually(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 
 	caps, _ := postModern(t, srv.url, 1, "server/discover", "", map[string]any{})["result"].(map[string]any)["capabilities"].(map[string]any)
 	if tools, _ := caps["tools"].(map[string]any); tools["listChanged"] != true {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // The start-up contract: a plugin the config names ([plugins.NAME]) that
@@ -103,7 +105,7 @@ func TestOnLoadErrorSkipServesTheRest(t *testing.T) {
 			if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 				t.Fatalf("the plugin that loaded: %v %v %q", err, isErr, got)
 			}
-			eventually(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+			poll.Until(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 			if !logHas(srv.log.String(), "level=WARN", "plugin=broken", "on_load_error") {
 				t.Errorf("no warning naming broken and on_load_error in:\n%s", srv.log.String())
 			}
@@ -115,7 +117,7 @@ func TestABrokenPluginOnlyInTheFolderIsAWarning(t *testing.T) {
 	f := newFixture(t, "", "plugins/examples/tools")
 	writePlugin(t, f, "stray.wasm", notWasm)
 	srv := f.start(t)
-	eventually(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	poll.Until(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 	cs := srv.session(t, nil)
 	if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 		t.Fatalf("the plugin that loaded: %v %v %q", err, isErr, got)
@@ -193,8 +195,8 @@ func TestServeKeepsTheCompilationCacheWithinItsCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := f.start(t)
-	eventually(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
-	eventually(t, 10*time.Second, "the cache to be pruned", func() bool {
+	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	poll.Until(t, 10*time.Second, "the cache to be pruned", func() bool {
 		return logHas(srv.log.String(), "compilation cache pruned", "removed=1")
 	})
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -377,6 +376,7 @@ max_queue = 0
 	}
 
 	// Two calls hold the budget for two seconds.
+	from := srv.log.Len()
 	for _, cs := range sessions[:2] {
 		wg.Go(func() {
 			if got, isErr, err := hostileCall(ctx, cs, "greedy_sleep", map[string]any{"n": 2000}); err != nil || isErr {
@@ -384,7 +384,7 @@ max_queue = 0
 			}
 		})
 	}
-	time.Sleep(700 * time.Millisecond) // until they hold their instances
+	waitStarted(t, srv.log, from, "greedy", "sleep", 2)
 	got, isErr, err := hostileCall(ctx, sessions[2], "ok", nil)
 	for _, want := range []string{
 		fmt.Sprintf("plugin greedy3: plugin busy: memory_budget_mib = %d is spent: a new instance of greedy3 needs", budgetMiB),

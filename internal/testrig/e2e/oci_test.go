@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // Plugins from OCI registries, end to end: `mcphost plugin push` publishes
@@ -44,7 +45,7 @@ func TestServePullsAPluginPushedByPluginPush(t *testing.T) {
 	f := ociFixture(t, ref)
 	srv := f.start(t)
 	cs := srv.session(t, nil)
-	eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	poll.Until(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 	if got, isErr, err := hostileCall(ctxT(t), cs, "remote_hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 		t.Fatalf("the pulled plugin: %v %v %q\n%s", err, isErr, got, srv.log.String())
 	}
@@ -82,7 +83,7 @@ func TestUnreachableRegistryAtStart(t *testing.T) {
 		if got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
 			t.Fatalf("the plugin from the folder: %v %v %q", err, isErr, got)
 		}
-		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		poll.Until(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 		if !logHas(srv.log.String(), "level=WARN", "plugin=remote", source, "connection refused") {
 			t.Errorf("no warning naming the plugin, its source and why:\n%s", srv.log.String())
 		}
@@ -206,7 +207,7 @@ host_functions = ["notify_progress", "notify_logging_message"]
 
 	t.Run("good", func(t *testing.T) {
 		srv := fixtureWith(key.Pub).start(t)
-		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		poll.Until(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 		call(t, srv, "key_hash")
 		call(t, srv, "keyless_hash")
 		log := srv.log.String()
@@ -220,7 +221,7 @@ host_functions = ["notify_progress", "notify_logging_message"]
 		f := fixtureWith(other.Pub)
 		addServerKey(t, f, `on_load_error = "skip"`)
 		srv := f.start(t)
-		eventually(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+		poll.Until(t, 30*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
 		call(t, srv, "hash")
 		call(t, srv, "keyless_hash")
 		if !logHas(srv.log.String(), "level=WARN", "plugin=bykey", byKey, refusal) {

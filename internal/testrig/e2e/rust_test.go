@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -372,7 +373,7 @@ func TestRustPluginOverStdio(t *testing.T) {
 // waitFor polls cond, under mu, until it holds or 5 s pass.
 func waitFor(t *testing.T, mu *sync.Mutex, what string, cond func() bool) {
 	t.Helper()
-	eventually(t, 5*time.Second, what+" to arrive", func() bool {
+	poll.Until(t, 5*time.Second, what+" to arrive", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return cond()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // Start-up is never hostage to one plugin: plugins load concurrently, the
@@ -121,7 +122,7 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	f := startupFixture(t)
 	// Compile everything once, so that the timed start finds it cached.
 	warm := f.start(t)
-	eventually(t, 60*time.Second, "the first start to load every plugin", func() bool {
+	poll.Until(t, 60*time.Second, "the first start to load every plugin", func() bool {
 		return readyz(t, warm).code == http.StatusOK
 	})
 	warm.stop(t)
@@ -147,14 +148,14 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 
 	// The default load budget is 5s: every hostile plugin is done within it
 	// (and some slack for a loaded machine).
-	eventually(t, 15*time.Second, "every plugin loaded or failed", func() bool {
+	poll.Until(t, 15*time.Second, "every plugin loaded or failed", func() bool {
 		return readyz(t, srv).code == http.StatusOK
 	})
 	// The server's log reaches the test through a pipe, a moment after
 	// /readyz may have said that all are done: wait for its last lines.
 	var log string
 	budgeted := []string{"slowlist", "initloop", "startloop", "listloop", "listsleeper"}
-	within(5*time.Second, func() bool {
+	poll.Within(5*time.Second, func() bool {
 		log = srv.log.String()
 		return !slices.ContainsFunc(budgeted, func(name string) bool { return !logHas(log, "plugin not loaded", "plugin="+name) })
 	})
@@ -188,7 +189,7 @@ func TestReadyzCountsPluginsWithoutNamingThem(t *testing.T) {
 	addServerKey(t, f, `on_load_error = "skip"`)
 	writePlugin(t, f, "broken.wasm", notWasm)
 	srv := f.start(t)
-	eventually(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == http.StatusOK })
+	poll.Until(t, 15*time.Second, "the load to end", func() bool { return readyz(t, srv).code == http.StatusOK })
 	if r := readyz(t, srv); r.body != `{"ready":true,"plugins":{"failed":1,"ready":1}}`+"\n" {
 		t.Errorf("/readyz once loaded: %s, want the overall state and a count per state, naming no plugin", r.body)
 	}
@@ -254,27 +255,6 @@ func readyz(t *testing.T, s *server) readyzResponse {
 	t.Helper()
 	code, body := getPath(t, s, "/readyz")
 	return readyzResponse{code, body}
-}
-
-// eventually polls cond until it holds, failing the test after timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if !within(timeout, cond) {
-		t.Fatalf("not within %v: %s", timeout, what)
-	}
-}
-
-// within polls cond until it holds, for at most timeout, and reports
-// whether it did: for a test that says itself what did not come.
-func within(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return true
 }
 
 // logHas reports whether one line of log has every one of parts.

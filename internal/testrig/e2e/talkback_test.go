@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -179,22 +180,16 @@ func (r *notifyRecorder[T]) reset() {
 // waitFor waits up to 10 s for ok to hold on what arrived.
 func (r *notifyRecorder[T]) waitFor(t *testing.T, what string, ok func([]T) bool) []T {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := r.snapshot()
-		if ok(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s; got %+v", what, got)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got []T
+	if !poll.Within(10*time.Second, func() bool { got = r.snapshot(); return ok(got) }) {
+		t.Fatalf("waiting for %s; got %+v", what, got)
 	}
+	return got
 }
 
 // settle gives notifications the server sent before a response time to
 // reach the (asynchronous) handlers, for checks that nothing arrived.
-func settleNotifications() { time.Sleep(300 * time.Millisecond) }
+func settleNotifications() { time.Sleep(300 * time.Millisecond) } // kept: a window in which nothing may arrive
 
 // noteExists reports whether the store holds the note's file.
 func noteExists(t *testing.T, store, name string) bool {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
 
@@ -268,17 +269,14 @@ func (i *ids) next() int { i.n++; return i.n }
 // pollStatus polls tasks/get until the task has the status.
 func pollStatus(t *testing.T, p jsonrpc, id *ids, taskID, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := resultOf(t, p.request(t, id.next(), "tasks/get", map[string]any{"taskId": taskID}))
-		if got["status"] == status {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %v, want status %s", got, status)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got map[string]any
+	if !poll.Within(20*time.Second, func() bool {
+		got = resultOf(t, p.request(t, id.next(), "tasks/get", map[string]any{"taskId": taskID}))
+		return got["status"] == status
+	}) {
+		t.Fatalf("task %v, want status %s", got, status)
 	}
+	return got
 }
 
 func createdTask(t *testing.T, msgs []map[string]any) string {
@@ -385,9 +383,12 @@ func checkTasks(t *testing.T, p jsonrpc, elicit func(taskID string, id *ids) map
 
 	// The ttl drops a task and its result.
 	short := createdTask(t, p.request(t, id.next(), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"millis": 1}, "task": map[string]any{"ttl": 300}}))
-	time.Sleep(600 * time.Millisecond)
-	if code := codeOf(t, p.request(t, id.next(), "tasks/get", map[string]any{"taskId": short})); code != -32602 {
-		t.Errorf("tasks/get after the ttl: code %d", code)
+	var expired []map[string]any // once the ttl has passed
+	if !poll.Within(20*time.Second, func() bool {
+		expired = p.request(t, id.next(), "tasks/get", map[string]any{"taskId": short})
+		return response(t, expired)["error"] != nil
+	}) || codeOf(t, expired) != -32602 {
+		t.Errorf("tasks/get after the ttl: %v", expired)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 )
 
 // initialize is an initialize request at 2025-11-25.
@@ -140,7 +142,7 @@ max_body_bytes_in_flight_per_client = 2097152
 	}
 	var status string
 	var answer []byte
-	if !within(5*time.Second, func() bool {
+	if !poll.Within(5*time.Second, func() bool {
 		resp := alice.post(t, ping)
 		answer, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -154,7 +156,7 @@ max_body_bytes_in_flight_per_client = 2097152
 	// in and her caps are full.
 	for range 5 {
 		bobCalls(bob)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // kept: bob's calls spread over the half second alice's bodies trickle
 	}
 	open(issuer.token(t, "bob"))
 	for i, answered := range held {

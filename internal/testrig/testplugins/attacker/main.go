@@ -113,6 +113,7 @@ func init() {
 
 	// Holds its instance until the host takes it away.
 	pdk.Tool("hold", "Sleeps forever.", func(*pdk.Context, none) (string, error) {
+		fmt.Fprintln(os.Stderr, "hold: started") // what a test waits for to know the call holds its instance
 		for {
 			time.Sleep(time.Hour)
 		}

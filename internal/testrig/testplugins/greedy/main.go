@@ -12,6 +12,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -112,6 +113,7 @@ func callTool() int32 {
 		pdk.OutputString(`{"content":[{"type":"text","text":"` + strings.Repeat(a.fill(), int(a.Bytes)) + `"}]}`)
 		return 0
 	case "sleep":
+		fmt.Fprintln(os.Stderr, "sleep: started") // what a test waits for to know the call holds its instance
 		time.Sleep(time.Duration(a.N) * time.Millisecond)
 	case "ok":
 	default:

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ func init() {
 		return strings.Repeat("x", a.Bytes), nil
 	})
 	pdk.Tool("slow", "Works (busily) for the given time, then answers done.", func(_ *pdk.Context, a slowArgs) (string, error) {
+		fmt.Fprintln(os.Stderr, "slow: started") // what a test waits for to know the call is running
 		end := time.Now().Add(time.Duration(a.Millis) * time.Millisecond)
 		for time.Now().Before(end) {
 		}
