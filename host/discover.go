@@ -12,7 +12,7 @@ type discoverResult struct {
 	Instructions      string         `json:"instructions,omitempty"`
 }
 
-// handleDiscover names the protocol versions the server speaks: the modern
+// handleDiscover names the protocol versions the server speaks: the 2026-07-28
 // ones first, served per request, then those a legacy client negotiates
 // with initialize. Unlike initialize, it does not wait for the plugins
 // loading at start-up: clients probe discovery with a short timeout (five
@@ -22,14 +22,14 @@ type discoverResult struct {
 func handleDiscover(ctx context.Context, req *request, _ *meta) (any, error) {
 	srv := req.srv
 	return discoverResult{
-		SupportedVersions: slices.Concat(modernVersions, supportedVersions),
-		Capabilities:      srv.modernCapabilities(req.view()),
+		SupportedVersions: slices.Concat(perRequestVersions, supportedVersions),
+		Capabilities:      srv.capabilities20260728(req.view()),
 		Instructions:      srv.opts.Instructions,
 	}, nil
 }
 
-// modernCapabilities are the capabilities of the server at 2026-07-28, as
+// capabilities20260728 are the capabilities of the server at 2026-07-28, as
 // of now, for a request that sees v.
-func (s *Server) modernCapabilities(v view) map[string]any {
+func (s *Server) capabilities20260728(v view) map[string]any {
 	return s.Catalog().capabilities(Version20260728, s.stillLoading(), s.opts.CatalogChanges, v)
 }

@@ -15,7 +15,7 @@ import (
 // and its client's capabilities in _meta and is served on its own, with no
 // initialize before it. Such requests and the requests of a legacy
 // session, which initialize began, share one stream or endpoint; a
-// request's _meta says which era it belongs to (isModern).
+// request's _meta says which era it belongs to (isPerRequest).
 
 // The per-request _meta keys of 2026-07-28.
 const (
@@ -30,20 +30,20 @@ const (
 const methodDiscover = "server/discover"
 
 // removedIn20260728 are the methods of earlier versions that 2026-07-28
-// no longer has: they are method not found in a modern request.
+// no longer has: they are method not found in a 2026-07-28 request.
 var removedIn20260728 = []string{
 	"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
 	"tasks/result", "tasks/list",
 }
 
-// modernMethods are the methods a modern request has that a legacy session
+// methods20260728 are the methods a 2026-07-28 request has that a legacy session
 // does not, or serves otherwise.
-var modernMethods = map[string]method{
+var methods20260728 = map[string]method{
 	methodDiscover: handle(handleDiscover),
 	methodListen:   listenMethod(),
-	"tasks/get":    handle(handleGetModernTask),
+	"tasks/get":    handle(handleGetTask20260728),
 	"tasks/update": handle(handleUpdateTask),
-	"tasks/cancel": handle(handleCancelModernTask),
+	"tasks/cancel": handle(handleCancelTask20260728),
 }
 
 // era20260728 serves a 2026-07-28 request, at what it declares in its
@@ -63,10 +63,10 @@ type requestMeta struct {
 	Meta map[string]json.RawMessage `json:"_meta"`
 }
 
-// isModern reports whether a request belongs to the 2026-07-28 era: it is
+// isPerRequest reports whether a request belongs to the 2026-07-28 era: it is
 // server/discover, which only that era has, or its _meta carries the
 // protocol version or the client capabilities.
-func isModern(m *message) bool {
+func isPerRequest(m *message) bool {
 	if m.Method == methodDiscover {
 		return true
 	}
@@ -82,10 +82,10 @@ func isModern(m *message) bool {
 	return hasVersion || hasCaps
 }
 
-// readModern reads and checks the per-request _meta of a modern request:
+// readMeta20260728 reads and checks the per-request _meta of a 2026-07-28 request:
 // a missing or malformed required field and an unknown log level are
 // invalid params; a version not served per request is -32022.
-func readModern(params json.RawMessage) (*era20260728, *RPCError) {
+func readMeta20260728(params json.RawMessage) (*era20260728, *RPCError) {
 	var p requestMeta
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -98,9 +98,9 @@ func readModern(params json.RawMessage) (*era20260728, *RPCError) {
 	if json.Unmarshal(raw, &era.ver) != nil || era.ver == "" {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: _meta[%q] must be a protocol version string", metaProtocolVersion)
 	}
-	if !slices.Contains(modernVersions, era.ver) {
-		data, _ := json.Marshal(map[string]any{"supported": modernVersions, "requested": era.ver})
-		e := rpcErrorf(CodeUnsupportedProtocolVersion, "unsupported protocol version %q: requests carrying their version in _meta are served at %s", era.ver, strings.Join(modernVersions, ", "))
+	if !slices.Contains(perRequestVersions, era.ver) {
+		data, _ := json.Marshal(map[string]any{"supported": perRequestVersions, "requested": era.ver})
+		e := rpcErrorf(CodeUnsupportedProtocolVersion, "unsupported protocol version %q: requests carrying their version in _meta are served at %s", era.ver, strings.Join(perRequestVersions, ", "))
 		e.Data = data
 		return nil, e
 	}
@@ -126,9 +126,9 @@ func missingMeta(key string) *RPCError {
 	return rpcErrorf(CodeInvalidParams, "invalid params: _meta[%q] is required", key)
 }
 
-// modernMethod returns the handler of a method in a modern request.
-func modernMethod(name string) (method, *RPCError) {
-	if h, ok := modernMethods[name]; ok {
+// method20260728 returns the handler of a method in a 2026-07-28 request.
+func method20260728(name string) (method, *RPCError) {
+	if h, ok := methods20260728[name]; ok {
 		return h, nil
 	}
 	if slices.Contains(removedIn20260728, name) {
@@ -146,11 +146,11 @@ func modernMethod(name string) (method, *RPCError) {
 // the ones that are never wrong, stale at once (ttlMs 0) and private.
 var cacheableMethods = []string{methodDiscover, "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 
-// modernResponse encodes the response to a 2026-07-28 request of a method: a
+// response20260728 encodes the response to a 2026-07-28 request of a method: a
 // result gains resultType "complete" (unless it says otherwise), the
 // server's identity in _meta and, when cacheable, caching hints; "resource
 // not found" is invalid params, as 2026-07-28 has it.
-func (s *Server) modernResponse(method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte {
+func (s *Server) response20260728(method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte {
 	if rpcErr != nil {
 		if rpcErr.Code == CodeResourceNotFound {
 			e := *rpcErr
@@ -194,7 +194,7 @@ func (e *era20260728) rawCapabilities() json.RawMessage { return e.capsRaw }
 // unless its _meta names a level.
 func (e *era20260728) wantsLog(lvl logLevel) bool { return e.logs && lvl >= e.logLevel }
 
-func (e *era20260728) method(name string) (method, *RPCError) { return modernMethod(name) }
+func (e *era20260728) method(name string) (method, *RPCError) { return method20260728(name) }
 
 // awaitStartup waits as initialize would for the plugins loading at
 // start-up, as no initialize did. Discovery does not (handleDiscover).
@@ -263,12 +263,12 @@ func (e *era20260728) unmet(r *request, kind, name string, lack map[string]any) 
 // callTool runs the call, which becomes a task of the tasks extension
 // when it outlives TaskAfter (task20260728.go); task params are ignored.
 func (e *era20260728) callTool(_ context.Context, r *request, t *toolEntry, p abi.CallToolParams, _ *taskParams) (any, error) {
-	return callToolModern(r, t, p)
+	return callTool20260728(r, t, p)
 }
 
 // encode writes the response with the 2026-07-28 result fields.
 func (e *era20260728) encode(s *Server, method string, id json.RawMessage, res any, hints *cacheHints, rpcErr *RPCError) []byte {
-	return s.modernResponse(method, id, res, hints, rpcErr)
+	return s.response20260728(method, id, res, hints, rpcErr)
 }
 
 // lacks returns the error a host function gives a plugin that needs a
@@ -289,5 +289,5 @@ func (r *request) missingCapabilities() *RPCError {
 	return e
 }
 
-// tasks is the form of the tasks extension (moderntask.go).
+// tasks is the form of the tasks extension (task20260728.go).
 func (e *era20260728) tasks() taskWire { return tasks20260728{} }

@@ -221,7 +221,7 @@ func (ls *listeners) closeMatching(match func(*listener) bool) {
 func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
 	srv := req.srv
 	v := req.view()
-	l := &listener{id: req.id, conn: req.conn, out: req.reply, filter: p.Notifications.honoured(srv.modernCapabilities(v)), view: v, end: make(chan struct{})}
+	l := &listener{id: req.id, conn: req.conn, out: req.reply, filter: p.Notifications.honoured(srv.capabilities20260728(v)), view: v, end: make(chan struct{})}
 	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
 	srv.listeners.add(l)
 	defer srv.listeners.remove(l)

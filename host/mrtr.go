@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// Multi round-trip requests (2026-07-28): a modern request has no stream to
+// Multi round-trip requests (2026-07-28): a 2026-07-28 request has no stream to
 // send the client a request on. When a plugin serving tools/call,
 // prompts/get or resources/read asks the client something (create_message,
 // create_elicitation, list_roots, request_input) that the request does not
@@ -64,7 +64,7 @@ type inputRequiredResult struct {
 	RequestState  string                  `json:"requestState"`
 }
 
-// inputRound is what one run of a modern request knows of the client's
+// inputRound is what one run of a 2026-07-28 request knows of the client's
 // answers, and what the run asked.
 type inputRound struct {
 	method, params, subject string
@@ -77,10 +77,10 @@ type inputRound struct {
 	used     map[string]recordedAnswer // the answers this run used
 	asked    map[string]inputRequest   // the questions without an answer
 	failure  *RPCError                 // a diverging replay or an invalid answer
-	detached bool                      // the run became a task's (moderntask.go)
+	detached bool                      // the run became a task's (task20260728.go)
 }
 
-// openRound reads the retry params of a modern request that may be
+// openRound reads the retry params of a 2026-07-28 request that may be
 // answered input_required: the requestState must verify and be bound to
 // this request, and inputResponses must be an object.
 func (s *Server) openRound(ctx context.Context, method string, p retryable) (*inputRound, *RPCError) {
@@ -279,7 +279,7 @@ type requestInputParams struct {
 // askClient is the host function request_input: it asks the
 // client several questions at once, under the plugin's keys, and returns
 // the answers as {"inputResponses": {key: result}}. A legacy session's
-// client is asked one question after the other; a modern request answers
+// client is asked one question after the other; a 2026-07-28 request answers
 // input_required with every question it has no answer to.
 func askClient() HostFunc {
 	return func(ctx context.Context, in []byte) ([]byte, error) {

@@ -212,8 +212,8 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 	case m.IsNotification():
 		sess.handleNotification(m)
 		return nil
-	case isModern(m):
-		e, rpcErr := readModern(m.Params)
+	case isPerRequest(m):
+		e, rpcErr := readMeta20260728(m.Params)
 		if rpcErr != nil {
 			return encodeResponse(m.ID, nil, rpcErr)
 		}

@@ -40,13 +40,13 @@ func (s *Server) Subject(ctx context.Context) string { return s.subject(ctx) }
 // PerRequestVersions returns the protocol versions whose requests carry
 // their version and client capabilities in _meta and are served on their
 // own, with no session: 2026-07-28.
-func PerRequestVersions() []string { return slices.Clone(modernVersions) }
+func PerRequestVersions() []string { return slices.Clone(perRequestVersions) }
 
 // IsPerRequest reports whether a request of method with params is served
 // on its own: server/discover, or a request whose _meta carries the
 // protocol version or the client capabilities.
 func IsPerRequest(method string, params json.RawMessage) bool {
-	return isModern(&message{Method: method, Params: params})
+	return isPerRequest(&message{Method: method, Params: params})
 }
 
 // CheckRequestMeta checks the _meta of a request that IsPerRequest: a
@@ -54,7 +54,7 @@ func IsPerRequest(method string, params json.RawMessage) bool {
 // unknown log level, is invalid params; a version not served per request
 // is CodeUnsupportedProtocolVersion.
 func CheckRequestMeta(params json.RawMessage) *RPCError {
-	_, rpcErr := readModern(params)
+	_, rpcErr := readMeta20260728(params)
 	return rpcErr
 }
 
@@ -68,7 +68,7 @@ func (s *Server) ServeRequest(ctx context.Context, body []byte, reply Outbound, 
 	m, rpcErr := decodeMessage(bytes.TrimSpace(body))
 	if rpcErr == nil {
 		var e *era20260728
-		if e, rpcErr = readModern(m.Params); rpcErr == nil {
+		if e, rpcErr = readMeta20260728(m.Params); rpcErr == nil {
 			if resp := c.serve(ctx, m, e, reply, nil); resp != nil {
 				_ = reply.Send(resp)
 			}

@@ -11,9 +11,9 @@ const (
 	Version20241105 = "2024-11-05"
 )
 
-// modernVersions lists the protocol versions mcphost serves per request,
-// without initialize (modern.go), newest first.
-var modernVersions = []string{Version20260728}
+// perRequestVersions lists the protocol versions mcphost serves per request,
+// without initialize (era20260728.go), newest first.
+var perRequestVersions = []string{Version20260728}
 
 // supportedVersions lists the protocol versions mcphost negotiates with
 // initialize, newest first.

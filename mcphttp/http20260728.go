@@ -46,11 +46,11 @@ var namedMethods = map[string]string{
 // protocol version, which MCP-Protocol-Version mirrors.
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
-// modernPOST serves a POST whose body is one 2026-07-28 request:
+// post20260728 serves a POST whose body is one 2026-07-28 request:
 // host.IsPerRequest, or any request when MCP-Protocol-Version names a
 // version served per request. It reports false, having written nothing,
 // for any other body.
-func (h *Handler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte) bool {
+func (h *Handler) post20260728(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	m, rpcErr := jsonrpc.Decode(body)
 	if rpcErr != nil || m.IsNotification() || m.IsResponse() {
 		return false
@@ -59,11 +59,11 @@ func (h *Handler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte
 		return false
 	}
 	ep := endpointOf(r)
-	if rpcErr := h.checkModernHeaders(r, m, ep); rpcErr != nil {
+	if rpcErr := h.checkHeaders20260728(r, m, ep); rpcErr != nil {
 		writeJSON(w, http.StatusBadRequest, jsonrpc.EncodeResponse(m.ID, nil, rpcErr))
 		return true
 	}
-	reply := &modernReply{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
+	reply := &reply20260728{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
 	end := h.srv.ServeRequest(r.Context(), body, reply, ep.plugins)
 	defer end() // cancels the request if the client left first
 	select {
@@ -74,12 +74,12 @@ func (h *Handler) modernPOST(w http.ResponseWriter, r *http.Request, body []byte
 	return true
 }
 
-// checkModernHeaders checks a 2026-07-28 request's _meta, and that its
+// checkHeaders20260728 checks a 2026-07-28 request's _meta, and that its
 // headers mirror its body, including the x-mcp-header parameters of the
 // tool it calls, as the endpoint ep finds it (a hidden tool is checked as
 // an unknown one is). The headers are compared first, so that a version
 // that differs from its header is a mismatch before it is unsupported.
-func (h *Handler) checkModernHeaders(r *http.Request, m *jsonrpc.Message, ep *endpoint) *jsonrpc.Error {
+func (h *Handler) checkHeaders20260728(r *http.Request, m *jsonrpc.Message, ep *endpoint) *jsonrpc.Error {
 	var p struct {
 		Meta      map[string]json.RawMessage `json:"_meta"`
 		Name      *string                    `json:"name"`
@@ -167,10 +167,10 @@ func headerValue(r *http.Request, header string) (string, *jsonrpc.Error) {
 	return string(raw), nil
 }
 
-// modernReply writes the answer to one modern request: the response as a
+// reply20260728 writes the answer to one 2026-07-28 request: the response as a
 // JSON body, or, once the request sends a notification first, an SSE
 // stream of its messages that ends with the response.
-type modernReply struct {
+type reply20260728 struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
 	answered chan struct{} // closed once the response is written or writing failed
@@ -182,7 +182,7 @@ type modernReply struct {
 
 var errReplyOver = errors.New("the request's HTTP exchange is over")
 
-func (mr *modernReply) Send(msg []byte) error {
+func (mr *reply20260728) Send(msg []byte) error {
 	mr.mu.Lock()
 	defer mr.mu.Unlock()
 	if mr.over {
@@ -191,7 +191,7 @@ func (mr *modernReply) Send(msg []byte) error {
 	final := isResponse(msg)
 	var err error
 	if final && !mr.stream {
-		writeJSON(mr.w, modernStatus(msg), msg)
+		writeJSON(mr.w, status20260728(msg), msg)
 	} else {
 		if !mr.stream {
 			mr.stream = true
@@ -213,16 +213,16 @@ func (mr *modernReply) Send(msg []byte) error {
 }
 
 // end forbids further writes: the handler is returning.
-func (mr *modernReply) end() {
+func (mr *reply20260728) end() {
 	mr.mu.Lock()
 	mr.over = true
 	mr.mu.Unlock()
 }
 
-// modernStatus is the HTTP status of a response to a modern request: 404
+// status20260728 is the HTTP status of a response to a 2026-07-28 request: 404
 // for method not found, 400 for the errors 2026-07-28 sends with it, else
 // 200.
-func modernStatus(msg []byte) int {
+func status20260728(msg []byte) int {
 	var m struct {
 		Error *jsonrpc.Error `json:"error"`
 	}
@@ -238,10 +238,10 @@ func modernStatus(msg []byte) int {
 	return http.StatusOK
 }
 
-// modernNotAllowed answers 405 to a GET or DELETE from a client that says
+// notAllowed20260728 answers 405 to a GET or DELETE from a client that says
 // it speaks 2026-07-28 and names no session: that revision has neither a
 // GET stream nor sessions to end. It reports whether it answered.
-func modernNotAllowed(w http.ResponseWriter, r *http.Request) bool {
+func notAllowed20260728(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get(headerVersion)
 	if r.Header.Get(headerSessionID) != "" || !slices.Contains(host.PerRequestVersions(), v) {
 		return false

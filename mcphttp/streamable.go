@@ -51,7 +51,7 @@ func (h *Handler) postMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, ok := h.readBody(w, r)
-	if !ok || h.modernPOST(w, r, body) {
+	if !ok || h.post20260728(w, r, body) {
 		return
 	}
 	if r.Header.Get(headerSessionID) == "" {
@@ -155,7 +155,7 @@ func (j *jsonReply) Send(msg []byte) error {
 }
 
 func (h *Handler) getMCP(w http.ResponseWriter, r *http.Request) {
-	if modernNotAllowed(w, r) {
+	if notAllowed20260728(w, r) {
 		return
 	}
 	if !accepts(r, "text/event-stream") {
@@ -178,7 +178,7 @@ func (h *Handler) getMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteMCP(w http.ResponseWriter, r *http.Request) {
-	if modernNotAllowed(w, r) {
+	if notAllowed20260728(w, r) {
 		return
 	}
 	hs := h.session(w, r)

@@ -25,7 +25,7 @@ import (
 // in input_required with the questions; tasks/update answers them, any
 // number at a time, and once all are answered the run is replayed with the
 // answers, as a multi round-trip request would be (mrtr.go). tasks/cancel
-// and tasks/update answer an empty result. A modern task belongs to no
+// and tasks/update answer an empty result. A 2026-07-28 task belongs to no
 // session (HTTP requests have none): it is bound to the authenticated
 // subject, and without authentication its unguessable id is what grants
 // access; it lasts its ttl.
@@ -61,8 +61,8 @@ type detailedTask struct {
 	InputRequests  map[string]inputRequest `json:"inputRequests,omitempty"`
 }
 
-// modernCreateTaskResult answers a call that became a task.
-type modernCreateTaskResult struct {
+// createTaskResult20260728 answers a call that became a task.
+type createTaskResult20260728 struct {
 	ResultType string `json:"resultType"`
 	detailedTask
 }
@@ -94,9 +94,9 @@ func needTasksExtension(req *request, why string) error {
 	return req.lacks(why+" needs the "+extTasks+" extension", "extensions", extTasks)
 }
 
-// callToolModern applies the extension's rules to a tools/call of a
+// callTool20260728 applies the extension's rules to a tools/call of a
 // 2026-07-28 request.
-func callToolModern(req *request, e *toolEntry, p abi.CallToolParams) (any, error) {
+func callTool20260728(req *request, e *toolEntry, p abi.CallToolParams) (any, error) {
 	support := e.taskSupport()
 	if support == abi.TaskForbidden || !req.capabilities().hasExtension(extTasks) {
 		if support == abi.TaskRequired {
@@ -192,7 +192,7 @@ func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.C
 		})
 	}
 	l.mu.Unlock()
-	return modernCreateTaskResult{ResultType: "task", detailedTask: rec.detailed()}, nil
+	return createTaskResult20260728{ResultType: "task", detailedTask: rec.detailed()}, nil
 }
 
 // settle records the outcome of a run of the task: input_required with the
@@ -248,7 +248,7 @@ func (r *taskRecord) detailed() detailedTask {
 	return d
 }
 
-func handleGetModernTask(ctx context.Context, req *request, p *taskIDParams) (any, error) {
+func handleGetTask20260728(ctx context.Context, req *request, p *taskIDParams) (any, error) {
 	rec, _, err := lookupTask(ctx, req, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -256,9 +256,9 @@ func handleGetModernTask(ctx context.Context, req *request, p *taskIDParams) (an
 	return rec.detailed(), nil
 }
 
-// handleCancelModernTask cancels a task that has not ended; one that has
+// handleCancelTask20260728 cancels a task that has not ended; one that has
 // is left as it is. Either way the answer is empty.
-func handleCancelModernTask(ctx context.Context, req *request, p *taskIDParams) (any, error) {
+func handleCancelTask20260728(ctx context.Context, req *request, p *taskIDParams) (any, error) {
 	_, l, err := lookupTask(ctx, req, p.TaskID)
 	if err != nil {
 		return nil, err
