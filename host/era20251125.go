@@ -84,3 +84,29 @@ func (r *request) session() *Session { return r.era.(era20251125).sess }
 
 // tasks is the form of 2025-11-25 tasks (task.go).
 func (era20251125) tasks() taskWire { return tasks20251125{} }
+
+// methods maps request methods to their handlers, for initialized
+// sessions (era20251125.method); a 2026-07-28 request has them too, less
+// those it removed and with its own (methods20260728).
+var methods = map[string]method{
+	"ping":                     handle(handlePing),
+	"tools/list":               handle(handleListTools),
+	"tools/call":               handle(handleCallTool),
+	"prompts/list":             handle(handleListPrompts),
+	"prompts/get":              handle(handleGetPrompt),
+	"resources/list":           handle(handleListResources),
+	"resources/templates/list": handle(handleListResourceTemplates),
+	"resources/read":           handle(handleReadResource),
+	"completion/complete":      handle(handleComplete),
+	"logging/setLevel":         handle(handleSetLevel),
+	"resources/subscribe":      handle(handleSubscribe),
+	"resources/unsubscribe":    handle(handleUnsubscribe),
+	"tasks/get":                handle(handleGetTask),
+	"tasks/result":             handle(handleTaskResult),
+	"tasks/list":               handle(handleListTasks),
+	"tasks/cancel":             handle(handleCancelTask),
+}
+
+func handlePing(context.Context, *request, *pingParams) (any, error) {
+	return struct{}{}, nil
+}

@@ -116,28 +116,3 @@ func orNull(raw []byte) []byte {
 	}
 	return raw
 }
-
-// methods maps request methods to their handlers, for initialized
-// sessions.
-var methods = map[string]method{
-	"ping":                     handle(handlePing),
-	"tools/list":               handle(handleListTools),
-	"tools/call":               handle(handleCallTool),
-	"prompts/list":             handle(handleListPrompts),
-	"prompts/get":              handle(handleGetPrompt),
-	"resources/list":           handle(handleListResources),
-	"resources/templates/list": handle(handleListResourceTemplates),
-	"resources/read":           handle(handleReadResource),
-	"completion/complete":      handle(handleComplete),
-	"logging/setLevel":         handle(handleSetLevel),
-	"resources/subscribe":      handle(handleSubscribe),
-	"resources/unsubscribe":    handle(handleUnsubscribe),
-	"tasks/get":                handle(handleGetTask),
-	"tasks/result":             handle(handleTaskResult),
-	"tasks/list":               handle(handleListTasks),
-	"tasks/cancel":             handle(handleCancelTask),
-}
-
-func handlePing(context.Context, *request, *pingParams) (any, error) {
-	return struct{}{}, nil
-}

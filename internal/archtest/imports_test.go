@@ -184,3 +184,37 @@ func TestJSONRPCTypesAreDefinedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFrontDoorUsesOnlyTheEnginesExportedAPI checks what the compiler
+// cannot: that the HTTP front door (mcphttp), a package apart from the
+// engine, reaches none of the engine's unexported names through
+// //go:linkname or package unsafe, so that the engine's exported API is
+// all it uses.
+func TestFrontDoorUsesOnlyTheEnginesExportedAPI(t *testing.T) {
+	dir := filepath.Join(root(t), "mcphttp")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"unsafe"` {
+				t.Errorf("%s imports unsafe", filepath.Base(path))
+			}
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "//go:linkname") {
+			t.Errorf("%s uses //go:linkname", filepath.Base(path))
+		}
+	}
+}
