@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -74,6 +75,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 	}
 	e.cache = cache
+	e.valid.dir = filepath.Join(opts.CacheDir, "mcphost-valid")
 	return e, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -30,6 +31,16 @@ type Plugin struct {
 	pool         *pool
 	redact       *strings.Replacer // of the secret values; nil when none
 	checkOutput  func(export string, output []byte) error
+	engine       *Engine
+	net          *netPolicy
+
+	// buildMu guards the build: until it, the module as given and the host
+	// functions it is compiled with; after, what it made.
+	buildMu  sync.Mutex
+	wasm     []byte                 // nil until reread gives it
+	reread   func() ([]byte, error) // nil when wasm is held
+	hostFns  []extism.HostFunction
+	buildErr error
 }
 
 // instance is one instantiation of a plugin, used by one call at a time.
@@ -103,32 +114,42 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Option
 // Limits.MemoryMiB and that one instance fits in the Engine's memory budget
 // (budget.go). Compiling cannot be interrupted: ctx does not bound it.
 func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
-	p, err := e.compile(ctx, name, wasm, opts)
+	p, err := e.Defer(ctx, name, wasm, opts, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.build(ctx); err != nil {
+		_ = p.Close(ctx)
 		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
 	}
 	return p, nil
 }
 
-// Start creates the plugin's first instance, which runs its wasm start
-// function, within ctx and the call timeout, and keeps it for the first
-// call. A plugin that fails to start is closed: Start returns the error.
-func (p *Plugin) Start(ctx context.Context) error {
-	// The first instance waits for room in the budget, within the call
-	// timeout, even for a plugin whose calls may not queue: a load must not
-	// fail for a moment's shortage.
-	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
-	defer cancel()
-	inst, err := p.pool.acquire(ctx, "", true)
+// Defer returns the plugin name of wasm with the checks that need no
+// compiling done (its imports, limits and grants), and leaves the rest of
+// what Compile does — validating and rewriting the module, its instance
+// cost, compiling it — to the plugin's first call or Start, which fail
+// with what Compile would have. It is for a module a previous load of the
+// same bytes, limits and grants found sound (pluginhost's listing cache):
+// an idle plugin then costs no compiled code and no instance.
+//
+// reread, when not nil, gives the module's bytes again at the build, so
+// that an idle plugin does not hold them; it must give the bytes given
+// here, or fail.
+func (e *Engine) Defer(ctx context.Context, name string, wasm []byte, opts Options, reread func() ([]byte, error)) (*Plugin, error) {
+	p, err := e.newPlugin(name, wasm, opts)
 	if err != nil {
-		_ = p.Close(ctx) // the instantiation error says more
-		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
+		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
 	}
-	p.pool.release(inst, true)
-	return nil
+	if reread != nil {
+		p.wasm, p.reread = nil, reread
+	}
+	return p, nil
 }
 
-func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
+// newPlugin checks what needs no compiling and returns the plugin, not yet
+// built.
+func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, error) {
 	info, err := Inspect(wasm)
 	if err != nil {
 		return nil, err
@@ -159,6 +180,66 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	}
 	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
 	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
+	p := &Plugin{
+		name:         name,
+		info:         info,
+		limits:       limits,
+		logger:       logger,
+		timeout:      fmt.Errorf("exceeded the %s timeout", limits.Timeout),
+		moduleConfig: moduleConfig(opts.Grants.Mounts),
+		redact:       redact,
+		checkOutput:  opts.CheckOutput,
+		engine:       e,
+		wasm:         wasm,
+		hostFns:      hostFns,
+		net:          pol,
+	}
+	p.pool = newPool(name, e.budget, 0, limits.MaxInstances, limits.MaxQueue, p.newInstance, p.shutdown)
+	return p, nil
+}
+
+// Start creates the plugin's first instance, which runs its wasm start
+// function, within ctx and the call timeout, and keeps it for the first
+// call; a plugin Defer returned is built first. A plugin that fails to
+// start is closed: Start returns the error.
+func (p *Plugin) Start(ctx context.Context) error {
+	if err := p.build(ctx); err != nil {
+		_ = p.Close(ctx) // the build error says more
+		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
+	}
+	// The first instance waits for room in the budget, within the call
+	// timeout, even for a plugin whose calls may not queue: a load must not
+	// fail for a moment's shortage.
+	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
+	defer cancel()
+	inst, err := p.pool.acquire(ctx, "", true)
+	if err != nil {
+		_ = p.Close(ctx) // the instantiation error says more
+		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
+	}
+	p.pool.release(inst, true)
+	return nil
+}
+
+// build validates, rewrites and compiles the plugin's module, once: a
+// plugin built already, or whose build failed, is not built again (a
+// failed build is not retried: its cause is in the module). It sets the
+// instance cost before any instance is made.
+func (p *Plugin) build(ctx context.Context) error {
+	p.buildMu.Lock()
+	defer p.buildMu.Unlock()
+	if p.compiled != nil || p.buildErr != nil {
+		return p.buildErr
+	}
+	if p.reread != nil {
+		wasm, err := p.reread()
+		if err != nil {
+			p.buildErr = fmt.Errorf("reading the module again to compile it: %w", err)
+			return p.buildErr
+		}
+		p.wasm, p.reread = wasm, nil
+	}
+	e, limits := p.engine, p.limits
 	config := extism.PluginConfig{
 		RuntimeConfig: e.runtimeConfig(limits),
 		EnableWasi:    true,
@@ -169,11 +250,12 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 	)
 	// Validating and rewriting the module take a compile turn too: they
 	// take a core, a tenth of the time compiling does.
-	if err := e.inCompileTurn(ctx, logger, len(wasm), func() (err error) {
-		if wasm, err = e.prepare(ctx, wasm, limits.MaxModuleMiB<<20); err != nil {
+	p.buildErr = e.inCompileTurn(ctx, p.logger, len(p.wasm), func() (err error) {
+		wasm, err := e.prepare(ctx, p.wasm, limits.MaxModuleMiB<<20)
+		if err != nil {
 			return err
 		}
-		if cost, err = e.instanceCost(wasm, limits, len(opts.Grants.AllowedHosts) > 0); err != nil {
+		if cost, err = e.instanceCost(wasm, limits, len(p.net.rules) > 0); err != nil {
 			return err
 		}
 		manifest := extism.Manifest{
@@ -183,29 +265,40 @@ func (e *Engine) compile(ctx context.Context, name string, wasm []byte, opts Opt
 				MaxHttpResponseBytes: maxHTTPResponseBytes,
 				MaxVarBytes:          maxVarBytes,
 			},
-			AllowedHosts: pol.extismHosts(),
+			AllowedHosts: p.net.extismHosts(),
 		}
-		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, hostFns)
+		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, p.hostFns)
 		return err
-	}); err != nil {
-		return nil, err
-	}
-	p := &Plugin{
-		name:         name,
-		info:         info,
-		limits:       limits,
-		logger:       logger,
-		timeout:      fmt.Errorf("exceeded the %s timeout", limits.Timeout),
-		compiled:     compiled,
-		moduleConfig: moduleConfig(opts.Grants.Mounts),
-		redact:       redact,
-		checkOutput:  opts.CheckOutput,
-	}
-	p.pool = newPool(name, e.budget, cost, limits.MaxInstances, limits.MaxQueue, p.newInstance, func(ctx context.Context) error {
-		pol.transport.CloseIdleConnections()
-		return compiled.Close(ctx)
 	})
-	return p, nil
+	if p.buildErr != nil {
+		return p.buildErr
+	}
+	p.pool.mu.Lock()
+	p.pool.cost = cost
+	p.pool.mu.Unlock()
+	p.compiled, p.wasm, p.hostFns = compiled, nil, nil
+	return nil
+}
+
+// Built reports whether the plugin's module is compiled: always after
+// Compile, after the first call or Start after Defer.
+func (p *Plugin) Built() bool {
+	p.buildMu.Lock()
+	defer p.buildMu.Unlock()
+	return p.compiled != nil
+}
+
+// shutdown releases what the plugin holds beside its instances, once it is
+// closed and no call uses it.
+func (p *Plugin) shutdown(ctx context.Context) error {
+	p.net.transport.CloseIdleConnections()
+	p.buildMu.Lock()
+	compiled := p.compiled
+	p.buildMu.Unlock()
+	if compiled == nil {
+		return nil
+	}
+	return compiled.Close(ctx)
 }
 
 // runtimeConfig is the wazero configuration a plugin with limits is
@@ -374,6 +467,9 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, error) {
 	if ctx.Err() != nil {
 		return nil, p.ctxError(export, ctx)
+	}
+	if err := p.build(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
 	inst, err := p.pool.acquire(ctx, owner, p.pool.queue > 0)
 	var spent *budgetError

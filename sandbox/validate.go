@@ -3,7 +3,11 @@ package sandbox
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -26,10 +30,35 @@ import (
 
 // validatedModules remembers the digests of the modules wazero found valid,
 // so that loading a module again (a reload, another plugin of the same
-// code) validates it once.
+// code) validates it once; with a dir, across processes too: an empty file
+// per digest and validator, beside the compilation cache, so that a
+// plugin compiled from that cache is not validated again at each start.
 type validatedModules struct {
+	dir     string // "" remembers in memory only
 	mu      sync.Mutex
 	digests map[[sha256.Size]byte]bool
+}
+
+// validatorID names what validates: the wazero version this binary is
+// built with, whose rules a remembered digest was checked against.
+var validatorID = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/tetratelabs/wazero" {
+				return "wazero-" + m.Version
+			}
+		}
+	}
+	return "wazero-unknown"
+})
+
+// marker is the file that remembers digest sum as valid, or "" without a
+// dir.
+func (v *validatedModules) marker(sum [sha256.Size]byte) string {
+	if v.dir == "" {
+		return ""
+	}
+	return filepath.Join(v.dir, hex.EncodeToString(sum[:])+"."+validatorID())
 }
 
 // validate refuses wasm, with ErrInvalidModule and wazero's reason, unless
@@ -42,8 +71,14 @@ func (v *validatedModules) validate(ctx context.Context, wasm []byte) error {
 	if ok {
 		return nil
 	}
-	if err := validateModule(ctx, wasm); err != nil {
-		return err
+	marker := v.marker(sum)
+	if _, err := os.Stat(marker); marker == "" || err != nil {
+		if err := validateModule(ctx, wasm); err != nil {
+			return err
+		}
+		if marker != "" && os.MkdirAll(v.dir, 0o700) == nil {
+			_ = os.WriteFile(marker, nil, 0o600) // a marker not written only costs a validation
+		}
 	}
 	v.mu.Lock()
 	if v.digests == nil {

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A deferred plugin answers what needs no compiling at once (its exports),
+// holds no compiled code until its first call, and then serves it as a
+// compiled one does; the bytes it reads again at the build are its module.
+func TestDeferCompilesOnTheFirstCall(t *testing.T) {
+	wasm := testWasm(t, "guest")
+	reread := 0
+	p, err := engine.Defer(t.Context(), "guest", wasm, Options{}, func() ([]byte, error) { reread++; return wasm, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	if p.Built() || !p.HasExport("echo") || p.HasExport("nope") {
+		t.Fatalf("deferred: built %v, exports echo %v, nope %v", p.Built(), p.HasExport("echo"), p.HasExport("nope"))
+	}
+	out, err := p.Call(t.Context(), "echo", []byte("hi"))
+	if err != nil || string(out) != "hi" {
+		t.Fatalf("first call: %q, %v", out, err)
+	}
+	if !p.Built() || reread != 1 {
+		t.Fatalf("after the first call: built %v, module read again %d times, want once", p.Built(), reread)
+	}
+	if _, err := p.Call(t.Context(), "echo", []byte("again")); err != nil || reread != 1 {
+		t.Fatalf("second call: %v, module read again %d times", err, reread)
+	}
+}
+
+// A deferred plugin whose module cannot be read again fails its calls with
+// the reason, and does not try again; closing one that never built works.
+func TestDeferThatCannotBuildFailsItsCalls(t *testing.T) {
+	wasm := testWasm(t, "guest")
+	gone := errors.New("the file is gone")
+	p, err := engine.Defer(t.Context(), "guest", wasm, Options{}, func() ([]byte, error) { return nil, gone })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := p.Call(t.Context(), "echo", nil); err == nil || !strings.Contains(err.Error(), gone.Error()) {
+			t.Fatalf("call: %v, want the reread's error", err)
+		}
+	}
+	if p.Built() {
+		t.Fatal("built without its module")
+	}
+	if err := p.Close(t.Context()); err != nil {
+		t.Fatalf("closing a plugin never built: %v", err)
+	}
+	q, err := engine.Defer(t.Context(), "guest", wasm, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(t.Context()); err != nil {
+		t.Fatalf("closing a plugin never called: %v", err)
+	}
+}
+
+// Defer refuses at once what Compile refuses without compiling: a module
+// that is not WebAssembly, or limits out of range.
+func TestDeferChecksWhatNeedsNoCompiling(t *testing.T) {
+	if _, err := engine.Defer(t.Context(), "junk", []byte("not wasm"), Options{}, nil); err == nil {
+		t.Error("Defer took bytes that are not a module")
+	}
+	if _, err := engine.Defer(t.Context(), "guest", testWasm(t, "guest"), Options{Limits: Limits{MemoryMiB: maxMemoryMiB + 1}}, nil); err == nil {
+		t.Error("Defer took a memory limit out of range")
+	}
+}
+
+// An Engine with a cache directory remembers there which modules wazero
+// found valid, so that another Engine on the directory (the next start)
+// does not validate them again.
+func TestValidModulesAreRememberedInTheCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	e, err := NewEngine(EngineOptions{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p, err := e.Compile(t.Context(), "guest", testWasm(t, "guest"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Close(t.Context())
+	markers, _ := filepath.Glob(filepath.Join(dir, "mcphost-valid", "*."+validatorID()))
+	if len(markers) != 1 {
+		t.Fatalf("markers %v, want one for the module", markers)
+	}
+	v := validatedModules{dir: filepath.Join(dir, "mcphost-valid")}
+	// Not valid, but remembered as valid: only the marker can say so.
+	name := filepath.Base(markers[0])
+	junk := []byte("not a module")
+	if err := os.Rename(markers[0], filepath.Join(filepath.Dir(markers[0]), strings.Replace(name, name[:64], sum64(junk), 1))); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.validate(t.Context(), junk); err != nil {
+		t.Fatalf("a remembered digest was validated again: %v", err)
+	}
+	if err := (&validatedModules{}).validate(t.Context(), junk); !errors.Is(err, ErrInvalidModule) {
+		t.Fatalf("without the marker: %v, want ErrInvalidModule", err)
+	}
+}
+
+// sum64 is the hex sha256 of b.
+func sum64(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
