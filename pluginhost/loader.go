@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,6 +48,11 @@ type Loader struct {
 	// Logger receives the loader's and the plugins' logs. Nil discards
 	// them.
 	Logger *slog.Logger
+	// ListingCacheDir keeps what plugins listed (listingcache.go), so
+	// that a plugin loaded again with the same bytes and configuration is
+	// listed without compiling it, and compiled on its first call. Empty:
+	// every plugin is compiled, started and listed as it loads.
+	ListingCacheDir string
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -102,13 +108,16 @@ type NotLoaded struct {
 // run by the engine of package pdk/js; a .js and a .wasm file of the same
 // name are one plugin name: the first in order of name loads.
 func (l *Loader) LoadDir(ctx context.Context, dir string, cfg *config.Config) LoadResult {
-	res, _ := l.loadDir(ctx, dir, cfg, nil)
+	res, _ := l.loadDir(ctx, dir, dir, cfg, nil)
 	return res
 }
 
 // loadDir is LoadDir, also returning the drain of each plugin loaded, and
 // calling compiled (unless nil) each time a plugin's code is compiled.
-func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, compiled func()) (LoadResult, map[*host.Plugin]*drain) {
+// origin is the folder dir's files came from (dir, or the plugins folder
+// a snapshot was taken of): a plugin compiled on its first call reads its
+// file there again.
+func (l *Loader) loadDir(ctx context.Context, dir, origin string, cfg *config.Config, compiled func()) (LoadResult, map[*host.Plugin]*drain) {
 	var res LoadResult
 	files, err := listPluginFiles(dir)
 	if err != nil {
@@ -121,7 +130,7 @@ func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, co
 			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
 			continue
 		}
-		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg, compiled)
+		p, d, err := l.load(ctx, filepath.Join(dir, f.File), filepath.Join(origin, f.File), cfg, compiled)
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
@@ -173,16 +182,17 @@ func listPluginFiles(dir string) ([]pluginFile, error) {
 // developer commands (call, get-prompt, read, complete) use it to run one
 // plugin as serve would.
 func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, error) {
-	p, _, err := l.load(ctx, path, cfg, nil)
+	p, _, err := l.load(ctx, path, path, cfg, nil)
 	return p, err
 }
 
-// load validates and provisions one plugin file, and returns it with the
-// drain of its call chain; it calls compiled (unless nil) once the
+// load validates and provisions one plugin file, path, and returns it with
+// the drain of its call chain; it calls compiled (unless nil) once the
 // plugin's code is compiled, and runs none of the plugin's code before
-// compiled returns: its load budget starts then. It returns nil, nil, nil for a plugin the
-// config disables.
-func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
+// compiled returns: its load budget starts then. It returns nil, nil, nil
+// for a plugin the config disables. origin is where path's file came from,
+// read again when a plugin listed from the cache is compiled.
+func (l *Loader) load(ctx context.Context, path, origin string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
 		return nil, nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
@@ -238,13 +248,33 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := l.Engine.Compile(ctx, name, module, sandbox.Options{
+	sopts := sandbox.Options{
 		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
 		HostFunctions: hostFunctions(name, pc.HostFunctions, impl),
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
-	})
+	}
+	sum := sha256.Sum256(wasm)
+	cache := listingCache(l.ListingCacheDir)
+	key := listingKey(name, sum, cfg, pc, grants)
+	cached := cache.read(key)
+	var rt *sandbox.Plugin
+	if cached != nil {
+		var reread func() ([]byte, error)
+		if !isJS { // the engine's module is one, shared by every .js plugin
+			reread = func() ([]byte, error) {
+				again, err := readPluginFile(origin, pc)
+				if err == nil && sha256.Sum256(again) != sum {
+					err = errors.New("the plugin's file changed since it loaded; it is loaded again once the change settles (serve --watch) or at the next start")
+				}
+				return again, err
+			}
+		}
+		rt, err = l.Engine.Defer(ctx, name, module, sopts, reread)
+	} else {
+		rt, err = l.Engine.Compile(ctx, name, module, sopts)
+	}
 	if compiled != nil {
 		compiled()
 	}
@@ -258,16 +288,22 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	ctx, cancel := context.WithTimeoutCause(ctx, budget, fmt.Errorf(
 		"the plugin did not finish loading within its load budget of %v (load_budget in [plugins.%s] or [defaults])", budget, name))
 	defer cancel()
-	if err := rt.Start(ctx); err != nil {
-		return nil, nil, err
-	}
-	if isJS {
-		if err := js.Check(ctx, rt); err != nil {
-			_ = rt.Close(ctx) // the load error says more
+	listing := &listingRuntime{Runtime: isolated(rt, pc.Isolation), built: rt.Built, served: cached}
+	if cached == nil {
+		if err := rt.Start(ctx); err != nil {
 			return nil, nil, err
 		}
+		if isJS {
+			if err := js.Check(ctx, rt); err != nil {
+				_ = rt.Close(ctx) // the load error says more
+				return nil, nil, err
+			}
+		}
+		if key != "" && cache != "" {
+			listing.record = &listingEntry{Version: listingCacheVersion}
+		}
 	}
-	rtChain, d := chain(name, pc, isolated(rt, pc.Isolation), l.logger())
+	rtChain, d := chain(name, pc, listing, l.logger())
 	opts := []host.PluginOption{
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
@@ -286,9 +322,13 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		_ = p.Close(context.Background()) // ctx has ended
 		return nil, nil, err
 	}
-	sum := sha256.Sum256(wasm)
+	if e := listing.recorded(); e != nil {
+		if err := cache.write(key, e); err != nil {
+			l.logger().Warn("keeping what the plugin listed failed; it is listed by running it at the next start too", "plugin", name, "err", err)
+		}
+	}
 	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
-		"took", time.Since(started).Round(time.Millisecond))
+		"took", time.Since(started).Round(time.Millisecond), "listed", listedFrom(cached))
 	return p, d, nil
 }
 
@@ -421,4 +461,12 @@ func checkPin(pc config.PluginConfig, file []byte) error {
 			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)
 	}
 	return nil
+}
+
+// listedFrom says, for the log, where a plugin's listings came from.
+func listedFrom(cached *listingEntry) string {
+	if cached != nil {
+		return "cache (compiled on its first call)"
+	}
+	return "running it"
 }

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -146,7 +148,13 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		// --watch).
 		CatalogChanges: true,
 	}, nil)
-	reloader := pluginhost.NewReloader(&pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}, f.plugins, cfg)
+	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}
+	if cacheDir != "" {
+		// Plugins listed before are listed from there and compiled on their
+		// first call.
+		loader.ListingCacheDir = filepath.Join(cacheDir, "mcphost-listings")
+	}
+	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
 	defer func() {
 		for _, p := range srv.Catalog().Plugins() {
 			_ = p.Close(context.Background())
@@ -265,6 +273,11 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 			return
 		}
 		pruneCache(cacheDir, cfg.Server.CacheMaxMiB, logger)
+		// Loading read every plugin file and module section, garbage now:
+		// give its pages back at once rather than when the runtime's
+		// scavenger gets to them, minutes later, so that an idle server's
+		// memory is what its plugins in use hold.
+		debug.FreeOSMemory()
 	}()
 	return func() {
 		cancel()

@@ -1,0 +1,157 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// cacheStart is one start of a server on a compilation cache and a listing
+// cache: its loader, its server and its log.
+type cacheStart struct {
+	loader *Loader
+	srv    *host.Server
+	logs   *records
+}
+
+// startOn starts a server whose loader keeps its caches in dir.
+func startOn(t *testing.T, dir string) cacheStart {
+	t.Helper()
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: filepath.Join(dir, "compiled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = engine.Close() })
+	logs := &records{}
+	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
+	return cacheStart{&Loader{Engine: engine, Server: srv, Logger: srv.Logger(), ListingCacheDir: filepath.Join(dir, "listings")}, srv, logs}
+}
+
+// load loads the plugin at path with cfg and serves it alone; it returns
+// a client of the server.
+func (s cacheStart) load(t *testing.T, path string, cfg *config.Config) *host.InProcessClient {
+	t.Helper()
+	p, err := s.loader.LoadFile(t.Context(), path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	s.srv.SetCatalog(host.BuildCatalog(t.Context(), []*host.Plugin{p}, nil))
+	c := host.NewInProcessClient(s.srv, host.InProcessHandlers{})
+	t.Cleanup(c.Close)
+	if _, err := c.Request(t.Context(), "initialize", map[string]any{"protocolVersion": host.Version20250618, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Notify(t.Context(), "notifications/initialized", nil)
+	return c
+}
+
+// toolsAndCall lists the tools through c and calls wordcount.
+func toolsAndCall(t *testing.T, c *host.InProcessClient) (tools, call string) {
+	t.Helper()
+	list, err := c.Request(t.Context(), "tools/list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Request(t.Context(), "tools/call", map[string]any{"name": "wordcount", "arguments": map[string]any{"text": "a b c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(list), string(res)
+}
+
+// A plugin listed once is listed from the cache at the next start, exactly
+// as before, without being compiled or instantiated, and compiled on its
+// first call, which answers as before. A change of its configuration, or a
+// grant of a host function, makes the start list it by running it.
+func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wc.wasm")
+	wasm, err := os.ReadFile(plugintest.Build(t, "internal/testrig/testplugins/samego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+
+	first := startOn(t, dir)
+	wantTools, wantCall := toolsAndCall(t, first.load(t, path, cfg))
+	if first.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
+		t.Fatalf("first start:\n%s", first.logs.dump())
+	}
+	if !strings.Contains(wantTools, `"wordcount"`) || !strings.Contains(wantCall, `"words":3`) {
+		t.Fatalf("first start: tools %s, call %s", wantTools, wantCall)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("listing cache entries %v, want one", entries)
+	}
+
+	second := startOn(t, dir)
+	c := second.load(t, path, cfg)
+	if second.logs.count("plugin loaded", "plugin=wc", "listed=cache") != 1 || second.logs.count("INFO compiled") != 0 {
+		t.Fatalf("second start: want the plugin listed from the cache, nothing compiled:\n%s", second.logs.dump())
+	}
+	list, err := c.Request(t.Context(), "tools/list", nil)
+	if err != nil || string(list) != wantTools {
+		t.Fatalf("tools from the cache:\n%s\nwant\n%s (%v)", list, wantTools, err)
+	}
+	if tools, call := toolsAndCall(t, c); tools != wantTools || call != wantCall {
+		t.Fatalf("after the first call: tools %s, call %s; want %s, %s", tools, call, wantTools, wantCall)
+	}
+
+	changed := config.Default()
+	changed.Plugins = map[string]config.PluginConfig{"wc": {Config: map[string]string{"x": "1"}}}
+	third := startOn(t, dir)
+	third.load(t, path, changed)
+	if third.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
+		t.Fatalf("a changed config must miss the cache:\n%s", third.logs.dump())
+	}
+
+	granted := config.Default()
+	granted.Plugins = map[string]config.PluginConfig{"wc": {HostFunctions: []string{"notify_progress"}}}
+	before, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json"))
+	for range 2 {
+		start := startOn(t, dir)
+		start.load(t, path, granted)
+		if start.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
+			t.Fatalf("a plugin granted a host function must be listed by running it:\n%s", start.logs.dump())
+		}
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json")); len(after) != len(before) {
+		t.Fatalf("a plugin granted a host function was cached: %v", after)
+	}
+}
+
+// A corrupt or foreign entry is a miss, never an error.
+func TestAnUnreadableListingEntryIsAMiss(t *testing.T) {
+	dir := t.TempDir()
+	c := listingCache(dir)
+	for name, body := range map[string]string{"junk": "not json", "old": `{"version":0,"calls":[]}`} {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if e := c.read(name); e != nil {
+			t.Errorf("%s: read %+v, want a miss", name, e)
+		}
+	}
+	e := &listingEntry{Version: listingCacheVersion, Calls: []listingCall{{Export: "list_tools", Input: []byte(`{}`), Output: []byte(`{"tools":[]}`)}}}
+	if err := c.write("good", e); err != nil {
+		t.Fatal(err)
+	}
+	got := c.read("good")
+	if raw, _ := json.Marshal(got); got == nil || !strings.Contains(string(raw), "list_tools") {
+		t.Fatalf("round trip: %s", raw)
+	}
+}
