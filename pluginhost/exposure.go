@@ -2,7 +2,6 @@ package pluginhost
 
 import (
 	"github.com/gobwas/glob"
-
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 )

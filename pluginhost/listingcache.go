@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -126,8 +127,9 @@ func (c listingCache) read(key string) *listingEntry {
 	return &e
 }
 
-// write stores the entry of key, whole or not at all.
-func (c listingCache) write(key string, e *listingEntry) error {
+// write stores the entry of key, and a copy of the plugin's file (of
+// digest sum) unless one is there, each whole or not at all.
+func (c listingCache) write(key string, sum [sha256.Size]byte, file []byte, e *listingEntry) error {
 	if c == "" || key == "" {
 		return nil
 	}
@@ -138,16 +140,48 @@ func (c listingCache) write(key string, e *listingEntry) error {
 	if err := os.MkdirAll(string(c), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(string(c), key+".*.tmp")
+	copyName := hex.EncodeToString(sum[:]) + ".wasm"
+	if _, err := os.Stat(filepath.Join(string(c), copyName)); err != nil {
+		if err := c.writeFile(copyName, file); err != nil {
+			return err
+		}
+	}
+	return c.writeFile(key+".json", raw)
+}
+
+// module returns how to read the copy of the plugin file of digest sum,
+// which refuses a copy of other bytes; nil when there is no copy. A
+// plugin listed from the cache compiles from it, so that the version that
+// loaded is the one that runs, whatever the plugins folder holds by then.
+func (c listingCache) module(sum [sha256.Size]byte) func() ([]byte, error) {
+	if c == "" {
+		return nil
+	}
+	path := filepath.Join(string(c), hex.EncodeToString(sum[:])+".wasm")
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return func() ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if err == nil && sha256.Sum256(b) != sum {
+			err = errors.New("the cached copy of the plugin's module is not the module that loaded")
+		}
+		return b, err
+	}
+}
+
+// writeFile writes name in the cache folder, whole or not at all.
+func (c listingCache) writeFile(name string, data []byte) error {
+	tmp, err := os.CreateTemp(string(c), name+".*.tmp")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(raw)
+	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(string(c), key+".json"))
+		err = os.Rename(tmp.Name(), filepath.Join(string(c), name))
 	}
 	if err != nil {
 		_ = os.Remove(tmp.Name())

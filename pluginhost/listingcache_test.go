@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -103,6 +104,11 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	if second.logs.count("plugin loaded", "plugin=wc", "listed=cache") != 1 || second.logs.count("INFO compiled") != 0 {
 		t.Fatalf("second start: want the plugin listed from the cache, nothing compiled:\n%s", second.logs.dump())
 	}
+	// The folder's file changes before the first call: the version that
+	// loaded is the one that runs, as with a plugin compiled at load.
+	if err := os.WriteFile(path, []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	list, err := c.Request(t.Context(), "tools/list", nil)
 	if err != nil || string(list) != wantTools {
 		t.Fatalf("tools from the cache:\n%s\nwant\n%s (%v)", list, wantTools, err)
@@ -111,6 +117,9 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 		t.Fatalf("after the first call: tools %s, call %s; want %s, %s", tools, call, wantTools, wantCall)
 	}
 
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	changed := config.Default()
 	changed.Plugins = map[string]config.PluginConfig{"wc": {Config: map[string]string{"x": "1"}}}
 	third := startOn(t, dir)
@@ -147,7 +156,7 @@ func TestAnUnreadableListingEntryIsAMiss(t *testing.T) {
 		}
 	}
 	e := &listingEntry{Version: listingCacheVersion, Calls: []listingCall{{Export: "list_tools", Input: []byte(`{}`), Output: []byte(`{"tools":[]}`)}}}
-	if err := c.write("good", e); err != nil {
+	if err := c.write("good", sha256.Sum256([]byte("module")), []byte("module"), e); err != nil {
 		t.Fatal(err)
 	}
 	got := c.read("good")

@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -108,16 +107,13 @@ type NotLoaded struct {
 // run by the engine of package pdk/js; a .js and a .wasm file of the same
 // name are one plugin name: the first in order of name loads.
 func (l *Loader) LoadDir(ctx context.Context, dir string, cfg *config.Config) LoadResult {
-	res, _ := l.loadDir(ctx, dir, dir, cfg, nil)
+	res, _ := l.loadDir(ctx, dir, cfg, nil)
 	return res
 }
 
 // loadDir is LoadDir, also returning the drain of each plugin loaded, and
 // calling compiled (unless nil) each time a plugin's code is compiled.
-// origin is the folder dir's files came from (dir, or the plugins folder
-// a snapshot was taken of): a plugin compiled on its first call reads its
-// file there again.
-func (l *Loader) loadDir(ctx context.Context, dir, origin string, cfg *config.Config, compiled func()) (LoadResult, map[*host.Plugin]*drain) {
+func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, compiled func()) (LoadResult, map[*host.Plugin]*drain) {
 	var res LoadResult
 	files, err := listPluginFiles(dir)
 	if err != nil {
@@ -130,7 +126,7 @@ func (l *Loader) loadDir(ctx context.Context, dir, origin string, cfg *config.Co
 			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
 			continue
 		}
-		p, d, err := l.load(ctx, filepath.Join(dir, f.File), filepath.Join(origin, f.File), cfg, compiled)
+		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg, compiled)
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
@@ -182,7 +178,7 @@ func listPluginFiles(dir string) ([]pluginFile, error) {
 // developer commands (call, get-prompt, read, complete) use it to run one
 // plugin as serve would.
 func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, error) {
-	p, _, err := l.load(ctx, path, path, cfg, nil)
+	p, _, err := l.load(ctx, path, cfg, nil)
 	return p, err
 }
 
@@ -190,9 +186,8 @@ func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) 
 // the drain of its call chain; it calls compiled (unless nil) once the
 // plugin's code is compiled, and runs none of the plugin's code before
 // compiled returns: its load budget starts then. It returns nil, nil, nil
-// for a plugin the config disables. origin is where path's file came from,
-// read again when a plugin listed from the cache is compiled.
-func (l *Loader) load(ctx context.Context, path, origin string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
+// for a plugin the config disables.
+func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
 		return nil, nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
@@ -259,18 +254,14 @@ func (l *Loader) load(ctx context.Context, path, origin string, cfg *config.Conf
 	cache := listingCache(l.ListingCacheDir)
 	key := listingKey(name, sum, cfg, pc, grants)
 	cached := cache.read(key)
+	var reread func() ([]byte, error)
+	if cached != nil && !isJS { // the engine's module is one, shared by every .js plugin
+		if reread = cache.module(sum); reread == nil {
+			cached = nil // its copy is gone: load it as if new
+		}
+	}
 	var rt *sandbox.Plugin
 	if cached != nil {
-		var reread func() ([]byte, error)
-		if !isJS { // the engine's module is one, shared by every .js plugin
-			reread = func() ([]byte, error) {
-				again, err := readPluginFile(origin, pc)
-				if err == nil && sha256.Sum256(again) != sum {
-					err = errors.New("the plugin's file changed since it loaded; it is loaded again once the change settles (serve --watch) or at the next start")
-				}
-				return again, err
-			}
-		}
 		rt, err = l.Engine.Defer(ctx, name, module, sopts, reread)
 	} else {
 		rt, err = l.Engine.Compile(ctx, name, module, sopts)
@@ -323,7 +314,7 @@ func (l *Loader) load(ctx context.Context, path, origin string, cfg *config.Conf
 		return nil, nil, err
 	}
 	if e := listing.recorded(); e != nil {
-		if err := cache.write(key, e); err != nil {
+		if err := cache.write(key, sum, wasm, e); err != nil {
 			l.logger().Warn("keeping what the plugin listed failed; it is listed by running it at the next start too", "plugin", name, "err", err)
 		}
 	}

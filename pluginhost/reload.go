@@ -623,7 +623,7 @@ func (r *Reloader) load(ctx context.Context, name string, cfg *config.Config, ve
 			return nil, nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
 		}
 	}
-	res, drains := r.loader.loadDir(ctx, snap, r.dir, cfg, compiled)
+	res, drains := r.loader.loadDir(ctx, snap, cfg, compiled)
 	var p *host.Plugin
 	for _, lp := range res.Plugins {
 		if lp.Name == name && p == nil {
