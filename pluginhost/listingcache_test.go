@@ -70,10 +70,12 @@ func toolsAndCall(t *testing.T, c *host.InProcessClient) (tools, call string) {
 	return string(list), string(res)
 }
 
-// A plugin listed once is listed from the cache at the next start, exactly
-// as before, without being compiled or instantiated, and compiled on its
-// first call, which answers as before. A change of its configuration, or a
-// grant of a host function, makes the start list it by running it.
+// A plugin loaded for the first time is listed on wazero's interpreter, and
+// at the next start from the cache, exactly as before, without being
+// compiled or instantiated; either way it is compiled on its first call,
+// which answers as a compiled load's does. A change of its configuration
+// misses the cache; a grant of a host function makes every start list it by
+// running it compiled, as before the cache.
 func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wc.wasm")
@@ -88,7 +90,7 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 
 	first := startOn(t, dir)
 	wantTools, wantCall := toolsAndCall(t, first.load(t, path, cfg))
-	if first.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
+	if first.logs.count("plugin loaded", "plugin=wc", "listed=the interpreter") != 1 {
 		t.Fatalf("first start:\n%s", first.logs.dump())
 	}
 	if !strings.Contains(wantTools, `"wordcount"`) || !strings.Contains(wantCall, `"words":3`) {
@@ -124,7 +126,7 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	changed.Plugins = map[string]config.PluginConfig{"wc": {Config: map[string]string{"x": "1"}}}
 	third := startOn(t, dir)
 	third.load(t, path, changed)
-	if third.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
+	if third.logs.count("plugin loaded", "plugin=wc", "listed=the interpreter") != 1 {
 		t.Fatalf("a changed config must miss the cache:\n%s", third.logs.dump())
 	}
 

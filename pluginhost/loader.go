@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
@@ -49,9 +50,13 @@ type Loader struct {
 	Logger *slog.Logger
 	// ListingCacheDir keeps what plugins listed (listingcache.go), so
 	// that a plugin loaded again with the same bytes and configuration is
-	// listed without compiling it, and compiled on its first call. Empty:
-	// every plugin is compiled, started and listed as it loads.
+	// listed without running it, and one loaded for the first time is
+	// listed on wazero's interpreter; either is compiled on its first
+	// call. Empty: every plugin is compiled, started and listed as it
+	// loads.
 	ListingCacheDir string
+
+	warming sync.Mutex // held by the one background compile at a time
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -252,7 +257,10 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	}
 	sum := sha256.Sum256(wasm)
 	cache := listingCache(l.ListingCacheDir)
-	key := listingKey(name, sum, cfg, pc, grants)
+	key := ""
+	if cache != "" {
+		key = listingKey(name, sum, cfg, pc, grants)
+	}
 	cached := cache.read(key)
 	var reread func() ([]byte, error)
 	if cached != nil && !isJS { // the engine's module is one, shared by every .js plugin
@@ -260,11 +268,31 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 			cached = nil // its copy is gone: load it as if new
 		}
 	}
+	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
+	opts := pluginOptions(cfg, pc, budget, manifest == nil)
+	listedBy := "cache (compiled on its first call)"
+	if cached == nil && key != "" {
+		// Not listed before: listed on wazero's interpreter, which compiles
+		// a module in a fraction of the compiler's time, and compiled on
+		// its first call; the compiler warms the compilation cache for that
+		// call in the background.
+		if cached, err = l.listInterpreted(ctx, name, module, sopts, budget, opts, isJS, compiled); err != nil {
+			return nil, nil, err
+		}
+		compiled, listedBy = nil, "the interpreter (compiled on its first call)"
+		if err := cache.write(key, sum, wasm, cached); err != nil {
+			l.logger().Warn("keeping what the plugin listed failed; it is listed again at the next start", "plugin", name, "err", err)
+		} else if !isJS {
+			reread = cache.module(sum)
+		}
+		l.warmInBackground(name, module, sopts)
+	}
 	var rt *sandbox.Plugin
 	if cached != nil {
 		rt, err = l.Engine.Defer(ctx, name, module, sopts, reread)
 	} else {
 		rt, err = l.Engine.Compile(ctx, name, module, sopts)
+		listedBy = "running it"
 	}
 	if compiled != nil {
 		compiled()
@@ -272,29 +300,53 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if err != nil {
 		return nil, nil, err
 	}
-	// The load budget runs from here: compiling is not interruptible, and
-	// package sandbox bounds it by the module's size and structure.
 	started := time.Now()
-	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
-	ctx, cancel := context.WithTimeoutCause(ctx, budget, fmt.Errorf(
-		"the plugin did not finish loading within its load budget of %v (load_budget in [plugins.%s] or [defaults])", budget, name))
+	ctx, cancel := withLoadBudget(ctx, name, budget)
 	defer cancel()
-	listing := &listingRuntime{Runtime: isolated(rt, pc.Isolation), built: rt.Built, served: cached}
 	if cached == nil {
-		if err := rt.Start(ctx); err != nil {
+		if err := start(ctx, rt, isJS); err != nil {
 			return nil, nil, err
 		}
-		if isJS {
-			if err := js.Check(ctx, rt); err != nil {
-				_ = rt.Close(ctx) // the load error says more
-				return nil, nil, err
-			}
-		}
-		if key != "" && cache != "" {
-			listing.record = &listingEntry{Version: listingCacheVersion}
+	}
+	listing := &listingRuntime{Runtime: isolated(rt, pc.Isolation), built: rt.Built, served: cached}
+	rtChain, d := chain(name, pc, listing, l.logger())
+	p := host.NewPlugin(name, pc.Prefix, rtChain, opts...)
+	if err := p.ListAhead(ctx, l.Logger); err != nil {
+		_ = p.Close(context.Background()) // ctx has ended
+		return nil, nil, err
+	}
+	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
+		"took", time.Since(started).Round(time.Millisecond), "listed", listedBy)
+	return p, d, nil
+}
+
+// withLoadBudget bounds a load's running of the plugin by its load budget;
+// it runs from when the plugin is compiled: compiling is not
+// interruptible, and package sandbox bounds it by the module's size and
+// structure.
+func withLoadBudget(ctx context.Context, name string, budget time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, budget, fmt.Errorf(
+		"the plugin did not finish loading within its load budget of %v (load_budget in [plugins.%s] or [defaults])", budget, name))
+}
+
+// start makes a loading plugin's first instance and, for a JavaScript
+// plugin, checks its source.
+func start(ctx context.Context, rt *sandbox.Plugin, isJS bool) error {
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+	if isJS {
+		if err := js.Check(ctx, rt); err != nil {
+			_ = rt.Close(ctx) // the load error says more
+			return err
 		}
 	}
-	rtChain, d := chain(name, pc, listing, l.logger())
+	return nil
+}
+
+// pluginOptions are the engine's settings of a plugin loaded with pc under
+// cfg, listed within budget; hyperMCP for a plugin without a manifest.
+func pluginOptions(cfg *config.Config, pc config.PluginConfig, budget time.Duration, hyperMCP bool) []host.PluginOption {
 	opts := []host.PluginOption{
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
@@ -305,22 +357,53 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		host.WithListBudget(budget),
 		host.WithRequiredScopes(pc.RequireScopes),
 	}
-	if manifest == nil { // written for hyper-mcp (or mcp.run): its envelope, exactly
+	if hyperMCP { // written for hyper-mcp (or mcp.run): its envelope, exactly
 		opts = append(opts, host.WithExactHyperMCPContext())
 	}
-	p := host.NewPlugin(name, pc.Prefix, rtChain, opts...)
-	if err := p.ListAhead(ctx, l.Logger); err != nil {
-		_ = p.Close(context.Background()) // ctx has ended
-		return nil, nil, err
+	return opts
+}
+
+// listInterpreted loads the plugin on wazero's interpreter, with the same
+// checks, rewrite, limits and load budget as a compiled load, lists it as
+// the engine would, and returns what its listing exports answered. The
+// interpreted plugin is closed then: calls go to the compiled one.
+func (l *Loader) listInterpreted(ctx context.Context, name string, module []byte, sopts sandbox.Options, budget time.Duration,
+	opts []host.PluginOption, isJS bool, compiled func()) (*listingEntry, error) {
+	sopts.Interpret = true
+	rt, err := l.Engine.Compile(ctx, name, module, sopts)
+	if compiled != nil {
+		compiled()
 	}
-	if e := listing.recorded(); e != nil {
-		if err := cache.write(key, sum, wasm, e); err != nil {
-			l.logger().Warn("keeping what the plugin listed failed; it is listed by running it at the next start too", "plugin", name, "err", err)
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close(context.Background())
+	ctx, cancel := withLoadBudget(ctx, name, budget)
+	defer cancel()
+	if err := start(ctx, rt, isJS); err != nil {
+		return nil, err
+	}
+	rec := &listingRuntime{Runtime: rt, built: func() bool { return true }, record: &listingEntry{Version: listingCacheVersion}}
+	if err := host.NewPlugin(name, "", rec, opts...).ListAhead(ctx, l.Logger); err != nil {
+		return nil, err
+	}
+	return rec.recorded(), nil
+}
+
+// warmInBackground compiles the module in the background, one module at a
+// time, and lets go of the result: what stays is the compilation cache's
+// copy, from which the plugin's first call compiles in milliseconds.
+func (l *Loader) warmInBackground(name string, module []byte, sopts sandbox.Options) {
+	go func() {
+		l.warming.Lock()
+		defer l.warming.Unlock()
+		rt, err := l.Engine.Compile(context.Background(), name, module, sopts)
+		if err != nil {
+			l.logger().Debug("warming the compilation cache failed; the first call compiles", "plugin", name, "err", err)
+			return
 		}
-	}
-	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
-		"took", time.Since(started).Round(time.Millisecond), "listed", listedFrom(cached))
-	return p, d, nil
+		_ = rt.Close(context.Background())
+	}()
 }
 
 // toolNames is the host's rule for exposed tool names that cfg sets.
@@ -452,12 +535,4 @@ func checkPin(pc config.PluginConfig, file []byte) error {
 			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)
 	}
 	return nil
-}
-
-// listedFrom says, for the log, where a plugin's listings came from.
-func listedFrom(cached *listingEntry) string {
-	if cached != nil {
-		return "cache (compiled on its first call)"
-	}
-	return "running it"
 }

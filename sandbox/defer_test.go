@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A deferred plugin answers what needs no compiling at once (its exports),
@@ -115,4 +116,26 @@ func TestValidModulesAreRememberedInTheCacheDir(t *testing.T) {
 func sum64(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// A plugin on wazero's interpreter answers as a compiled one does, within
+// the same limits: an endless loop ends at its timeout.
+func TestInterpretedPluginKeepsItsLimits(t *testing.T) {
+	p, err := engine.Compile(t.Context(), "guest", testWasm(t, "guest"), Options{Interpret: true, Limits: Limits{Timeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	if out, err := p.Call(t.Context(), "echo", []byte("hi")); err != nil || string(out) != "hi" {
+		t.Fatalf("echo: %q, %v", out, err)
+	}
+	started := time.Now()
+	_, err = p.Call(t.Context(), "loop", nil)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTimeout {
+		t.Fatalf("loop: %v, want a timeout", err)
+	}
+	if took := time.Since(started); took > 10*time.Second {
+		t.Fatalf("the loop ran %v past a 300ms timeout", took)
+	}
 }

@@ -51,6 +51,12 @@ type Options struct {
 	// KindMalformedOutput CallError (the error's text as its message), and
 	// the instance that wrote it is discarded rather than reused.
 	CheckOutput func(export string, output []byte) error
+	// Interpret runs the plugin on wazero's interpreter, which compiles a
+	// module in a fraction of the time the compiler takes and runs it
+	// many times slower, with the same rewrite, limits and grants: for a
+	// plugin run once or twice, such as one listed while the compiler has
+	// not seen it yet. Its code goes to no compilation cache.
+	Interpret bool
 }
 
 // Limits bounds what a plugin may consume. A zero field takes its default;

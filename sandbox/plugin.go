@@ -33,6 +33,7 @@ type Plugin struct {
 	checkOutput  func(export string, output []byte) error
 	engine       *Engine
 	net          *netPolicy
+	interpret    bool // on wazero's interpreter (Options.Interpret)
 
 	// buildMu guards the build: until it, the module as given and the host
 	// functions it is compiled with; after, what it made.
@@ -190,6 +191,7 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 		redact:       redact,
 		checkOutput:  opts.CheckOutput,
 		engine:       e,
+		interpret:    opts.Interpret,
 		wasm:         wasm,
 		hostFns:      hostFns,
 		net:          pol,
@@ -241,7 +243,7 @@ func (p *Plugin) build(ctx context.Context) error {
 	}
 	e, limits := p.engine, p.limits
 	config := extism.PluginConfig{
-		RuntimeConfig: e.runtimeConfig(limits),
+		RuntimeConfig: e.runtimeConfig(limits, p.interpret),
 		EnableWasi:    true,
 	}
 	var (
@@ -306,7 +308,10 @@ func (p *Plugin) shutdown(ctx context.Context) error {
 // of the call's context only when Limits.WazeroChecks asks for them, since
 // the module checks for the end of the call's context itself
 // (internal/wasmpass/interrupt.go), at a fraction of the cost.
-func (e *Engine) runtimeConfig(limits Limits) wazero.RuntimeConfig {
+func (e *Engine) runtimeConfig(limits Limits, interpret bool) wazero.RuntimeConfig {
+	if interpret {
+		return wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(limits.WazeroChecks)
+	}
 	return wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
 		WithCloseOnContextDone(limits.WazeroChecks)
