@@ -270,22 +270,28 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	}
 	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
 	opts := pluginOptions(cfg, pc, budget, manifest == nil)
+	if compiled != nil {
+		compiled = sync.OnceFunc(compiled) // the interpreter's compile, or the compiler's
+	}
 	listedBy := "cache (compiled on its first call)"
-	if cached == nil && key != "" {
+	if cached == nil && key != "" && !isJS {
 		// Not listed before: listed on wazero's interpreter, which compiles
 		// a module in a fraction of the compiler's time, and compiled on
 		// its first call; the compiler warms the compilation cache for that
-		// call in the background.
-		if cached, err = l.listInterpreted(ctx, name, module, sopts, budget, opts, isJS, compiled); err != nil {
-			return nil, nil, err
+		// call in the background. A plugin the interpreter cannot list in
+		// time (or at all) is loaded as before, compiled, which says why.
+		// JavaScript plugins are not: their engine is one module, compiled
+		// once for them all, and too slow on the interpreter.
+		entry, err := l.listInterpreted(ctx, name, module, sopts, budget, opts, compiled)
+		switch {
+		case err != nil:
+			l.logger().Debug("listing on the interpreter failed; loading compiled", "plugin", name, "err", err)
+		case cache.write(key, sum, wasm, entry) != nil:
+			l.logger().Warn("keeping what the plugin listed failed; it is loaded compiled", "plugin", name)
+		default:
+			cached, reread, listedBy = entry, cache.module(sum), "the interpreter (compiled on its first call)"
+			l.warmInBackground(name, module, sopts)
 		}
-		compiled, listedBy = nil, "the interpreter (compiled on its first call)"
-		if err := cache.write(key, sum, wasm, cached); err != nil {
-			l.logger().Warn("keeping what the plugin listed failed; it is listed again at the next start", "plugin", name, "err", err)
-		} else if !isJS {
-			reread = cache.module(sum)
-		}
-		l.warmInBackground(name, module, sopts)
 	}
 	var rt *sandbox.Plugin
 	if cached != nil {
@@ -309,11 +315,19 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		}
 	}
 	listing := &listingRuntime{Runtime: isolated(rt, pc.Isolation), built: rt.Built, served: cached}
+	if cached == nil && key != "" {
+		listing.record = &listingEntry{Version: listingCacheVersion}
+	}
 	rtChain, d := chain(name, pc, listing, l.logger())
 	p := host.NewPlugin(name, pc.Prefix, rtChain, opts...)
 	if err := p.ListAhead(ctx, l.Logger); err != nil {
 		_ = p.Close(context.Background()) // ctx has ended
 		return nil, nil, err
+	}
+	if e := listing.recorded(); e != nil {
+		if err := cache.write(key, sum, wasm, e); err != nil {
+			l.logger().Warn("keeping what the plugin listed failed; it is listed by running it at the next start too", "plugin", name, "err", err)
+		}
 	}
 	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
 		"took", time.Since(started).Round(time.Millisecond), "listed", listedBy)
@@ -368,7 +382,7 @@ func pluginOptions(cfg *config.Config, pc config.PluginConfig, budget time.Durat
 // the engine would, and returns what its listing exports answered. The
 // interpreted plugin is closed then: calls go to the compiled one.
 func (l *Loader) listInterpreted(ctx context.Context, name string, module []byte, sopts sandbox.Options, budget time.Duration,
-	opts []host.PluginOption, isJS bool, compiled func()) (*listingEntry, error) {
+	opts []host.PluginOption, compiled func()) (*listingEntry, error) {
 	sopts.Interpret = true
 	rt, err := l.Engine.Compile(ctx, name, module, sopts)
 	if compiled != nil {
@@ -380,7 +394,7 @@ func (l *Loader) listInterpreted(ctx context.Context, name string, module []byte
 	defer rt.Close(context.Background())
 	ctx, cancel := withLoadBudget(ctx, name, budget)
 	defer cancel()
-	if err := start(ctx, rt, isJS); err != nil {
+	if err := rt.Start(ctx); err != nil {
 		return nil, err
 	}
 	rec := &listingRuntime{Runtime: rt, built: func() bool { return true }, record: &listingEntry{Version: listingCacheVersion}}
