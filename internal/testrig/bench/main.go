@@ -14,7 +14,12 @@
 //     1 and 10 with -short), with an empty and a warm compilation cache;
 //   - calls: sequential tools/call greet over stdio, wall time (median,
 //     p99, p99.9) and server CPU per call, and their ratios to the native
-//     server's.
+//     server's;
+//   - rename: a plugin file (its compiled code cached) renamed into the
+//     folder a watching server serves, to notifications/tools/list_changed
+//     at the client;
+//   - HTTP (not with -short): Streamable HTTP throughput with 1, 16 and 64
+//     concurrent callers, a session each, and server CPU per call.
 //
 // The templates' plugins are built by mcphost new and mcphost build, their
 // log call taken out. A language whose toolchain is missing (TinyGo,
@@ -31,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +48,10 @@ type Report struct {
 	Meta    Meta             `json:"meta"`
 	Startup []*StartupResult `json:"startup"`
 	Calls   []*CallResult    `json:"calls"`
+	// HTTP is the Streamable HTTP throughput (not measured by -short).
+	HTTP []*HTTPResult `json:"http,omitempty"`
+	// Rename is the wait for list_changed after a rename into the folder.
+	Rename []*RenameResult `json:"rename"`
 	// Skipped are the languages left out, and why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -52,12 +62,15 @@ type Meta struct {
 	Short         bool      `json:"short"`
 	Rounds        int       `json:"rounds"`
 	CallsPerRound int       `json:"calls_per_round"`
-	Plugins       []int     `json:"plugins"`
-	MCPHost       string    `json:"mcphost_version"`
-	GoVersion     string    `json:"go_version"`
-	OS            string    `json:"os"`
-	CPU           string    `json:"cpu"`
-	CPUs          int       `json:"cpus"`
+	// HTTPWindow is how long the callers of each HTTP round call, in
+	// seconds (0: HTTP not measured).
+	HTTPWindow float64 `json:"http_window_seconds,omitempty"`
+	Plugins    []int   `json:"plugins"`
+	MCPHost    string  `json:"mcphost_version"`
+	GoVersion  string  `json:"go_version"`
+	OS         string  `json:"os"`
+	CPU        string  `json:"cpu"`
+	CPUs       int     `json:"cpus"`
 	// LoadAverage is /proc/loadavg's first three fields when the run began.
 	LoadAverage string `json:"load_average"`
 	// Note is what -note said about the machine.
@@ -75,14 +88,38 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of every measurement")
 	calls := flag.Int("calls", 0, "calls to each server in a round (default 7000, 1000 with -short)")
 	note := flag.String("note", "", "a note about the machine, printed in the document (e.g. shared, loaded)")
+	parts := flag.String("parts", "startup,calls,rename,http", "the measurements to make, comma-separated (-short leaves http out)")
+	only := flag.String("langs", strings.Join(langs, ","), "the templates to measure, comma-separated")
 	flag.Parse()
-	if err := run(*short, *mcphost, *out, *doc, *from, *rounds, *calls, *note); err != nil {
+	o := options{short: *short, rounds: *rounds, calls: *calls, note: *note, parts: set(*parts), langs: set(*only)}
+	if *short {
+		o.parts["http"] = false
+	}
+	if err := run(o, *mcphost, *out, *doc, *from); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(short bool, mcphost, out, doc, from string, rounds, calls int, note string) error {
+// options are what a run measures, and how much.
+type options struct {
+	short         bool
+	rounds, calls int
+	note          string
+	parts         map[string]bool // startup, calls, rename, http
+	langs         map[string]bool // of langs
+}
+
+// set returns the comma-separated items of list as a set.
+func set(list string) map[string]bool {
+	m := map[string]bool{}
+	for item := range strings.SplitSeq(list, ",") {
+		m[strings.TrimSpace(item)] = true
+	}
+	return m
+}
+
+func run(o options, mcphost, out, doc, from string) error {
 	var rep *Report
 	if from != "" {
 		b, err := os.ReadFile(from)
@@ -95,7 +132,7 @@ func run(short bool, mcphost, out, doc, from string, rounds, calls int, note str
 		}
 	} else {
 		var err error
-		if rep, err = measure(short, mcphost, rounds, calls, note); err != nil {
+		if rep, err = measure(o, mcphost); err != nil {
 			return err
 		}
 		if err := writeJSON(out, rep); err != nil {
@@ -113,8 +150,11 @@ func run(short bool, mcphost, out, doc, from string, rounds, calls int, note str
 	return nil
 }
 
+// httpWindow is how long the callers of an HTTP round call.
+const httpWindow = 3 * time.Second
+
 // measure builds what it needs and runs every measurement.
-func measure(short bool, mcphost string, rounds, calls int, note string) (*Report, error) {
+func measure(o options, mcphost string) (*Report, error) {
 	began := time.Now()
 	root, err := plugintest.ModuleRoot()
 	if err != nil {
@@ -130,17 +170,17 @@ func measure(short bool, mcphost string, rounds, calls int, note string) (*Repor
 	defer os.RemoveAll(work)
 
 	counts := []int{1, 50}
-	if short {
+	if o.short {
 		counts = []int{1, 10}
 	}
-	if calls == 0 {
-		calls = 7000
-		if short {
-			calls = 1000
+	if o.calls == 0 {
+		o.calls = 7000
+		if o.short {
+			o.calls = 1000
 		}
 	}
-	rep := &Report{Meta: machine(mcphost, note)}
-	rep.Meta.Date, rep.Meta.Short, rep.Meta.Rounds, rep.Meta.CallsPerRound, rep.Meta.Plugins = began.UTC(), short, rounds, calls, counts
+	rep := &Report{Meta: machine(mcphost, o.note)}
+	rep.Meta.Date, rep.Meta.Short, rep.Meta.Rounds, rep.Meta.CallsPerRound, rep.Meta.Plugins = began.UTC(), o.short, o.rounds, o.calls, counts
 
 	progress("building the native server")
 	native := filepath.Join(work, "native")
@@ -148,8 +188,13 @@ func measure(short bool, mcphost string, rounds, calls int, note string) (*Repor
 		return nil, fmt.Errorf("building the native server: %v\n%s", err, msg)
 	}
 	var cases []startupCase
+	var templates []*template
 	callServers := []*callServer{{lang: "native", argv: []string{native}}}
+	httpServers := []*httpServer{{lang: "native", argv: []string{native, "-http", "127.0.0.1:0"}}}
 	for _, lang := range langs {
+		if !o.langs[lang] {
+			continue
+		}
 		progress("building the %s template", lang)
 		t, missing, err := buildTemplate(mcphost, root, work, lang)
 		if err != nil {
@@ -160,6 +205,7 @@ func measure(short bool, mcphost string, rounds, calls int, note string) (*Repor
 			rep.Skipped = append(rep.Skipped, missing)
 			continue
 		}
+		templates = append(templates, t)
 		for _, n := range counts {
 			dir, err := t.pluginsDir(work, n)
 			if err != nil {
@@ -168,18 +214,34 @@ func measure(short bool, mcphost string, rounds, calls int, note string) (*Repor
 			cases = append(cases, startupCase{lang: lang, n: n, plugins: dir})
 		}
 		// The call benchmark's server: one plugin, its own warm cache.
-		argv, err := serveArgs(mcphost, work, cases[len(cases)-len(counts)].plugins, filepath.Join(work, "calls-cache-"+lang))
+		argv, err := serveArgs(mcphost, work, cases[len(cases)-len(counts)].plugins, filepath.Join(work, "calls-cache-"+lang), "--watch=false")
 		if err != nil {
 			return nil, err
 		}
 		callServers = append(callServers, &callServer{lang: lang, argv: argv})
+		httpServers = append(httpServers, &httpServer{lang: lang, argv: slices.Concat(argv, []string{"--transport", "http", "--listen", "127.0.0.1:0"})})
 	}
 
-	if rep.Startup, err = runStartup(mcphost, native, work, cases, rounds); err != nil {
-		return nil, err
+	if o.parts["startup"] {
+		if rep.Startup, err = runStartup(mcphost, native, work, cases, o.rounds); err != nil {
+			return nil, err
+		}
 	}
-	if rep.Calls, err = runCalls(callServers, rounds, calls); err != nil {
-		return nil, err
+	if o.parts["calls"] {
+		if rep.Calls, err = runCalls(callServers, o.rounds, o.calls); err != nil {
+			return nil, err
+		}
+	}
+	if o.parts["rename"] {
+		if rep.Rename, err = runRename(mcphost, work, templates, o.rounds); err != nil {
+			return nil, err
+		}
+	}
+	if o.parts["http"] {
+		rep.Meta.HTTPWindow = httpWindow.Seconds()
+		if rep.HTTP, err = runHTTP(httpServers, o.rounds, httpWindow); err != nil {
+			return nil, err
+		}
 	}
 	rep.Meta.Seconds = time.Since(began).Seconds()
 	return rep, nil

@@ -15,15 +15,21 @@ func writeDoc(path string, rep *Report) error {
 	if err := os.MkdirAll(chartDir, 0o755); err != nil {
 		return err
 	}
-	charts := map[string]barChart{
-		"startup-first-list.svg": startupChart(rep, "Start to the first answered tools/list (median)", "ms",
-			func(s StartupSample) float64 { return s.FirstListMS }),
-		"startup-idle-rss.svg": startupChart(rep, "Idle resident memory after the first tools/list (median)", "MiB",
-			func(s StartupSample) float64 { return float64(s.IdleRSS) / (1 << 20) }),
-		"calls-wall.svg": callChart(rep, "tools/call over stdio: wall time per call (median)", "µs",
-			func(c *CallResult) float64 { return c.MedianUS }),
-		"calls-cpu.svg": callChart(rep, "tools/call over stdio: server CPU per call (median of rounds)", "µs",
-			func(c *CallResult) float64 { return c.CPUUSPerCall }),
+	charts := map[string]barChart{}
+	if len(rep.Startup) > 0 {
+		charts["startup-first-list.svg"] = startupChart(rep, "Start to the first answered tools/list (median)", "ms",
+			func(s StartupSample) float64 { return s.FirstListMS })
+		charts["startup-idle-rss.svg"] = startupChart(rep, "Idle resident memory after the first tools/list (median)", "MiB",
+			func(s StartupSample) float64 { return float64(s.IdleRSS) / (1 << 20) })
+	}
+	if len(rep.Calls) > 0 {
+		charts["calls-wall.svg"] = callChart(rep, "tools/call over stdio: wall time per call (median)", "µs",
+			func(c *CallResult) float64 { return c.MedianUS })
+		charts["calls-cpu.svg"] = callChart(rep, "tools/call over stdio: server CPU per call (median of rounds)", "µs",
+			func(c *CallResult) float64 { return c.CPUUSPerCall })
+	}
+	if len(rep.HTTP) > 0 {
+		charts["http-throughput.svg"] = httpChart(rep)
 	}
 	for name, c := range charts {
 		if err := os.WriteFile(filepath.Join(chartDir, name), []byte(c.svg()), 0o644); err != nil {
@@ -63,6 +69,19 @@ func callChart(rep *Report, title, unit string, f func(*CallResult) float64) bar
 			color, label = colorNative, "native (go-sdk)"
 		}
 		c.bars = append(c.bars, bar{label: label, value: f(r), color: color})
+	}
+	return c
+}
+
+func httpChart(rep *Report) barChart {
+	c := barChart{title: "Streamable HTTP: calls per second (median of rounds)", unit: "calls/s", legend: [][2]string{
+		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
+	for _, r := range rep.HTTP {
+		color, name := colorPlugin, "mcphost "+r.Lang
+		if r.Lang == "native" {
+			color, name = colorNative, "native"
+		}
+		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s, %d callers", name, r.Callers), value: r.CallsPerSec, color: color})
 	}
 	return c
 }
@@ -129,35 +148,75 @@ func markdown(rep *Report, chartDir string) string {
 	for _, s := range rep.Skipped {
 		p("| skipped | %s |", strings.Trim(s, "* "))
 	}
-	p("")
-	p("## Start-up with many installed plugins")
-	p("")
-	p("| configuration | first tools/list | rounds (min–max) | idle RSS | peak RSS |")
-	p("|---|--:|--:|--:|--:|")
-	for _, r := range rep.Startup {
-		lo, hi := spread(r.Rounds, func(s StartupSample) float64 { return s.FirstListMS })
-		p("| %s | %s | %s–%s | %s | %s |", startupLabel(r), millis(r.Median.FirstListMS), millis(lo), millis(hi), mib(r.Median.IdleRSS), mib(r.Median.PeakRSS))
+	if len(rep.Startup) > 0 {
+		p("")
+		p("## Start-up with many installed plugins")
+		p("")
+		p("| configuration | first tools/list | rounds (min–max) | idle RSS | peak RSS |")
+		p("|---|--:|--:|--:|--:|")
+		for _, r := range rep.Startup {
+			lo, hi := spread(r.Rounds, func(s StartupSample) float64 { return s.FirstListMS })
+			p("| %s | %s | %s–%s | %s | %s |", startupLabel(r), millis(r.Median.FirstListMS), millis(lo), millis(hi), mib(r.Median.IdleRSS), mib(r.Median.PeakRSS))
+		}
+		p("")
+		p("![start to the first tools/list](%s/startup-first-list.svg)", chartDir)
+		p("")
+		p("![idle resident memory](%s/startup-idle-rss.svg)", chartDir)
+	}
+	if len(rep.Calls) > 0 {
+		p("")
+		p("## Calls over stdio")
+		p("")
+		p("| server | median | p99 | p99.9 | CPU per call | wall ÷ native | CPU ÷ native |")
+		p("|---|--:|--:|--:|--:|--:|--:|")
+		for _, r := range rep.Calls {
+			name := "mcphost, " + r.Lang
+			if r.Lang == "native" {
+				name = "native (go-sdk)"
+			}
+			p("| %s | %.0f µs | %.0f µs | %.0f µs | %.0f µs | %.2f× | %.2f× |", name, r.MedianUS, r.P99US, r.P999US, r.CPUUSPerCall, r.WallRatio, r.CPURatio)
+		}
+		p("")
+		p("![wall time per call](%s/calls-wall.svg)", chartDir)
+		p("")
+		p("![server CPU per call](%s/calls-cpu.svg)", chartDir)
+	}
+	if len(rep.Rename) > 0 {
+		p("")
+		p("## A plugin renamed into the watched folder")
+		p("")
+		p("A distinct copy of the plugin, written beforehand and its compiled code")
+		p("cached, is renamed into the folder of a server serving one plugin with")
+		p("`--watch`; the time is from the rename to `notifications/tools/list_changed`")
+		p("at the client (then the client lists two tools, and the copy is moved out).")
+		p("")
+		p("| template | list_changed after | rounds (min–max) |")
+		p("|---|--:|--:|")
+		for _, r := range rep.Rename {
+			lo, hi := spread(r.RoundsMS, func(v float64) float64 { return v })
+			p("| %s | %s | %s–%s |", r.Lang, millis(r.MedianMS), millis(lo), millis(hi))
+		}
+	}
+	if len(rep.HTTP) == 0 {
+		return b.String()
 	}
 	p("")
-	p("![start to the first tools/list](%s/startup-first-list.svg)", chartDir)
+	p("## Streamable HTTP throughput")
 	p("")
-	p("![idle resident memory](%s/startup-idle-rss.svg)", chartDir)
+	p("Each caller opens a session of its own, then calls greet over and over for")
+	p("%.0f s; the server's CPU time is read before and after.", m.HTTPWindow)
 	p("")
-	p("## Calls over stdio")
-	p("")
-	p("| server | median | p99 | p99.9 | CPU per call | wall ÷ native | CPU ÷ native |")
-	p("|---|--:|--:|--:|--:|--:|--:|")
-	for _, r := range rep.Calls {
+	p("| server | callers | calls/s | CPU per call | throughput ÷ native |")
+	p("|---|--:|--:|--:|--:|")
+	for _, r := range rep.HTTP {
 		name := "mcphost, " + r.Lang
 		if r.Lang == "native" {
 			name = "native (go-sdk)"
 		}
-		p("| %s | %.0f µs | %.0f µs | %.0f µs | %.0f µs | %.2f× | %.2f× |", name, r.MedianUS, r.P99US, r.P999US, r.CPUUSPerCall, r.WallRatio, r.CPURatio)
+		p("| %s | %d | %.0f | %.0f µs | %.2f× |", name, r.Callers, r.CallsPerSec, r.CPUUSPerCall, r.Ratio)
 	}
 	p("")
-	p("![wall time per call](%s/calls-wall.svg)", chartDir)
-	p("")
-	p("![server CPU per call](%s/calls-cpu.svg)", chartDir)
+	p("![calls per second](%s/http-throughput.svg)", chartDir)
 	return b.String()
 }
 

@@ -69,16 +69,16 @@ func measureStart(argv []string, want int) (StartupSample, error) {
 }
 
 // serveArgs is the command line of mcphost serve over stdio of the
-// plugins folder dir, with a config (written into work) whose
-// compilation cache is cache and which waits for every plugin before it
-// answers initialize, so that the first list is whole.
-func serveArgs(mcphost, work, dir, cache string) ([]string, error) {
+// plugins folder dir, with flags after, and a config (written into work)
+// whose compilation cache is cache and which waits for every plugin before
+// it answers initialize, so that the first list is whole.
+func serveArgs(mcphost, work, dir, cache string, flags ...string) ([]string, error) {
 	cfg := fmt.Sprintf("[server]\ncache_dir = %q\nstartup_wait = \"1h\"\n", cache)
 	path := filepath.Join(work, "mcphost-"+filepath.Base(cache)+".toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	return []string{mcphost, "serve", "--plugins", dir, "--config", path, "--watch=false"}, nil
+	return append([]string{mcphost, "serve", "--plugins", dir, "--config", path}, flags...), nil
 }
 
 // runStartup measures the cases, round-robin: in each round, every case
@@ -109,7 +109,7 @@ func runStartup(mcphost, native, work string, cases []startupCase, rounds int) (
 			if err != nil {
 				return nil, err
 			}
-			argv, err := serveArgs(mcphost, work, c.plugins, cache)
+			argv, err := serveArgs(mcphost, work, c.plugins, cache, "--watch=false")
 			if err != nil {
 				return nil, err
 			}
