@@ -91,14 +91,19 @@ func (s *server) send(id json.RawMessage, method string, params any) error {
 	return err
 }
 
+// protocolVersion is the MCP revision the benchmark's client speaks.
+const protocolVersion = "2025-11-25"
+
+// initializeParams are the params of the client's initialize.
+var initializeParams = map[string]any{
+	"protocolVersion": protocolVersion,
+	"capabilities":    map[string]any{},
+	"clientInfo":      map[string]any{"name": "mcphost-bench", "version": "1"},
+}
+
 // initialize runs the MCP handshake.
 func (s *server) initialize() error {
-	_, err := s.call("initialize", map[string]any{
-		"protocolVersion": "2025-11-25",
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "mcphost-bench", "version": "1"},
-	})
-	if err != nil {
+	if _, err := s.call("initialize", initializeParams); err != nil {
 		return err
 	}
 	return s.notify("notifications/initialized")
@@ -138,11 +143,17 @@ func (s *server) callTool(tool string, args map[string]any) error {
 	if err != nil {
 		return err
 	}
+	return toolResult(tool, raw)
+}
+
+// toolResult fails when raw, the result of a tools/call of tool, is not
+// a result or is a tool error.
+func toolResult(tool string, raw json.RawMessage) error {
 	var res struct {
 		IsError bool `json:"isError"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", tool, err)
 	}
 	if res.IsError {
 		return fmt.Errorf("%s: tool error: %.200s", tool, raw)

@@ -110,11 +110,7 @@ type httpSession struct {
 // openSession initializes a session at url.
 func openSession(url string) (*httpSession, error) {
 	h := &httpSession{url: url}
-	if _, err := h.call("initialize", map[string]any{
-		"protocolVersion": "2025-11-25",
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "mcphost-bench", "version": "1"},
-	}); err != nil {
+	if _, err := h.call("initialize", initializeParams); err != nil {
 		return nil, err
 	}
 	if h.id == "" {
@@ -142,7 +138,7 @@ func (h *httpSession) headers(req *http.Request) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if h.id != "" {
 		req.Header.Set("Mcp-Session-Id", h.id)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("MCP-Protocol-Version", protocolVersion)
 	}
 }
 
@@ -230,10 +226,7 @@ func (h *httpSession) callGreet() error {
 	if err != nil {
 		return err
 	}
-	if bytes.Contains(raw, []byte(`"isError":true`)) {
-		return fmt.Errorf("greet: tool error: %.200s", raw)
-	}
-	return nil
+	return toolResult("greet", raw)
 }
 
 // runHTTP measures the throughput of each server at each number of

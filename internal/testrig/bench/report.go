@@ -42,9 +42,26 @@ func writeDoc(path string, rep *Report) error {
 // startupLabel names a start-up configuration in tables and charts.
 func startupLabel(r *StartupResult) string {
 	if r.Lang == "native" {
-		return "native (go-sdk)"
+		return serverName(r.Lang)
 	}
 	return fmt.Sprintf("%s ×%d %s", r.Lang, r.Plugins, r.Cache)
+}
+
+// serverName names the server of lang, a template language or "native",
+// in the call tables and charts.
+func serverName(lang string) string {
+	if lang == "native" {
+		return "native (go-sdk)"
+	}
+	return "mcphost, " + lang
+}
+
+// serverColor is the colour of the server of lang in the charts.
+func serverColor(lang string) string {
+	if lang == "native" {
+		return colorNative
+	}
+	return colorPlugin
 }
 
 func startupChart(rep *Report, title, unit string, f func(StartupSample) float64) barChart {
@@ -64,11 +81,7 @@ func callChart(rep *Report, title, unit string, f func(*CallResult) float64) bar
 	c := barChart{title: title, unit: unit, legend: [][2]string{
 		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
 	for _, r := range rep.Calls {
-		color, label := colorPlugin, "mcphost "+r.Lang
-		if r.Lang == "native" {
-			color, label = colorNative, "native (go-sdk)"
-		}
-		c.bars = append(c.bars, bar{label: label, value: f(r), color: color})
+		c.bars = append(c.bars, bar{label: serverName(r.Lang), value: f(r), color: serverColor(r.Lang)})
 	}
 	return c
 }
@@ -77,11 +90,7 @@ func httpChart(rep *Report) barChart {
 	c := barChart{title: "Streamable HTTP: calls per second (median of rounds)", unit: "calls/s", legend: [][2]string{
 		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
 	for _, r := range rep.HTTP {
-		color, name := colorPlugin, "mcphost "+r.Lang
-		if r.Lang == "native" {
-			color, name = colorNative, "native"
-		}
-		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s, %d callers", name, r.Callers), value: r.CallsPerSec, color: color})
+		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s ×%d", serverName(r.Lang), r.Callers), value: r.CallsPerSec, color: serverColor(r.Lang)})
 	}
 	return c
 }
@@ -170,10 +179,7 @@ func markdown(rep *Report, chartDir string) string {
 		p("| server | median | p99 | p99.9 | CPU per call | wall ÷ native | CPU ÷ native |")
 		p("|---|--:|--:|--:|--:|--:|--:|")
 		for _, r := range rep.Calls {
-			name := "mcphost, " + r.Lang
-			if r.Lang == "native" {
-				name = "native (go-sdk)"
-			}
+			name := serverName(r.Lang)
 			p("| %s | %.0f µs | %.0f µs | %.0f µs | %.0f µs | %.2f× | %.2f× |", name, r.MedianUS, r.P99US, r.P999US, r.CPUUSPerCall, r.WallRatio, r.CPURatio)
 		}
 		p("")
@@ -209,10 +215,7 @@ func markdown(rep *Report, chartDir string) string {
 	p("| server | callers | calls/s | CPU per call | throughput ÷ native |")
 	p("|---|--:|--:|--:|--:|")
 	for _, r := range rep.HTTP {
-		name := "mcphost, " + r.Lang
-		if r.Lang == "native" {
-			name = "native (go-sdk)"
-		}
+		name := serverName(r.Lang)
 		p("| %s | %d | %.0f | %.0f µs | %.2f× |", name, r.Callers, r.CallsPerSec, r.CPUUSPerCall, r.Ratio)
 	}
 	p("")
