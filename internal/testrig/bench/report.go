@@ -90,7 +90,7 @@ func httpChart(rep *Report) barChart {
 	c := barChart{title: "Streamable HTTP: calls per second (median of rounds)", unit: "calls/s", legend: [][2]string{
 		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
 	for _, r := range rep.HTTP {
-		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s ×%d", serverName(r.Lang), r.Callers), value: r.CallsPerSec, color: serverColor(r.Lang)})
+		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s, %d callers", serverName(r.Lang), r.Callers), value: r.CallsPerSec, color: serverColor(r.Lang)})
 	}
 	return c
 }

@@ -28,7 +28,7 @@ type barChart struct {
 // The geometry of a chart, in pixels.
 const (
 	chartWidth  = 760
-	labelWidth  = 170 // the labels' column
+	labelWidth  = 200 // the labels' column
 	valueRoom   = 90  // beyond the longest bar, for its value
 	barHeight   = 18
 	barGap      = 6
