@@ -213,8 +213,12 @@ func measure(o options, mcphost string) (*Report, error) {
 			}
 			cases = append(cases, startupCase{lang: lang, n: n, plugins: dir})
 		}
-		// The call benchmark's server: one plugin, its own warm cache.
-		argv, err := serveArgs(mcphost, work, cases[len(cases)-len(counts)].plugins, filepath.Join(work, "calls-cache-"+lang), "--watch=false")
+		// The call benchmark's servers: one plugin, a cache of their own.
+		one, err := t.pluginsDir(work, 1)
+		if err != nil {
+			return nil, err
+		}
+		argv, err := serveArgs(mcphost, work, one, filepath.Join(work, "calls-cache-"+lang), "--watch=false")
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +254,7 @@ func measure(o options, mcphost string) (*Report, error) {
 // machine describes this machine and the mcphost binary.
 func machine(mcphost, note string) Meta {
 	m := Meta{GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), Note: note}
-	if v, err := exec.Command(mcphost, "version").Output(); err == nil {
+	if v, err := exec.Command(mcphost, "version").CombinedOutput(); err == nil { // it prints to stderr
 		m.MCPHost, _, _ = strings.Cut(strings.TrimSpace(string(v)), "\n")
 	}
 	if info, err := os.ReadFile("/proc/cpuinfo"); err == nil {
