@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,8 +91,21 @@ func main() {
 	note := flag.String("note", "", "a note about the machine, printed in the document (e.g. shared, loaded)")
 	parts := flag.String("parts", "startup,calls,rename,http", "the measurements to make, comma-separated (-short leaves http out)")
 	only := flag.String("langs", strings.Join(langs, ","), "the templates to measure, comma-separated")
+	plugins := flag.String("plugins", "", "the numbers of distinct plugins to start with, comma-separated (default 1,50; 1,10 with -short), e.g. -langs rust -plugins 500")
 	flag.Parse()
 	o := options{short: *short, rounds: *rounds, calls: *calls, note: *note, parts: set(*parts), langs: set(*only)}
+	for n := range set(*plugins) {
+		if n == "" {
+			continue
+		}
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -plugins %q: want positive numbers\n", *plugins)
+			os.Exit(2)
+		}
+		o.counts = append(o.counts, i)
+	}
+	slices.Sort(o.counts)
 	if *short {
 		o.parts["http"] = false
 	}
@@ -108,6 +122,7 @@ type options struct {
 	note          string
 	parts         map[string]bool // startup, calls, rename, http
 	langs         map[string]bool // of langs
+	counts        []int           // numbers of plugins to start with; nil: the default
 }
 
 // set returns the comma-separated items of list as a set.
@@ -169,9 +184,13 @@ func measure(o options, mcphost string) (*Report, error) {
 	}
 	defer os.RemoveAll(work)
 
-	counts := []int{1, 50}
-	if o.short {
+	counts := o.counts
+	switch {
+	case counts != nil:
+	case o.short:
 		counts = []int{1, 10}
+	default:
+		counts = []int{1, 50}
 	}
 	if o.calls == 0 {
 		o.calls = 7000
