@@ -156,6 +156,16 @@ conformance:
 
 .PHONY: conformance-plugin conformance
 
+## bench: measure mcphost against a native go-sdk server (start-up with 1 and 50 distinct plugins per template language, cold and warm cache, idle and peak RSS; per-call wall time and CPU over stdio), interleaved rounds; writes build/bench/bench.json and docs/performance.md with its charts (BENCH_FLAGS adds options, e.g. -note "a quiet machine"; see -help)
+bench: $(BUILD_DIR)/mcphost
+	$(GO) run ./internal/testrig/bench -mcphost $(BUILD_DIR)/mcphost $(BENCH_FLAGS)
+
+## bench-short: the quick version of bench (1 and 10 plugins, fewer calls; a few minutes on 2 cores)
+bench-short: $(BUILD_DIR)/mcphost
+	$(GO) run ./internal/testrig/bench -short -mcphost $(BUILD_DIR)/mcphost $(BENCH_FLAGS)
+
+.PHONY: bench bench-short
+
 ## walkthrough: run the README's walk-through as written (its sh blocks, in a temporary folder, against a fresh build/mcphost; see scripts/walkthrough.sh)
 walkthrough:
 	scripts/walkthrough.sh

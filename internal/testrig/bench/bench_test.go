@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+)
+
+func TestPercentile(t *testing.T) {
+	xs := make([]float64, 1000)
+	for i := range xs {
+		xs[len(xs)-1-i] = float64(i + 1) // 1000 … 1
+	}
+	for _, tc := range []struct{ p, want float64 }{{50, 500}, {99, 990}, {99.9, 999}, {100, 1000}, {0, 1}} {
+		if got := percentile(xs, tc.p); got != tc.want {
+			t.Errorf("percentile(1…1000, %v) = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+	if xs[0] != 1000 {
+		t.Error("percentile sorted its argument")
+	}
+	id := func(v float64) float64 { return v }
+	if got := median([]float64{3, 1, 2}, id); got != 2 {
+		t.Errorf("median(3 1 2) = %v", got)
+	}
+	if got := median([]float64{4, 1, 3, 2}, id); got != 2.5 {
+		t.Errorf("median(4 1 3 2) = %v", got)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, tc := range []struct{ max, step, last float64 }{
+		{23131, 5000, 25000}, {100, 20, 100}, {7, 1, 7}, {0.3, 0.05, 0.3}, {0, 1, 1},
+	} {
+		step, last := ticks(tc.max)
+		if !near(step, tc.step) || !near(last, tc.last) {
+			t.Errorf("ticks(%v) = %v, %v; want %v, %v", tc.max, step, last, tc.step, tc.last)
+		}
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestChartIsSVG checks that a chart is well-formed XML, escapes its
+// labels and draws a bar for each value.
+func TestChartIsSVG(t *testing.T) {
+	c := barChart{title: "a <title>", unit: "ms", bars: []bar{{"go ×50 cold", 54800, colorCold}, {"x & y", 0, colorWarm}}}
+	out := c.svg()
+	d := xml.NewDecoder(strings.NewReader(out))
+	rects := 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("%v in\n%s", err, out)
+			}
+			break
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			rects++
+		}
+	}
+	if rects != 1+len(c.bars) { // the background, then the bars
+		t.Errorf("%d rects, want %d", rects, 1+len(c.bars))
+	}
+}
+
+// TestDistinctCopiesAreValidAndDiffer checks that copies of a module
+// differ and still compile.
+func TestDistinctCopiesAreValidAndDiffer(t *testing.T) {
+	module := []byte("\x00asm\x01\x00\x00\x00")
+	tm := &template{lang: "go", ext: ".wasm", data: module}
+	a, b := tm.distinct(1), tm.distinct(2)
+	if bytes.Equal(a, b) || !bytes.HasPrefix(a, module) {
+		t.Fatalf("copies %x and %x", a, b)
+	}
+	rt := wazero.NewRuntime(t.Context())
+	defer rt.Close(t.Context())
+	for _, m := range [][]byte{a, b} {
+		if _, err := rt.CompileModule(t.Context(), m); err != nil {
+			t.Errorf("copy %x: %v", m, err)
+		}
+	}
+	js := &template{lang: "js", ext: ".js", data: []byte("mcphost.tool('x');\n")}
+	if bytes.Equal(js.distinct(1), js.distinct(2)) {
+		t.Error("JavaScript copies are the same")
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// callServer is one server of the call benchmark, started once and
+// called in every round.
+type callServer struct {
+	lang string // a template language, or "native"
+	argv []string
+	s    *server
+}
+
+// CallRound is one round's batch of calls to one server.
+type CallRound struct {
+	MedianUS     float64 `json:"median_us"`
+	CPUUSPerCall float64 `json:"cpu_us_per_call"`
+}
+
+// CallResult is the sequential stdio tools/call cost of one server.
+type CallResult struct {
+	Lang          string      `json:"lang"`
+	CallsPerRound int         `json:"calls_per_round"`
+	Rounds        []CallRound `json:"rounds"`
+	// MedianUS and CPUUSPerCall are the medians of the rounds'.
+	MedianUS     float64 `json:"median_us"`
+	CPUUSPerCall float64 `json:"cpu_us_per_call"`
+	// P99US and P999US are over the calls of every round together.
+	P99US  float64 `json:"p99_us"`
+	P999US float64 `json:"p999_us"`
+	// WallRatio and CPURatio are MedianUS and CPUUSPerCall over the
+	// native server's (1 for the native server itself).
+	WallRatio float64 `json:"wall_ratio"`
+	CPURatio  float64 `json:"cpu_ratio"`
+}
+
+// greetArgs are the arguments of every call.
+var greetArgs = map[string]any{"name": "World"}
+
+// warmupCalls are made to each server before the rounds: the first
+// creates the plugin's instance, the rest warm the caches.
+const warmupCalls = 200
+
+// runCalls starts the servers, warms them, then calls greet perRound
+// times on each, round-robin over the servers (the first server of a
+// round changes every round), for rounds rounds.
+func runCalls(servers []*callServer, rounds, perRound int) ([]*CallResult, error) {
+	for _, cs := range servers {
+		s, err := startServer(cs.argv, nil)
+		if err != nil {
+			return nil, err
+		}
+		cs.s = s
+		defer s.stop()
+		if err := s.initialize(); err != nil {
+			return nil, fmt.Errorf("%s: %w", cs.lang, err)
+		}
+		for range warmupCalls {
+			if err := s.callTool("greet", greetArgs); err != nil {
+				return nil, fmt.Errorf("%s: %w", cs.lang, err)
+			}
+		}
+	}
+	results := make([]*CallResult, len(servers))
+	all := make([][]float64, len(servers))
+	for i, cs := range servers {
+		results[i] = &CallResult{Lang: cs.lang, CallsPerRound: perRound}
+	}
+	wall := make([]float64, perRound)
+	for round := range rounds {
+		for k := range servers {
+			i := (k + round) % len(servers)
+			cs := servers[i]
+			before, err := cs.s.cpu()
+			if err != nil {
+				return nil, err
+			}
+			for j := range wall {
+				t := time.Now()
+				if err := cs.s.callTool("greet", greetArgs); err != nil {
+					return nil, fmt.Errorf("%s: %w", cs.lang, err)
+				}
+				wall[j] = us(time.Since(t))
+			}
+			after, err := cs.s.cpu()
+			if err != nil {
+				return nil, err
+			}
+			r := CallRound{MedianUS: percentile(wall, 50), CPUUSPerCall: us(after-before) / float64(perRound)}
+			results[i].Rounds = append(results[i].Rounds, r)
+			all[i] = append(all[i], wall...)
+			progress("calls, round %d/%d: %s: median %.0f µs, CPU %.0f µs a call", round+1, rounds, cs.lang, r.MedianUS, r.CPUUSPerCall)
+		}
+	}
+	var native *CallResult
+	for i, r := range results {
+		r.MedianUS = median(r.Rounds, func(c CallRound) float64 { return c.MedianUS })
+		r.CPUUSPerCall = median(r.Rounds, func(c CallRound) float64 { return c.CPUUSPerCall })
+		r.P99US = percentile(all[i], 99)
+		r.P999US = percentile(all[i], 99.9)
+		if r.Lang == "native" {
+			native = r
+		}
+	}
+	if native != nil {
+		for _, r := range results {
+			r.WallRatio = r.MedianUS / native.MedianUS
+			if native.CPUUSPerCall > 0 {
+				r.CPURatio = r.CPUUSPerCall / native.CPUUSPerCall
+			}
+		}
+	}
+	return results, nil
+}
+
+// percentile returns the p-th percentile of xs (nearest rank); xs is
+// left as it was.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	rank := int(p/100*float64(len(s))+0.999999) - 1
+	return s[min(max(rank, 0), len(s)-1)]
+}
+
+// median returns the median of f over xs.
+func median[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// mib formats a byte count in MiB.
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
