@@ -376,19 +376,20 @@ func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, 
 		return nil, p.ctxError(export, ctx)
 	}
 	inst, err := p.pool.acquire(ctx, owner, p.pool.queue > 0)
-	var spent *budgetError
+	if err == nil {
+		return inst, nil
+	}
+	var spent *budgetError // on the heap: not made for a call that got an instance
 	switch {
 	case errors.As(err, &spent):
 		return nil, p.callError(export, KindBusy, spent.msg)
 	case errors.Is(err, errQueueFull):
 		return nil, p.callError(export, KindBusy, fmt.Sprintf(
 			"%d calls running and %d waiting", p.limits.MaxInstances, p.limits.MaxQueue))
-	case err != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
 		return nil, p.ctxError(export, ctx)
-	case err != nil:
-		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
-	return inst, nil
+	return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 }
 
 // errExited is what run returns when the instance had exited before the
@@ -399,9 +400,10 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
-	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
+	cc := newCallContext(ctx, inst.log, p.limits.HostCallsPerSecond)
+	state := &cc.state
 	state.kernel = &inst.caller.kernel
-	ctx = withCallState(ctx, state)
+	ctx = cc
 	inst.log.reset(ctx)
 	inst.sleep.done = ctx.Done()
 	defer func() { inst.sleep.done = nil }()
@@ -410,7 +412,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	var rc uint32
 	var err error
 	if inst.called {
-		rc, err = inst.caller.call(ctx, export, input)
+		rc, err = inst.caller.call(cc, export, input)
 	} else {
 		// The first call initializes the guest's runtime (call.go).
 		rc, _, err = inst.plugin.CallWithContext(ctx, export, input)
@@ -438,7 +440,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 			"output of %d bytes exceeds the limit of %d", state.output.length, p.limits.MaxOutputBytes))
 	}
 	// As with Extism, an output outside the kernel memory is empty.
-	view, _ := inst.plugin.Memory().Read(uint32(state.output.offset), uint32(state.output.length))
+	view, _ := inst.caller.memory.Read(uint32(state.output.offset), uint32(state.output.length))
 	out := bytes.Clone(view)
 	if p.checkOutput != nil {
 		if err := p.checkOutput(export, out); err != nil {
