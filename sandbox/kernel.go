@@ -82,15 +82,17 @@ var kernelServed = []string{
 // looked up once per instance. Extism's own wrapper looks each one up at
 // every call, and wazero creates a function, with a call stack of its own,
 // at every lookup: kilobytes of garbage for every 8 bytes a plugin stores.
-// (input_load_u64 and load_u64 Extism serves in Go, without the kernel
-// module, and they stay Extism's.) An array, so that an instance keeps its
+// (input_load_u64, load_u64 and store_u64 Extism serves in Go, on the
+// kernel's memory without calling the kernel module, and they stay
+// Extism's: forwarded, each store_u64 cost a call into the kernel module
+// and an extism.CurrentPlugin on the heap, and PDKs write their output
+// with it, 8 bytes a call.) An array, so that an instance keeps its
 // functions by index rather than in a map looked up at every host call.
 var kernelForwarded = [...]forwardedFunction{
 	{"alloc", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64}},
 	{"free", []extism.ValueType{extism.ValueTypeI64}, nil},
 	{"load_u8", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI32}},
 	{"input_load_u8", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI32}},
-	{"store_u64", []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI64}, nil},
 	{"store_u8", []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI32}, nil},
 	{"input_length", nil, []extism.ValueType{extism.ValueTypeI64}},
 	{"input_offset", nil, []extism.ValueType{extism.ValueTypeI64}},
