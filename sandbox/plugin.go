@@ -64,20 +64,25 @@ const sleepSlice = 10 * time.Millisecond
 // serves ends, so that a sleeping call is stopped at once rather than at
 // the end of its sleep.
 type sleeper struct {
-	// done is the Done channel of the running call's context, or nil
-	// between calls. wazero sleeps on the goroutine of the call, which
-	// sets it.
-	done <-chan struct{}
+	// ctx is the running call's context, or nil between calls. wazero
+	// sleeps on the goroutine of the call, which sets it. Its Done channel
+	// is asked for only in a sleep: a context makes it when first asked,
+	// and most calls never sleep.
+	ctx context.Context
 }
 
 // sleep sleeps for ns nanoseconds, at most sleepSlice, or until the
 // running call's context ends.
 func (s *sleeper) sleep(ns int64) {
+	var done <-chan struct{}
+	if s.ctx != nil {
+		done = s.ctx.Done()
+	}
 	t := time.NewTimer(min(time.Duration(ns), sleepSlice))
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-s.done:
+	case <-done:
 	}
 }
 
@@ -278,8 +283,8 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	mem := &memoryArena{}
-	sleep := &sleeper{done: ctx.Done()} // the start function's
-	defer func() { sleep.done = nil }()
+	sleep := &sleeper{ctx: ctx} // the start function's
+	defer func() { sleep.ctx = nil }()
 	ep, err := p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
 		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr).WithNanosleep(sleep.sleep),
 	})
@@ -405,8 +410,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	state.kernel = &inst.caller.kernel
 	ctx = cc
 	inst.log.reset(ctx)
-	inst.sleep.done = ctx.Done()
-	defer func() { inst.sleep.done = nil }()
+	inst.sleep.ctx = ctx
+	defer func() { inst.sleep.ctx = nil }()
 	// The plugin's code stops at its next look at ctx (internal/wasmpass/interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
 	var rc uint32
