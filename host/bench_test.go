@@ -1,16 +1,15 @@
 package host
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/rpctest"
 )
 
 // benchToolPlugin is a plugin with one tool that has an input and an output
@@ -36,37 +35,11 @@ func benchToolPlugin() *Plugin {
 // tools/call with a fresh id and reads its response.
 func stdioToolCalls(tb testing.TB) func() []byte {
 	srv := NewServer(Options{}, BuildCatalog(context.Background(), []*Plugin{benchToolPlugin()}, nil))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, inR, outW, time.Second) }()
-	tb.Cleanup(func() {
-		cancel()
-		inW.Close()
-		<-done
+	send := rpctest.StdioSession(tb, func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return srv.ServeStdio(ctx, in, out, time.Second)
 	})
-	br := bufio.NewReader(outR)
-	roundTrip := func(line string) []byte {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			tb.Fatal(err)
-		}
-		resp, err := br.ReadBytes('\n')
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return resp
-	}
-	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		tb.Fatal(err)
-	}
 	const call = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"the quick brown fox jumps over the lazy dog","n":7},"_meta":{"progressToken":"p"}}}`
-	id := 0
-	return func() []byte {
-		id++
-		return roundTrip(fmt.Sprintf(call, id))
-	}
+	return func() []byte { return send(call) }
 }
 
 // BenchmarkStdioToolCall measures the engine's own cost of one tools/call

@@ -107,8 +107,10 @@ type memoryBudget struct {
 	held map[string]*holding
 	// idle are the idle instances of every plugin, longest idle first.
 	idle []*instance
-	// changed is closed, and replaced, when memory is given back or an
-	// instance becomes idle: what a waiting reserve waits for.
+	// changed is closed when memory is given back or an instance becomes
+	// idle: what a waiting reserve waits for. It is made by the first
+	// reserve to wait (waitChannel) and forgotten once closed, so that the calls
+	// that make instances idle, when none waits, make no channel.
 	changed chan struct{}
 }
 
@@ -119,7 +121,7 @@ type holding struct {
 }
 
 func newMemoryBudget(mib int) *memoryBudget {
-	return &memoryBudget{limit: uint64(mib) << 20, held: map[string]*holding{}, changed: make(chan struct{})}
+	return &memoryBudget{limit: uint64(mib) << 20, held: map[string]*holding{}}
 }
 
 // mib is the budget in MiB, as configured.
@@ -154,7 +156,10 @@ func (b *memoryBudget) reserve(ctx context.Context, plugin string, cost uint64, 
 		if len(b.idle) > 0 {
 			victim, b.idle = b.idle[0], b.idle[1:]
 		}
-		changed := b.changed
+		var changed <-chan struct{}
+		if victim == nil && wait {
+			changed = b.waitChannel()
+		}
 		b.mu.Unlock()
 		if victim != nil {
 			victim.pool.evict(victim) // gives its memory back, unless it was taken meanwhile
@@ -221,8 +226,18 @@ func (b *memoryBudget) busy(inst *instance) {
 	}
 }
 
+// waitChannel returns the channel notify closes. b.mu must be held.
+func (b *memoryBudget) waitChannel() <-chan struct{} {
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.changed
+}
+
 // notify wakes the waiting reserves. b.mu must be held.
 func (b *memoryBudget) notify() {
-	close(b.changed)
-	b.changed = make(chan struct{})
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 }

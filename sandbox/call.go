@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -63,7 +62,7 @@ func newExportCaller(p *extism.Plugin) (*exportCaller, error) {
 		}
 		return *(*api.Module)(unsafe.Pointer(f.UnsafeAddr())), nil
 	}
-	c := &exportCaller{plugin: p, kernel: kernelFunctions{fns: map[string]api.Function{}}, exports: map[string]export{}}
+	c := &exportCaller{plugin: p, exports: map[string]export{}}
 	var err error
 	if c.kernel.mod, err = module("extism"); err != nil {
 		return nil, err
@@ -72,9 +71,9 @@ func newExportCaller(p *extism.Plugin) (*exportCaller, error) {
 		return nil, err
 	}
 	c.memory = c.kernel.mod.ExportedMemory("memory")
-	c.reset = c.kernel.function("reset")
-	c.alloc = c.kernel.function("alloc")
-	c.set = c.kernel.function("input_set")
+	c.reset = c.kernel.function(kernelReset)
+	c.alloc = c.kernel.function(kernelAlloc)
+	c.set = c.kernel.mod.ExportedFunction("input_set")
 	if c.memory == nil || c.reset == nil || c.alloc == nil || c.set == nil {
 		return nil, errors.New("sandbox: Extism's kernel module lacks its memory, reset, alloc or input_set")
 	}
@@ -84,13 +83,13 @@ func newExportCaller(p *extism.Plugin) (*exportCaller, error) {
 // call runs export with input as Extism's Plugin.CallWithContext does,
 // without reading Extism's error or output: it returns what the export
 // returned (0 for an export without a result, 1 when it failed, or its
-// exit code) and its error.
-func (c *exportCaller) call(ctx context.Context, export string, input []byte) (uint32, error) {
+// exit code) and its error. ctx carries the values CallWithContext puts in
+// its context (callContext.Value), set here.
+func (c *exportCaller) call(ctx *callContext, export string, input []byte) (uint32, error) {
 	if c.main.IsClosed() {
 		return 0, errors.New(errExited.Message)
 	}
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), c.kernel.mod)
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), c.plugin)
+	ctx.caller = c
 	if err := c.reset.CallWithStack(ctx, c.stack[:]); err != nil {
 		return 1, err
 	}
@@ -105,25 +104,33 @@ func (c *exportCaller) call(ctx context.Context, export string, input []byte) (u
 	if err := c.set.CallWithStack(ctx, c.stack[:]); err != nil {
 		return 1, err
 	}
-	ctx = context.WithValue(ctx, extism.InputOffsetKey("inputOffset"), offset)
+	ctx.inputOffset, ctx.inputSet = offset, true
 	f, err := c.function(export)
 	if err != nil {
 		return 1, err
 	}
 	c.stack[0] = 0
-	err = f.CallWithStack(ctx, c.stack[:])
+	if err := f.CallWithStack(ctx, c.stack[:]); err != nil {
+		return exitCode(err)
+	}
+	if f.results == 0 {
+		return 0, nil
+	}
+	return api.DecodeU32(c.stack[0]), nil
+}
+
+// exitCode returns what a call that failed with err returns: 0 and no
+// error for an exit with status 0, the status of another exit, and 1 for
+// any other error.
+func exitCode(err error) (uint32, error) {
 	var exit *sys.ExitError
 	switch {
 	case errors.As(err, &exit) && exit.ExitCode() == 0:
 		return 0, nil
 	case errors.As(err, &exit):
 		return exit.ExitCode(), err
-	case err != nil:
-		return 1, err
-	case f.results == 0:
-		return 0, nil
 	}
-	return api.DecodeU32(c.stack[0]), nil
+	return 1, err
 }
 
 // function returns the export called name, looked up once.

@@ -82,69 +82,96 @@ var kernelServed = []string{
 // looked up once per instance. Extism's own wrapper looks each one up at
 // every call, and wazero creates a function, with a call stack of its own,
 // at every lookup: kilobytes of garbage for every 8 bytes a plugin stores.
-// (input_load_u64 and load_u64 Extism serves in Go, without the kernel
-// module, and they stay Extism's.)
-var kernelForwarded = map[string][2][]extism.ValueType{
-	"alloc":         {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
-	"free":          {{extism.ValueTypeI64}, nil},
-	"load_u8":       {{extism.ValueTypeI64}, {extism.ValueTypeI32}},
-	"input_load_u8": {{extism.ValueTypeI64}, {extism.ValueTypeI32}},
-	"store_u64":     {{extism.ValueTypeI64, extism.ValueTypeI64}, nil},
-	"store_u8":      {{extism.ValueTypeI64, extism.ValueTypeI32}, nil},
-	"input_length":  {nil, {extism.ValueTypeI64}},
-	"input_offset":  {nil, {extism.ValueTypeI64}},
-	"output_length": {nil, {extism.ValueTypeI64}},
-	"output_offset": {nil, {extism.ValueTypeI64}},
-	"length":        {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
-	"length_unsafe": {{extism.ValueTypeI64}, {extism.ValueTypeI64}},
-	"reset":         {nil, nil},
-	"memory_bytes":  {nil, {extism.ValueTypeI64}},
+// (input_load_u64, load_u64 and store_u64 Extism serves in Go, on the
+// kernel's memory without calling the kernel module, and they stay
+// Extism's: forwarded, each store_u64 cost a call into the kernel module
+// and an extism.CurrentPlugin on the heap, and PDKs write their output
+// with it, 8 bytes a call.) An array, so that an instance keeps its
+// functions by index rather than in a map looked up at every host call.
+var kernelForwarded = [...]forwardedFunction{
+	{"alloc", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64}},
+	{"free", []extism.ValueType{extism.ValueTypeI64}, nil},
+	{"load_u8", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI32}},
+	{"input_load_u8", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI32}},
+	{"store_u8", []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI32}, nil},
+	{"input_length", nil, []extism.ValueType{extism.ValueTypeI64}},
+	{"input_offset", nil, []extism.ValueType{extism.ValueTypeI64}},
+	{"output_length", nil, []extism.ValueType{extism.ValueTypeI64}},
+	{"output_offset", nil, []extism.ValueType{extism.ValueTypeI64}},
+	{"length", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64}},
+	{"length_unsafe", []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64}},
+	{"reset", nil, nil},
+	{"memory_bytes", nil, []extism.ValueType{extism.ValueTypeI64}},
 }
+
+// forwardedFunction is a kernel function the sandbox forwards to Extism's
+// kernel module, with its parameters and results.
+type forwardedFunction struct {
+	name            string
+	params, results []extism.ValueType
+}
+
+// forwardedIndex returns the index of the forwarded kernel function name
+// in kernelForwarded, -1 when it is not one.
+func forwardedIndex(name string) int {
+	for i, f := range kernelForwarded {
+		if f.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// The indexes of the forwarded functions exportCaller sets a call's input
+// with.
+var (
+	kernelReset = forwardedIndex("reset")
+	kernelAlloc = forwardedIndex("alloc")
+)
 
 // servedByKernelModule reports whether the sandbox serves the kernel
 // function name.
 func servedByKernelModule(name string) bool {
 	_, isLog := kernelLogLevels[name]
-	_, forwarded := kernelForwarded[name]
-	return isLog || forwarded || slices.Contains(kernelServed, name)
+	return isLog || forwardedIndex(name) >= 0 || slices.Contains(kernelServed, name)
 }
 
-// kernelFunctions are an instance's functions of Extism's kernel module,
-// each looked up once: the memory functions the sandbox forwards
-// (kernelForwarded) and those exportCaller sets a call's input with. An
+// kernelFunctions are an instance's functions of Extism's kernel module
+// that the sandbox forwards (kernelForwarded), each looked up once, on
+// first use; exportCaller sets a call's input with some of them. An
 // instance serves one call at a time, so they are never called
 // concurrently.
 type kernelFunctions struct {
-	mod api.Module // the instance's kernel module
-	fns map[string]api.Function
+	mod       api.Module // the instance's kernel module
+	forwarded [len(kernelForwarded)]api.Function
 }
 
-// function returns the kernel function name, looked up once; nil when the
-// kernel has none.
-func (k *kernelFunctions) function(name string) api.Function {
-	f, ok := k.fns[name]
-	if !ok {
-		f = k.mod.ExportedFunction(name)
-		k.fns[name] = f
+// function returns the forwarded kernel function of index i, looked up
+// once; nil when the kernel has none.
+func (k *kernelFunctions) function(i int) api.Function {
+	f := k.forwarded[i]
+	if f == nil {
+		f = k.mod.ExportedFunction(kernelForwarded[i].name)
+		k.forwarded[i] = f
 	}
 	return f
 }
 
-// call calls the kernel function name with stack, as Extism's wrapper
-// does; a failure panics, which ends the call. k is nil where there is no
-// call state (a start function): the kernel module is then the one Extism
-// puts in ctx, and nothing is kept.
-func (k *kernelFunctions) call(ctx context.Context, name string, stack []uint64) {
+// call calls the forwarded kernel function of index i with stack, as
+// Extism's wrapper does; a failure panics, which ends the call. k is nil
+// where there is no call state (a start function): the kernel module is
+// then the one Extism puts in ctx, and nothing is kept.
+func (k *kernelFunctions) call(ctx context.Context, i int, stack []uint64) {
 	var f api.Function
 	if k != nil {
-		f = k.function(name)
+		f = k.function(i)
 	} else if mod, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module); ok {
-		f = mod.ExportedFunction(name)
+		f = mod.ExportedFunction(kernelForwarded[i].name)
 	} else {
 		panic("Invalid context, `extism` key not found")
 	}
 	if f == nil {
-		panic(fmt.Errorf("function %q not found in extism:host", name))
+		panic(fmt.Errorf("function %q not found in extism:host", kernelForwarded[i].name))
 	}
 	if err := f.CallWithStack(ctx, stack); err != nil {
 		panic(err)
@@ -185,14 +212,14 @@ func (k *kernel) functions() []extism.HostFunction {
 		extism.NewHostFunctionWithStack("var_get", varGet, ptr, ptr),
 		extism.NewHostFunctionWithStack("var_set", varSet, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypePTR}, nil),
 	}
-	for name, sig := range kernelForwarded {
-		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	for i, f := range kernelForwarded {
+		fns = append(fns, extism.NewHostFunctionWithStack(f.name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 			var k *kernelFunctions
 			if state := callStateFrom(ctx); state != nil {
 				k = state.kernel
 			}
-			k.call(ctx, name, stack)
-		}, sig[0], sig[1]))
+			k.call(ctx, i, stack)
+		}, f.params, f.results))
 	}
 	for name, level := range kernelLogLevels {
 		fns = append(fns, extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {

@@ -76,20 +76,25 @@ const sleepSlice = 10 * time.Millisecond
 // serves ends, so that a sleeping call is stopped at once rather than at
 // the end of its sleep.
 type sleeper struct {
-	// done is the Done channel of the running call's context, or nil
-	// between calls. wazero sleeps on the goroutine of the call, which
-	// sets it.
-	done <-chan struct{}
+	// ctx is the running call's context, or nil between calls. wazero
+	// sleeps on the goroutine of the call, which sets it. Its Done channel
+	// is asked for only in a sleep: a context makes it when first asked,
+	// and most calls never sleep.
+	ctx context.Context
 }
 
 // sleep sleeps for ns nanoseconds, at most sleepSlice, or until the
 // running call's context ends.
 func (s *sleeper) sleep(ns int64) {
+	var done <-chan struct{}
+	if s.ctx != nil {
+		done = s.ctx.Done()
+	}
 	t := time.NewTimer(min(time.Duration(ns), sleepSlice))
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-s.done:
+	case <-done:
 	}
 }
 
@@ -376,8 +381,8 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	log := newGuestLog(p.logger)
 	ctx = withCallState(ctx, newCallState(log, p.limits.HostCallsPerSecond))
 	mem := &memoryArena{}
-	sleep := &sleeper{done: ctx.Done()} // the start function's
-	defer func() { sleep.done = nil }()
+	sleep := &sleeper{ctx: ctx} // the start function's
+	defer func() { sleep.ctx = nil }()
 	ep, err := p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
 		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr).WithNanosleep(sleep.sleep),
 	})
@@ -477,19 +482,20 @@ func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, 
 		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
 	inst, err := p.pool.acquire(ctx, owner, p.pool.queue > 0)
-	var spent *budgetError
+	if err == nil {
+		return inst, nil
+	}
+	var spent *budgetError // on the heap: not made for a call that got an instance
 	switch {
 	case errors.As(err, &spent):
 		return nil, p.callError(export, KindBusy, spent.msg)
 	case errors.Is(err, errQueueFull):
 		return nil, p.callError(export, KindBusy, fmt.Sprintf(
 			"%d calls running and %d waiting", p.limits.MaxInstances, p.limits.MaxQueue))
-	case err != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
 		return nil, p.ctxError(export, ctx)
-	case err != nil:
-		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
-	return inst, nil
+	return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 }
 
 // errExited is what run returns when the instance had exited before the
@@ -500,18 +506,19 @@ var errExited = &CallError{Kind: KindTrap, Message: "module is closed"}
 
 // run calls export on inst and classifies the outcome.
 func (p *Plugin) run(ctx context.Context, inst *instance, export string, input []byte) ([]byte, *CallError) {
-	state := newCallState(inst.log, p.limits.HostCallsPerSecond)
+	cc := newCallContext(ctx, inst.log, p.limits.HostCallsPerSecond)
+	state := &cc.state
 	state.kernel = &inst.caller.kernel
-	ctx = withCallState(ctx, state)
+	ctx = cc
 	inst.log.reset(ctx)
-	inst.sleep.done = ctx.Done()
-	defer func() { inst.sleep.done = nil }()
+	inst.sleep.ctx = ctx
+	defer func() { inst.sleep.ctx = nil }()
 	// The plugin's code stops at its next look at ctx (internal/wasmpass/interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
 	var rc uint32
 	var err error
 	if inst.called {
-		rc, err = inst.caller.call(ctx, export, input)
+		rc, err = inst.caller.call(cc, export, input)
 	} else {
 		// The first call initializes the guest's runtime (call.go).
 		rc, _, err = inst.plugin.CallWithContext(ctx, export, input)
@@ -539,7 +546,7 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 			"output of %d bytes exceeds the limit of %d", state.output.length, p.limits.MaxOutputBytes))
 	}
 	// As with Extism, an output outside the kernel memory is empty.
-	view, _ := inst.plugin.Memory().Read(uint32(state.output.offset), uint32(state.output.length))
+	view, _ := inst.caller.memory.Read(uint32(state.output.offset), uint32(state.output.length))
 	out := bytes.Clone(view)
 	if p.checkOutput != nil {
 		if err := p.checkOutput(export, out); err != nil {
