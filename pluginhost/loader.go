@@ -55,8 +55,6 @@ type Loader struct {
 	// call. Empty: every plugin is compiled, started and listed as it
 	// loads.
 	ListingCacheDir string
-
-	warming sync.Mutex // held by the one background compile at a time
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -277,8 +275,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if cached == nil && key != "" && !isJS {
 		// Not listed before: listed on wazero's interpreter, which compiles
 		// a module in a fraction of the compiler's time, and compiled on
-		// its first call; the compiler warms the compilation cache for that
-		// call in the background. A plugin the interpreter cannot list in
+		// its first call. A plugin the interpreter cannot list in
 		// time (or at all) is loaded as before, compiled, which says why.
 		// JavaScript plugins are not: their engine is one module, compiled
 		// once for them all, and too slow on the interpreter.
@@ -290,7 +287,6 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 			l.logger().Warn("keeping what the plugin listed failed; it is loaded compiled", "plugin", name)
 		default:
 			cached, reread, listedBy = entry, cache.module(sum), "the interpreter (compiled on its first call)"
-			l.warmInBackground(name, module, sopts)
 		}
 	}
 	var rt *sandbox.Plugin
@@ -402,22 +398,6 @@ func (l *Loader) listInterpreted(ctx context.Context, name string, module []byte
 		return nil, err
 	}
 	return rec.recorded(), nil
-}
-
-// warmInBackground compiles the module in the background, one module at a
-// time, and lets go of the result: what stays is the compilation cache's
-// copy, from which the plugin's first call compiles in milliseconds.
-func (l *Loader) warmInBackground(name string, module []byte, sopts sandbox.Options) {
-	go func() {
-		l.warming.Lock()
-		defer l.warming.Unlock()
-		rt, err := l.Engine.Compile(context.Background(), name, module, sopts)
-		if err != nil {
-			l.logger().Debug("warming the compilation cache failed; the first call compiles", "plugin", name, "err", err)
-			return
-		}
-		_ = rt.Close(context.Background())
-	}()
 }
 
 // toolNames is the host's rule for exposed tool names that cfg sets.

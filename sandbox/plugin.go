@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -37,6 +38,7 @@ type Plugin struct {
 
 	// buildMu guards the build: until it, the module as given and the host
 	// functions it is compiled with; after, what it made.
+	built    atomic.Bool // compiled is set
 	buildMu  sync.Mutex
 	wasm     []byte                 // nil until reread gives it
 	reread   func() ([]byte, error) // nil when wasm is held
@@ -233,6 +235,9 @@ func (p *Plugin) Start(ctx context.Context) error {
 // failed build is not retried: its cause is in the module). It sets the
 // instance cost before any instance is made.
 func (p *Plugin) build(ctx context.Context) error {
+	if p.built.Load() {
+		return nil
+	}
 	p.buildMu.Lock()
 	defer p.buildMu.Unlock()
 	if p.compiled != nil || p.buildErr != nil {
@@ -284,16 +289,13 @@ func (p *Plugin) build(ctx context.Context) error {
 	p.pool.cost = cost
 	p.pool.mu.Unlock()
 	p.compiled, p.wasm, p.hostFns = compiled, nil, nil
+	p.built.Store(true)
 	return nil
 }
 
 // Built reports whether the plugin's module is compiled: always after
 // Compile, after the first call or Start after Defer.
-func (p *Plugin) Built() bool {
-	p.buildMu.Lock()
-	defer p.buildMu.Unlock()
-	return p.compiled != nil
-}
+func (p *Plugin) Built() bool { return p.built.Load() }
 
 // shutdown releases what the plugin holds beside its instances, once it is
 // closed and no call uses it.
@@ -449,6 +451,12 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 		return nil, p.callError(export, KindInputTooLarge, fmt.Sprintf(
 			"input of %d bytes exceeds the limit of %d", len(input), limit))
 	}
+	// A deferred plugin is built first, outside the call's timeout, which
+	// bounds what the plugin runs, as a load compiles outside its budget:
+	// the call waits for the compile as long as its caller does.
+	if err := p.build(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)
 	defer cancel()
 	for {
@@ -477,9 +485,6 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, error) {
 	if ctx.Err() != nil {
 		return nil, p.ctxError(export, ctx)
-	}
-	if err := p.build(ctx); err != nil {
-		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
 	inst, err := p.pool.acquire(ctx, owner, p.pool.queue > 0)
 	if err == nil {
