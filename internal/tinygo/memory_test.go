@@ -27,6 +27,12 @@ const flatCalls = 100_000
 const (
 	warmUp    = flatCalls / 2
 	maxGrowth = 8 << 20
+	// settlePage is the last page standard Go may take when its heap
+	// settles, after the warm-up too: when it comes depends on the
+	// collector's timers as well as the garbage (a CI run on a loaded
+	// machine saw it after 81,000 calls). A leak takes more over the
+	// second half's 50,000 calls.
+	settlePage = 64 << 10
 )
 
 // hashInput is a tools/call of the tools example's hash tool.
@@ -73,7 +79,7 @@ func TestLinearMemoryStaysFlat(t *testing.T) {
 				}
 				if i == warmUp {
 					warm = m
-				} else if i > warmUp && m != warm {
+				} else if i > warmUp && m > warm+settlePage {
 					t.Fatalf("linear memory grew from %d KiB after %d calls to %d KiB after %d", warm>>10, warmUp, m>>10, i)
 				}
 			}
