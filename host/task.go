@@ -825,10 +825,3 @@ func cancelledByRequest() taskOutcome {
 	const msg = "The task was cancelled by request."
 	return cancelledOutcome(msg, rpcErrorf(CodeInternalError, "task cancelled: %s", msg))
 }
-
-// isEra20260728 reports whether a request is served at 2026-07-28, whose
-// tasks are the extension's.
-func isEra20260728(e era) bool {
-	_, ok := e.(*era20260728)
-	return ok
-}
