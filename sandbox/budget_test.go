@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,4 +278,29 @@ func TestAFirstInstanceWaitsForTheBudgetWhateverTheQueue(t *testing.T) {
 	}
 	_ = p.Close(context.Background())
 	<-done
+}
+
+// TestEvictedInstancesAreFreed: an instance the budget closes to make room
+// is freed, not kept by the budget's or its pool's bookkeeping: a run of
+// evictions over many plugins, as when more plugins are called than the
+// budget holds, holds no more than the budget says.
+func TestEvictedInstancesAreFreed(t *testing.T) {
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20, MaxInstances: 1}
+	const room, plugins = 5, 12
+	e := budgetEngine(t, int((room+0.5)*guestInstanceMiB(t, l)))
+	var freed atomic.Int32
+	for i := range plugins {
+		p := loadIn(t, e, fmt.Sprintf("p%d", i), l)
+		call(t, p, "echo", "x")
+		p.pool.mu.Lock()
+		for _, inst := range p.pool.idle {
+			runtime.AddCleanup(inst, func(int) { freed.Add(1) }, 0)
+		}
+		p.pool.mu.Unlock()
+	}
+	// Each load beyond the room evicted the instance idle longest.
+	want := int32(plugins - room)
+	if !poll.Within(10*time.Second, func() bool { runtime.GC(); return freed.Load() >= want }) {
+		t.Fatalf("%d of the %d evicted instances were freed", freed.Load(), want)
+	}
 }
