@@ -154,7 +154,10 @@ func (b *memoryBudget) reserve(ctx context.Context, plugin string, cost uint64, 
 		}
 		var victim *instance
 		if len(b.idle) > 0 {
-			victim, b.idle = b.idle[0], b.idle[1:]
+			// Delete, not reslice: a slice's array would keep the closed
+			// instance, and its modules, past its start.
+			victim = b.idle[0]
+			b.idle = slices.Delete(b.idle, 0, 1)
 		}
 		var changed <-chan struct{}
 		if victim == nil && wait {

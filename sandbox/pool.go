@@ -69,7 +69,7 @@ func (p *pool) acquire(ctx context.Context, owner string, mayWait bool) (*instan
 	p.inUse++
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		if inst := p.idle[i]; inst.owner == owner {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.idle = slices.Delete(p.idle, i, i+1) // clears the slot it frees
 			p.budget.busy(inst)
 			p.mu.Unlock()
 			return inst, nil
@@ -77,7 +77,8 @@ func (p *pool) acquire(ctx context.Context, owner string, mayWait bool) (*instan
 	}
 	var evicted *instance
 	if len(p.idle) > 0 && len(p.idle)+p.inUse > cap(p.slots) {
-		evicted, p.idle = p.idle[0], p.idle[1:]
+		evicted = p.idle[0]
+		p.idle = slices.Delete(p.idle, 0, 1) // clears the slot it frees
 		p.budget.busy(evicted)
 	}
 	p.mu.Unlock()
