@@ -60,6 +60,11 @@ type ServerConfig struct {
 	// MemoryBudgetMiB is the memory, in MiB, that the instances of all
 	// plugins may hold together (sandbox.EngineOptions.MemoryBudgetMiB).
 	MemoryBudgetMiB int
+	// UnloadIdleAfter is how long a plugin may go without calls before
+	// its compiled code and instances are given back
+	// (sandbox.EngineOptions.UnloadIdleAfter); 0 (the file's "never")
+	// keeps them.
+	UnloadIdleAfter time.Duration
 	// TLS is the [server.tls] table: the HTTP transport's certificate.
 	TLS TLSConfig
 	// EgressCAFile is a PEM file of certificate authorities that plugins'
@@ -121,6 +126,16 @@ func (c *Config) Scheme() string {
 	}
 	return "http"
 }
+
+// DefaultUnloadIdleAfter is [server] unload_idle_after when the file does
+// not set it: an idle plugin's compiled code and instances (tens of MiB
+// for a standard Go plugin) are given back after ten minutes, and
+// compiling it again from the cache costs its next call tens of
+// milliseconds.
+const DefaultUnloadIdleAfter = 10 * time.Minute
+
+// maxUnloadIdleAfter bounds [server] unload_idle_after: 30 days.
+const maxUnloadIdleAfter = 720 * time.Hour
 
 // DefaultCacheMaxMiB is [server] cache_max_mib when the file does not set
 // it: a compiled standard Go plugin takes about 12 MiB.
@@ -614,6 +629,7 @@ func Default() *Config {
 			PageSize:        100,
 			StartupWait:     500 * time.Millisecond,
 			MemoryBudgetMiB: sandbox.DefaultMemoryBudgetMiB,
+			UnloadIdleAfter: DefaultUnloadIdleAfter,
 			OnLoadError:     OnLoadErrorFail,
 			CacheMaxMiB:     DefaultCacheMaxMiB,
 			ToolNames:       ToolNamesPortable,

@@ -51,7 +51,7 @@ func loadErrors(t *testing.T, src string) (string, Errors) {
 
 func TestDefault(t *testing.T) {
 	want := &Config{
-		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute},
+		Server: ServerConfig{Name: "mcphost", Title: "mcphost", PageSize: 100, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 16384, UnloadIdleAfter: DefaultUnloadIdleAfter, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute},
 		Defaults: Limits{
 			MemoryMiB:      128,
 			Timeout:        30 * time.Second,
@@ -141,7 +141,7 @@ host_functions = ["notify_logging_message", "list_roots"]
 allowed_hosts = ["api.example.com", "*.example.org", "example.net:8443", "*", "10.0.0.1:80", "[::1]:8080"]
 config = { root = "/data", depth = 3, ratio = 0.5, verbose = true }
 `)
-	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute}); cfg.Server != want {
+	if want := (ServerConfig{Name: "srv", Title: "My Server", CacheDir: "off", PageSize: 20, StartupWait: 500 * time.Millisecond, MemoryBudgetMiB: 2048, UnloadIdleAfter: DefaultUnloadIdleAfter, OnLoadError: OnLoadErrorFail, CacheMaxMiB: DefaultCacheMaxMiB, ToolNames: ToolNamesPortable, PullTimeout: 2 * time.Minute}); cfg.Server != want {
 		t.Errorf("Server = %+v, want %+v", cfg.Server, want)
 	}
 	defaults := Default().Defaults
@@ -1151,5 +1151,33 @@ func TestWazeroChecks(t *testing.T) {
 	path, errs := loadErrors(t, "[defaults]\nwazero_checks = \"yes\"\n")
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), path+":2") || !strings.Contains(errs[0].Error(), "defaults.wazero_checks") {
 		t.Errorf("wazero_checks = \"yes\": %v, want one error naming line 2 of %s and the key", errs, path)
+	}
+}
+
+// [server] unload_idle_after sets how long a plugin may go without calls
+// before its compiled code is given back: 10m unset, 0 for "never", and
+// a duration that is not positive, too long or not a string is refused
+// with its key.
+func TestUnloadIdleAfter(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"":                              DefaultUnloadIdleAfter,
+		"unload_idle_after = \"90s\"":   90 * time.Second,
+		"unload_idle_after = \"never\"": 0,
+		"unload_idle_after = \"720h\"":  720 * time.Hour,
+	} {
+		if got := load(t, "[server]\n"+text+"\n").Server.UnloadIdleAfter; got != want {
+			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+	}
+	for text, want := range map[string]string{
+		"unload_idle_after = \"0s\"":   `server.unload_idle_after: "0s" is not positive`,
+		"unload_idle_after = \"721h\"": `server.unload_idle_after: "721h" is longer than 720h0m0s`,
+		"unload_idle_after = \"soon\"": `server.unload_idle_after: bad duration "soon"`,
+		"unload_idle_after = 600":      `server.unload_idle_after`,
+	} {
+		_, errs := loadErrors(t, "[server]\n"+text+"\n")
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("%s: %v, want %q", text, errs, want)
+		}
 	}
 }

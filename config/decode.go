@@ -33,7 +33,7 @@ import (
 // Key names of the schema.
 var (
 	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints"}
-	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "on_load_error", "cache_max_mib", "tool_names",
+	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "unload_idle_after", "on_load_error", "cache_max_mib", "tool_names",
 		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions",
 		"task_after", "max_tasks", "max_tasks_per_user"}
 	defaultsKeys = []string{"memory_mib", "timeout", "max_output_bytes", "max_instances", "max_queue",
@@ -306,6 +306,13 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	}
 	if n, ok := d.integer(t, p, "memory_budget_mib", sandbox.MinMemoryBudgetMiB, sandbox.MaxMemoryBudgetMiB); ok {
 		s.MemoryBudgetMiB = n
+	}
+	if v, ok := t["unload_idle_after"]; ok {
+		if v == "never" {
+			s.UnloadIdleAfter = 0
+		} else if dur, ok := d.duration(t, p, "unload_idle_after", maxUnloadIdleAfter); ok {
+			s.UnloadIdleAfter = dur
+		}
 	}
 	if file, ok := d.str(t, p, "egress_ca_file"); ok {
 		s.EgressCAFile = d.abs(file)

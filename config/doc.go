@@ -65,6 +65,13 @@
 //	                       # spent"; a plugin one instance of which cannot
 //	                       # fit is not loaded; the default is two thirds
 //	                       # of a 24 GiB machine: lower it on smaller ones
+//	unload_idle_after = "10m"  # how long a plugin may go without calls
+//	                       # before the server gives back its compiled
+//	                       # code and instances, > 0 and <= 720h, or
+//	                       # "never"; its next call compiles it again from
+//	                       # the compilation cache (tens of ms; longer
+//	                       # without one), and its lists are answered as
+//	                       # before meanwhile
 //	on_load_error = "fail" # what serve does when a plugin named by a
 //	                       # [plugins.NAME] table (not disabled) does not
 //	                       # load at start-up, its file broken, refused,

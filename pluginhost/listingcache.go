@@ -137,16 +137,33 @@ func (c listingCache) write(key string, sum [sha256.Size]byte, file []byte, e *l
 	if err != nil {
 		return err
 	}
+	if err := c.writeCopy(sum, file); err != nil {
+		return err
+	}
+	return c.writeFile(key+".json", raw)
+}
+
+// writeCopy writes the copy of the plugin file of digest sum unless one
+// is there.
+func (c listingCache) writeCopy(sum [sha256.Size]byte, file []byte) error {
 	if err := os.MkdirAll(string(c), 0o700); err != nil {
 		return err
 	}
 	copyName := hex.EncodeToString(sum[:]) + ".wasm"
-	if _, err := os.Stat(filepath.Join(string(c), copyName)); err != nil {
-		if err := c.writeFile(copyName, file); err != nil {
-			return err
-		}
+	if _, err := os.Stat(filepath.Join(string(c), copyName)); err == nil {
+		return nil
 	}
-	return c.writeFile(key+".json", raw)
+	return c.writeFile(copyName, file)
+}
+
+// keepModule keeps a copy of the plugin file of digest sum, unless one is
+// there, and returns how to read it (module); nil when there is no cache
+// or the copy cannot be written.
+func (c listingCache) keepModule(sum [sha256.Size]byte, file []byte) func() ([]byte, error) {
+	if c == "" || c.writeCopy(sum, file) != nil {
+		return nil
+	}
+	return c.module(sum)
 }
 
 // module returns how to read the copy of the plugin file of digest sum,

@@ -27,14 +27,25 @@ type cacheStart struct {
 // startOn starts a server whose loader keeps its caches in dir.
 func startOn(t *testing.T, dir string) cacheStart {
 	t.Helper()
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: filepath.Join(dir, "compiled")})
+	return startWith(t, dir, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "compiled")})
+}
+
+// startWith starts a server whose engine has opts, and whose loader keeps
+// its listing cache in dir, unless dir is "".
+func startWith(t *testing.T, dir string, opts sandbox.EngineOptions) cacheStart {
+	t.Helper()
+	engine, err := sandbox.NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = engine.Close() })
 	logs := &records{}
 	srv := host.NewServer(host.Options{Logger: slog.New(logs)}, nil)
-	return cacheStart{&Loader{Engine: engine, Server: srv, Logger: srv.Logger(), ListingCacheDir: filepath.Join(dir, "listings")}, srv, logs}
+	listings := ""
+	if dir != "" {
+		listings = filepath.Join(dir, "listings")
+	}
+	return cacheStart{&Loader{Engine: engine, Server: srv, Logger: srv.Logger(), ListingCacheDir: listings}, srv, logs}
 }
 
 // load loads the plugin at path with cfg and serves it alone; it returns

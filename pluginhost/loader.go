@@ -260,10 +260,17 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		key = listingKey(name, sum, cfg, pc, grants)
 	}
 	cached := cache.read(key)
-	var reread func() ([]byte, error)
-	if cached != nil && !isJS { // the engine's module is one, shared by every .js plugin
-		if reread = cache.module(sum); reread == nil {
-			cached = nil // its copy is gone: load it as if new
+	if cached != nil && !isJS && cache.module(sum) == nil {
+		cached = nil // its copy is gone: load it as if new
+	}
+	// The plugin reads its module again at each build (its first call
+	// after an idle unload, sandbox.EngineOptions.UnloadIdleAfter): from
+	// the copy in the cache, which holds nothing in memory, or else as held
+	// here (JavaScript's engine is in the binary anyway).
+	sopts.Reread = func() ([]byte, error) { return module, nil }
+	if !isJS {
+		if reread := cache.keepModule(sum, wasm); reread != nil {
+			sopts.Reread = reread
 		}
 	}
 	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
@@ -286,12 +293,12 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		case cache.write(key, sum, wasm, entry) != nil:
 			l.logger().Warn("keeping what the plugin listed failed; it is loaded compiled", "plugin", name)
 		default:
-			cached, reread, listedBy = entry, cache.module(sum), "the interpreter (compiled on its first call)"
+			cached, listedBy = entry, "the interpreter (compiled on its first call)"
 		}
 	}
 	var rt *sandbox.Plugin
 	if cached != nil {
-		rt, err = l.Engine.Defer(ctx, name, module, sopts, reread)
+		rt, err = l.Engine.Defer(ctx, name, module, sopts)
 	} else {
 		rt, err = l.Engine.Compile(ctx, name, module, sopts)
 		listedBy = "running it"

@@ -18,7 +18,7 @@ import (
 func TestDeferCompilesOnTheFirstCall(t *testing.T) {
 	wasm := testWasm(t, "guest")
 	reread := 0
-	p, err := engine.Defer(t.Context(), "guest", wasm, Options{}, func() ([]byte, error) { reread++; return wasm, nil })
+	p, err := engine.Defer(t.Context(), "guest", wasm, Options{Reread: func() ([]byte, error) { reread++; return wasm, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,13 @@ func TestDeferCompilesOnTheFirstCall(t *testing.T) {
 }
 
 // A deferred plugin whose module cannot be read again fails its calls with
-// the reason, and does not try again; closing one that never built works.
+// the reason, and tries again at each call (the file may be back);
+// closing one that never built works.
 func TestDeferThatCannotBuildFailsItsCalls(t *testing.T) {
 	wasm := testWasm(t, "guest")
 	gone := errors.New("the file is gone")
-	p, err := engine.Defer(t.Context(), "guest", wasm, Options{}, func() ([]byte, error) { return nil, gone })
+	rereads := 0
+	p, err := engine.Defer(t.Context(), "guest", wasm, Options{Reread: func() ([]byte, error) { rereads++; return nil, gone }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +54,13 @@ func TestDeferThatCannotBuildFailsItsCalls(t *testing.T) {
 			t.Fatalf("call: %v, want the reread's error", err)
 		}
 	}
-	if p.Built() {
-		t.Fatal("built without its module")
+	if p.Built() || rereads != 2 {
+		t.Fatalf("built %v without its module, read %d times, want at each of 2 calls", p.Built(), rereads)
 	}
 	if err := p.Close(t.Context()); err != nil {
 		t.Fatalf("closing a plugin never built: %v", err)
 	}
-	q, err := engine.Defer(t.Context(), "guest", wasm, Options{}, nil)
+	q, err := engine.Defer(t.Context(), "guest", wasm, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +72,10 @@ func TestDeferThatCannotBuildFailsItsCalls(t *testing.T) {
 // Defer refuses at once what Compile refuses without compiling: a module
 // that is not WebAssembly, or limits out of range.
 func TestDeferChecksWhatNeedsNoCompiling(t *testing.T) {
-	if _, err := engine.Defer(t.Context(), "junk", []byte("not wasm"), Options{}, nil); err == nil {
+	if _, err := engine.Defer(t.Context(), "junk", []byte("not wasm"), Options{}); err == nil {
 		t.Error("Defer took bytes that are not a module")
 	}
-	if _, err := engine.Defer(t.Context(), "guest", testWasm(t, "guest"), Options{Limits: Limits{MemoryMiB: maxMemoryMiB + 1}}, nil); err == nil {
+	if _, err := engine.Defer(t.Context(), "guest", testWasm(t, "guest"), Options{Limits: Limits{MemoryMiB: maxMemoryMiB + 1}}); err == nil {
 		t.Error("Defer took a memory limit out of range")
 	}
 }

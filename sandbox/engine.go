@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
-
-	"github.com/tetratelabs/wazero"
 )
 
 // EngineOptions configures an Engine.
@@ -30,13 +28,18 @@ type EngineOptions struct {
 	MaxCompiles int
 	// Egress is how plugins' granted HTTP requests leave the machine.
 	Egress Egress
+	// UnloadIdleAfter is how long a plugin that can read its module again
+	// (Options.Reread) may go without calls before it gives back its
+	// compiled code and instances (unload.go), when there is a CacheDir to
+	// load the code from again (codecache.go). Zero or less keeps them.
+	UnloadIdleAfter time.Duration
 }
 
 // Engine compiles plugins and shares their compiled code: loading a module
 // that was compiled before (by this Engine, or by any Engine using the same
 // CacheDir) skips compilation. Its plugins share its memory budget.
 type Engine struct {
-	cache    wazero.CompilationCache
+	code     *codeCaches
 	budget   *memoryBudget
 	compiles chan struct{} // a token for each compile under way
 	egress   Egress
@@ -45,6 +48,8 @@ type Engine struct {
 	// that the seconds a first compile of a large module takes are seen
 	// for what they are; zero or less logs every compile.
 	compileNotice time.Duration
+	// unloadIdleAfter is EngineOptions.UnloadIdleAfter.
+	unloadIdleAfter time.Duration
 }
 
 // compileNotice is how long a compile runs before the Engine logs it:
@@ -65,17 +70,18 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	case budget < MinMemoryBudgetMiB || budget > MaxMemoryBudgetMiB:
 		return nil, fmt.Errorf("sandbox: memory budget %d MiB is not between %d and %d MiB", budget, MinMemoryBudgetMiB, MaxMemoryBudgetMiB)
 	}
-	e := &Engine{egress: opts.Egress, compileNotice: compileNotice, budget: newMemoryBudget(budget), compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
-	if opts.CacheDir == "" {
-		e.cache = wazero.NewCompilationCache()
-		return e, nil
-	}
-	cache, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
+	e := &Engine{egress: opts.Egress, compileNotice: compileNotice, budget: newMemoryBudget(budget), unloadIdleAfter: opts.UnloadIdleAfter, compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
+	code, err := newCodeCaches(opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 	}
-	e.cache = cache
-	e.valid.dir = filepath.Join(opts.CacheDir, "mcphost-valid")
+	e.code = code
+	if !code.releasable() {
+		e.unloadIdleAfter = 0
+	}
+	if opts.CacheDir != "" {
+		e.valid.dir = filepath.Join(opts.CacheDir, "mcphost-valid")
+	}
 	return e, nil
 }
 
@@ -107,8 +113,8 @@ func (e *Engine) inCompileTurn(ctx context.Context, logger *slog.Logger, size in
 	return err
 }
 
-// Close releases the in-memory compilation cache. Close the Engine's plugins
-// first.
+// Close releases the in-memory compilation caches. Close the Engine's
+// plugins first.
 func (e *Engine) Close() error {
-	return e.cache.Close(context.Background())
+	return e.code.close()
 }

@@ -70,7 +70,7 @@ func TestSleepersStopWithinTheirTimeout(t *testing.T) {
 func TestWazeroChecksStopALoopWithoutTheCountdown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := wazero.NewRuntimeWithConfig(ctx, engine.runtimeConfig(Limits{WazeroChecks: true}, false))
+	r := wazero.NewRuntimeWithConfig(ctx, engine.runtimeConfig(Limits{WazeroChecks: true}, false, engine.code.shared))
 	defer r.Close(ctx)
 	spin := wasmtest.Module(
 		wasmtest.Section(1, wasmtest.Vec([]byte{0x60, 0x00, 0x00})),

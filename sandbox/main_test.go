@@ -89,7 +89,7 @@ func buildPlugin(name string) ([]byte, error) {
 	}
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
-		WithCompilationCache(engine.cache).
+		WithCompilationCache(engine.code.shared).
 		WithCloseOnContextDone(true))
 	defer rt.Close(ctx)
 	if _, err := rt.CompileModule(ctx, compiled); err != nil {

@@ -57,6 +57,14 @@ type Options struct {
 	// plugin run once or twice, such as one listed while the compiler has
 	// not seen it yet. Its code goes to no compilation cache.
 	Interpret bool
+	// Reread, when set, gives the module's bytes again each time the
+	// plugin is built, so that the plugin does not hold them: not before
+	// its first call (Engine.Defer), not once compiled, and not after
+	// EngineOptions.UnloadIdleAfter without calls, when it gives back its
+	// compiled code and instances and is built again on its next call. It
+	// must give the bytes the plugin was loaded from, or fail; a failure
+	// fails the call that needed the build, and the next call tries again.
+	Reread func() ([]byte, error)
 }
 
 // Limits bounds what a plugin may consume. A zero field takes its default;

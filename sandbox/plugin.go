@@ -28,6 +28,7 @@ type Plugin struct {
 	logger       *slog.Logger
 	timeout      error // the cause of a context ended by Limits.Timeout
 	compiled     *extism.CompiledPlugin
+	code         *codeCache // what compiled was compiled with
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
 	redact       *strings.Replacer // of the secret values; nil when none
@@ -36,14 +37,16 @@ type Plugin struct {
 	net          *netPolicy
 	interpret    bool // on wazero's interpreter (Options.Interpret)
 
-	// buildMu guards the build: until it, the module as given and the host
-	// functions it is compiled with; after, what it made.
+	// buildMu guards the build: the module as given (unless reread gives
+	// it at each build) and the host functions it is compiled with, and
+	// what the build made; and the unloading of an idle plugin (unload.go).
 	built    atomic.Bool // compiled is set
 	buildMu  sync.Mutex
-	wasm     []byte                 // nil until reread gives it
-	reread   func() ([]byte, error) // nil when wasm is held
+	wasm     []byte                 // nil when reread gives it
+	reread   func() ([]byte, error) // Options.Reread
 	hostFns  []extism.HostFunction
 	buildErr error
+	idle     idleUnload
 }
 
 // instance is one instantiation of a plugin, used by one call at a time.
@@ -122,7 +125,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts Option
 // Limits.MemoryMiB and that one instance fits in the Engine's memory budget
 // (budget.go). Compiling cannot be interrupted: ctx does not bound it.
 func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
-	p, err := e.Defer(ctx, name, wasm, opts, nil)
+	p, err := e.Defer(ctx, name, wasm, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,18 +142,12 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Opt
 // cost, compiling it — to the plugin's first call or Start, which fail
 // with what Compile would have. It is for a module a previous load of the
 // same bytes, limits and grants found sound (pluginhost's listing cache):
-// an idle plugin then costs no compiled code and no instance.
-//
-// reread, when not nil, gives the module's bytes again at the build, so
-// that an idle plugin does not hold them; it must give the bytes given
-// here, or fail.
-func (e *Engine) Defer(ctx context.Context, name string, wasm []byte, opts Options, reread func() ([]byte, error)) (*Plugin, error) {
+// an idle plugin then costs no compiled code and no instance, and, with
+// Options.Reread, not its module's bytes either.
+func (e *Engine) Defer(ctx context.Context, name string, wasm []byte, opts Options) (*Plugin, error) {
 	p, err := e.newPlugin(name, wasm, opts)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
-	}
-	if reread != nil {
-		p.wasm, p.reread = nil, reread
 	}
 	return p, nil
 }
@@ -200,8 +197,13 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 		engine:       e,
 		interpret:    opts.Interpret,
 		wasm:         wasm,
+		reread:       opts.Reread,
 		hostFns:      hostFns,
 		net:          pol,
+	}
+	if p.reread != nil {
+		p.wasm = nil
+		p.idle.after = e.unloadIdleAfter
 	}
 	p.pool = newPool(name, e.budget, 0, limits.MaxInstances, limits.MaxQueue, p.newInstance, p.shutdown)
 	return p, nil
@@ -212,6 +214,8 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 // call; a plugin Defer returned is built first. A plugin that fails to
 // start is closed: Start returns the error.
 func (p *Plugin) Start(ctx context.Context) error {
+	p.enter()
+	defer p.leave()
 	if err := p.build(ctx); err != nil {
 		_ = p.Close(ctx) // the build error says more
 		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
@@ -230,10 +234,11 @@ func (p *Plugin) Start(ctx context.Context) error {
 	return nil
 }
 
-// build validates, rewrites and compiles the plugin's module, once: a
-// plugin built already, or whose build failed, is not built again (a
-// failed build is not retried: its cause is in the module). It sets the
-// instance cost before any instance is made.
+// build validates, rewrites and compiles the plugin's module, unless it is
+// built, or its build failed: a failed build is not tried again, since its
+// cause is in the module, unless the module could not be read again
+// (Options.Reread). It sets the instance cost before any instance is made.
+// The caller must be counted in the plugin's users (enter).
 func (p *Plugin) build(ctx context.Context) error {
 	if p.built.Load() {
 		return nil
@@ -243,17 +248,23 @@ func (p *Plugin) build(ctx context.Context) error {
 	if p.compiled != nil || p.buildErr != nil {
 		return p.buildErr
 	}
+	if p.pool.isClosed() { // its code would never be closed
+		return ErrClosed
+	}
+	wasm := p.wasm
 	if p.reread != nil {
-		wasm, err := p.reread()
-		if err != nil {
-			p.buildErr = fmt.Errorf("reading the module again to compile it: %w", err)
-			return p.buildErr
+		var err error
+		if wasm, err = p.reread(); err != nil {
+			return fmt.Errorf("reading the module again to compile it: %w", err)
 		}
-		p.wasm, p.reread = wasm, nil
 	}
 	e, limits := p.engine, p.limits
+	code, err := e.code.acquire(wasm)
+	if err != nil {
+		return err
+	}
 	config := extism.PluginConfig{
-		RuntimeConfig: e.runtimeConfig(limits, p.interpret),
+		RuntimeConfig: e.runtimeConfig(limits, p.interpret, code.cache),
 		EnableWasi:    true,
 	}
 	var (
@@ -262,8 +273,8 @@ func (p *Plugin) build(ctx context.Context) error {
 	)
 	// Validating and rewriting the module take a compile turn too: they
 	// take a core, a tenth of the time compiling does.
-	p.buildErr = e.inCompileTurn(ctx, p.logger, len(p.wasm), func() (err error) {
-		wasm, err := e.prepare(ctx, p.wasm, limits.MaxModuleMiB<<20)
+	p.buildErr = e.inCompileTurn(ctx, p.logger, len(wasm), func() (err error) {
+		wasm, err := e.prepare(ctx, wasm, limits.MaxModuleMiB<<20)
 		if err != nil {
 			return err
 		}
@@ -283,18 +294,24 @@ func (p *Plugin) build(ctx context.Context) error {
 		return err
 	})
 	if p.buildErr != nil {
+		e.code.release(code)
 		return p.buildErr
 	}
 	p.pool.mu.Lock()
 	p.pool.cost = cost
 	p.pool.mu.Unlock()
-	p.compiled, p.wasm, p.hostFns = compiled, nil, nil
+	p.compiled, p.code = compiled, code
+	if p.reread == nil { // built for good: what it was built from is not needed again
+		p.wasm, p.hostFns = nil, nil
+	}
 	p.built.Store(true)
+	p.idle.arm(p.unloadIfIdle)
 	return nil
 }
 
-// Built reports whether the plugin's module is compiled: always after
-// Compile, after the first call or Start after Defer.
+// Built reports whether the plugin's module is compiled: after Compile,
+// after the first call or Start after Defer, until it is unloaded for
+// being idle (EngineOptions.UnloadIdleAfter).
 func (p *Plugin) Built() bool { return p.built.Load() }
 
 // shutdown releases what the plugin holds beside its instances, once it is
@@ -302,12 +319,23 @@ func (p *Plugin) Built() bool { return p.built.Load() }
 func (p *Plugin) shutdown(ctx context.Context) error {
 	p.net.transport.CloseIdleConnections()
 	p.buildMu.Lock()
-	compiled := p.compiled
-	p.buildMu.Unlock()
-	if compiled == nil {
+	defer p.buildMu.Unlock()
+	p.idle.stop()
+	return p.closeCompiled(ctx)
+}
+
+// closeCompiled closes the plugin's compiled code, if built, and gives back
+// its compilation cache (codecache.go). Its instances must be closed;
+// buildMu must be held.
+func (p *Plugin) closeCompiled(ctx context.Context) error {
+	if p.compiled == nil {
 		return nil
 	}
-	return compiled.Close(ctx)
+	err := p.compiled.Close(ctx)
+	p.engine.code.release(p.code)
+	p.compiled, p.code = nil, nil
+	p.built.Store(false)
+	return err
 }
 
 // runtimeConfig is the wazero configuration a plugin with limits is
@@ -315,12 +343,12 @@ func (p *Plugin) shutdown(ctx context.Context) error {
 // of the call's context only when Limits.WazeroChecks asks for them, since
 // the module checks for the end of the call's context itself
 // (internal/wasmpass/interrupt.go), at a fraction of the cost.
-func (e *Engine) runtimeConfig(limits Limits, interpret bool) wazero.RuntimeConfig {
+func (e *Engine) runtimeConfig(limits Limits, interpret bool, cache wazero.CompilationCache) wazero.RuntimeConfig {
 	if interpret {
 		return wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(limits.WazeroChecks)
 	}
 	return wazero.NewRuntimeConfig().
-		WithCompilationCache(e.cache).
+		WithCompilationCache(cache).
 		WithCloseOnContextDone(limits.WazeroChecks)
 }
 
@@ -412,6 +440,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 // it holds of the memory budget. It must not be running.
 func (i *instance) close() {
 	_ = i.plugin.Close(context.Background()) // closing an instance only frees memory
+
 	i.mem.free()
 	i.pool.budget.release(i.pool.name, i.pool.cost)
 }
@@ -454,6 +483,8 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	// A deferred plugin is built first, outside the call's timeout, which
 	// bounds what the plugin runs, as a load compiles outside its budget:
 	// the call waits for the compile as long as its caller does.
+	p.enter()
+	defer p.leave()
 	if err := p.build(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}

@@ -156,11 +156,7 @@ func (p *pool) close(ctx context.Context) error {
 		return nil
 	}
 	p.closed = true
-	idle := p.idle
-	p.idle = nil
-	for _, inst := range idle {
-		p.budget.busy(inst)
-	}
+	idle := p.takeIdle()
 	last := p.inUse == 0
 	p.mu.Unlock()
 	close(p.done)
@@ -171,6 +167,35 @@ func (p *pool) close(ctx context.Context) error {
 		return p.shutdown(ctx)
 	}
 	return nil
+}
+
+// takeIdle takes the idle instances out of the pool and out of the
+// budget's reach, for the caller to close. p.mu must be held.
+func (p *pool) takeIdle() []*instance {
+	idle := p.idle
+	p.idle = nil
+	for _, inst := range idle {
+		p.budget.busy(inst)
+	}
+	return idle
+}
+
+// closeIdle closes the idle instances and returns how many it closed.
+func (p *pool) closeIdle() int {
+	p.mu.Lock()
+	idle := p.takeIdle()
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.close()
+	}
+	return len(idle)
+}
+
+// isClosed reports whether close was called.
+func (p *pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
 }
 
 // evict closes inst if it is still idle in the pool, for the budget.

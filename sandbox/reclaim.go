@@ -16,6 +16,10 @@ import (
 
 const reclaimInterval = time.Second
 
+// finalizerPause is how long reclaimMemory leaves the finalizers of what a
+// collection found unreachable to run before collecting again.
+const finalizerPause = 50 * time.Millisecond
+
 var reclaim struct {
 	mu      sync.Mutex
 	last    time.Time
@@ -33,9 +37,16 @@ func reclaimMemory() {
 	reclaim.pending = true
 	wait := max(0, reclaimInterval-time.Since(reclaim.last))
 	time.AfterFunc(wait, func() {
-		debug.FreeOSMemory()
+		// A request from now on, while this one runs, makes another run:
+		// what it freed may have been still in use when this one collected.
 		reclaim.mu.Lock()
 		reclaim.last, reclaim.pending = time.Now(), false
 		reclaim.mu.Unlock()
+		debug.FreeOSMemory()
+		// Closed compiled code is unmapped by finalizers, which run after
+		// the collection that found it unreachable; what they held is
+		// freed by the next one.
+		time.Sleep(finalizerPause)
+		debug.FreeOSMemory()
 	})
 }

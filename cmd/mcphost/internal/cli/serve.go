@@ -127,7 +127,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir, MemoryBudgetMiB: cfg.Server.MemoryBudgetMiB, Egress: out})
+	engine, err := sandbox.NewEngine(sandbox.EngineOptions{CacheDir: cacheDir, MemoryBudgetMiB: cfg.Server.MemoryBudgetMiB, UnloadIdleAfter: cfg.Server.UnloadIdleAfter, Egress: out})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Compiled code, and giving it back. wazero keeps a module's compiled code
+// in the in-memory part of the CompilationCache its runtime is configured
+// with, counting the modules compiled from it, and Extism never closes the
+// modules it compiles: closing a CompiledPlugin closes its runtime, which,
+// with a cache, leaves the code in the cache. Code compiled under one cache
+// shared by every plugin would stay until the Engine closes, whatever was
+// closed, unloaded or swapped out.
+//
+// So, with a CacheDir, each module gets a cache of its own over the
+// folder, shared by the plugins built from the same bytes (every
+// JavaScript plugin: the engine's module) and closed when the last of them
+// is closed or unloaded (unload.go), which frees the code; a build after
+// that loads it from the folder in milliseconds. Without a CacheDir,
+// compiling again would take seconds: every plugin shares one in-memory
+// cache, as long as the Engine lives, and none is unloaded.
+
+// codeCaches are an Engine's compilation caches.
+type codeCaches struct {
+	dir    string                  // EngineOptions.CacheDir
+	shared wazero.CompilationCache // every plugin's, when dir is ""
+
+	mu       sync.Mutex
+	byModule map[[sha256.Size]byte]*codeCache
+}
+
+// codeCache is the compilation cache of the plugins built from one module.
+type codeCache struct {
+	cache  wazero.CompilationCache
+	key    [sha256.Size]byte
+	shared bool // the Engine's one cache, never closed by a plugin
+	users  int  // the plugins built with it, guarded by codeCaches.mu
+}
+
+// newCodeCaches returns the caches of an Engine with the cache folder dir,
+// or with none if dir is "".
+func newCodeCaches(dir string) (*codeCaches, error) {
+	c := &codeCaches{dir: dir, byModule: map[[sha256.Size]byte]*codeCache{}}
+	if dir == "" {
+		c.shared = wazero.NewCompilationCache()
+		return c, nil
+	}
+	// The folder is checked, and created, here, so that a bad one fails
+	// the Engine rather than a build.
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	_ = cache.Close(context.Background()) // holds nothing yet
+	return c, nil
+}
+
+// releasable reports whether a plugin's code can be given back and loaded
+// again from the folder.
+func (c *codeCaches) releasable() bool { return c.dir != "" }
+
+// acquire returns the cache a plugin built from wasm compiles with; the
+// plugin gives it back with release once its compiled code is closed. It
+// fails when the folder cannot be made again (removed while serving, and
+// its parent not writable).
+func (c *codeCaches) acquire(wasm []byte) (*codeCache, error) {
+	if c.dir == "" {
+		return &codeCache{cache: c.shared, shared: true}, nil
+	}
+	key := sha256.Sum256(wasm)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc := c.byModule[key]
+	if cc == nil {
+		cache, err := wazero.NewCompilationCacheWithDir(c.dir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache %s: %w", c.dir, err)
+		}
+		cc = &codeCache{cache: cache, key: key}
+		c.byModule[key] = cc
+	}
+	cc.users++
+	return cc, nil
+}
+
+// release gives back a cache acquire returned, and closes it, freeing its
+// compiled code, when no plugin uses it any more. The plugin's compiled
+// code must be closed first.
+func (c *codeCaches) release(cc *codeCache) {
+	if cc.shared {
+		return
+	}
+	c.mu.Lock()
+	cc.users--
+	last := cc.users == 0
+	if last {
+		delete(c.byModule, cc.key)
+	}
+	c.mu.Unlock()
+	if last {
+		_ = cc.cache.Close(context.Background()) // closing only frees memory
+	}
+}
+
+// close closes the shared cache, and any cache a plugin left open.
+func (c *codeCaches) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, cc := range c.byModule {
+		_ = cc.cache.Close(context.Background())
+		delete(c.byModule, key)
+	}
+	if c.shared == nil {
+		return nil
+	}
+	return c.shared.Close(context.Background())
+}
