@@ -24,8 +24,10 @@ import (
 // is complete, such as one renamed into the folder. A burst of changes to
 // the config file, which has no settle time of its own, is applied once
 // the file has been quiet for watchQuiet (at most watchMaxDelay after the
-// first change). SIGHUP reloads the config and rescans the folder, with or
-// without --watch.
+// first change). A plugin event that comes while a config change is
+// pending is handled with it, so that a plugin deployed with its grants
+// loads with them. SIGHUP reloads the config and rescans the folder, with
+// or without --watch.
 const (
 	watchQuiet    = 200 * time.Millisecond
 	watchMaxDelay = 2 * time.Second
@@ -145,7 +147,9 @@ func (l *reloadLoop) run(ctx context.Context) {
 			}
 			switch l.classify(ev) {
 			case "plugin":
-				syncing.Reset(0)
+				if first.IsZero() { // else the config's pending apply syncs, with the settings that come with the file
+					syncing.Reset(0)
+				}
 			case "config":
 				configChanged()
 			}
