@@ -93,7 +93,7 @@ check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(WASM_ENV) $(GO) vet ./plugins/... ./internal/testrig/testplugins/... $(TESTDATA_PLUGINS:%=./%)
+	$(WASM_ENV) $(GO) vet ./plugins/... ./internal/testrig/testplugins/... ./internal/testrig/bench/extism $(TESTDATA_PLUGINS:%=./%)
 	$(foreach m,$(MODULES),$(GO) -C $(m) vet ./...$(newline)$(WASM_ENV) $(GO) -C $(m) vet ./...$(newline))
 
 ## examples: build every example plugin, whatever its language, into build/plugins (<name>.wasm, or <name>.js); create build/notes, the notes example's store

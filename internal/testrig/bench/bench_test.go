@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,5 +89,32 @@ func TestDistinctCopiesAreValidAndDiffer(t *testing.T) {
 	js := &template{lang: "js", ext: ".js", data: []byte("mcphost.tool('x');\n")}
 	if bytes.Equal(js.distinct(1), js.distinct(2)) {
 		t.Error("JavaScript copies are the same")
+	}
+}
+
+// TestDocumentHasARowAndABarForEveryPlugin checks that the document's
+// tables and charts give every measured plugin, the extism one included,
+// its own row and bar.
+func TestDocumentHasARowAndABarForEveryPlugin(t *testing.T) {
+	if !slices.Contains(langs, "extism") {
+		t.Fatal("the benchmark does not measure the extism plugin")
+	}
+	rep := &Report{Meta: Meta{Rounds: 1, CallsPerRound: 1000}}
+	for _, lang := range append([]string{"native"}, langs...) {
+		rep.Calls = append(rep.Calls, &CallResult{Lang: lang, MedianUS: 100, CPUUSPerCall: 100, WallRatio: 1, CPURatio: 1})
+		rep.Startup = append(rep.Startup, &StartupResult{Lang: lang, Plugins: 1, Cache: "warm"})
+	}
+	doc := markdown(rep, "perf")
+	chart := callChart(rep, "wall", "µs", func(c *CallResult) float64 { return c.MedianUS })
+	for i, lang := range append([]string{"native"}, langs...) {
+		if row := "| " + serverName(lang) + " | 100 µs |"; !strings.Contains(doc, row) {
+			t.Errorf("no calls row %q in\n%s", row, doc)
+		}
+		if chart.bars[i].label != serverName(lang) {
+			t.Errorf("calls chart bar %d is %q, want %q", i, chart.bars[i].label, serverName(lang))
+		}
+		if lang != "native" && !strings.Contains(doc, "| "+lang+" ×1 warm |") {
+			t.Errorf("no start-up row for %s in\n%s", lang, doc)
+		}
 	}
 }

@@ -10,8 +10,9 @@
 //
 //   - start-up: process start to the first answered tools/list, then idle
 //     and peak resident memory, of `mcphost serve` with N distinct copies
-//     of the greet plugin of each `mcphost new` template (N = 1 and 50;
-//     1 and 10 with -short), with an empty and a warm compilation cache;
+//     of the greet plugin of each `mcphost new` template and of extism
+//     (N = 1 and 50; 1 and 10 with -short), with an empty and a warm
+//     compilation cache;
 //   - calls: sequential tools/call greet over stdio, wall time (median,
 //     p99, p99.9) and server CPU per call, and their ratios to the native
 //     server's;
@@ -22,7 +23,9 @@
 //     concurrent callers, a session each, and server CPU per call.
 //
 // The templates' plugins are built by mcphost new and mcphost build, their
-// log call taken out. A language whose toolchain is missing (TinyGo,
+// log call taken out; beside them, extism is a third-party plugin with the
+// same tool, written against the official Extism Go PDK in the shape of
+// hyper-mcp's plugins (./extism). A language whose toolchain is missing (TinyGo,
 // Rust) is skipped, loudly, unless CI is set, where that fails the run.
 // With -from, it only writes the document from a JSON file of an earlier
 // run.
@@ -90,7 +93,7 @@ func main() {
 	calls := flag.Int("calls", 0, "calls to each server in a round (default 7000, 1000 with -short)")
 	note := flag.String("note", "", "a note about the machine, printed in the document (e.g. shared, loaded)")
 	parts := flag.String("parts", "startup,calls,rename,http", "the measurements to make, comma-separated (-short leaves http out)")
-	only := flag.String("langs", strings.Join(langs, ","), "the templates to measure, comma-separated")
+	only := flag.String("langs", strings.Join(langs, ","), "the plugins to measure, comma-separated: templates, and extism")
 	plugins := flag.String("plugins", "", "the numbers of distinct plugins to start with, comma-separated (default 1,50; 1,10 with -short), e.g. -langs rust -plugins 500")
 	flag.Parse()
 	o := options{short: *short, rounds: *rounds, calls: *calls, note: *note, parts: set(*parts), langs: set(*only)}
@@ -214,7 +217,7 @@ func measure(o options, mcphost string) (*Report, error) {
 		if !o.langs[lang] {
 			continue
 		}
-		progress("building the %s template", lang)
+		progress("building the %s plugin", lang)
 		t, missing, err := buildTemplate(mcphost, root, work, lang)
 		if err != nil {
 			return nil, err

@@ -9,17 +9,21 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 	"github.com/mcphost/mcphost/internal/tinygo"
 )
 
-// langs are the template languages the benchmark measures, in the order
-// of its tables.
-var langs = []string{"go", "tinygo", "rust", "js"}
+// langs are the plugins the benchmark measures, in the order of its
+// tables: the template languages, then extism, the third-party plugin.
+var langs = []string{"go", "tinygo", "rust", "js", "extism"}
+
+// extismPlugin is the source of the extism plugin, from the module root.
+const extismPlugin = "internal/testrig/bench/extism"
 
 // template is the greet plugin of one language's `mcphost new` template,
-// built, with its log call and the grant it needs taken out: a tool that
-// does what the native server's does.
+// built, with its log call and the grant it needs taken out, or the
+// extism plugin's: a tool that does what the native server's does.
 type template struct {
 	lang string
 	ext  string // ".wasm" or ".js"
@@ -32,9 +36,14 @@ var logCalls = []string{"ctx.Log(", "ctx.info(", "ctx.log("}
 
 // buildTemplate scaffolds the template of lang with mcphost new in a
 // folder under work, takes its log call out and builds it with mcphost
-// build. A toolchain that is missing (TinyGo, Rust) is reported by
-// missing, loudly, unless CI is set, where it is an error.
+// build; for extism, it builds the extism plugin. A toolchain that is
+// missing (TinyGo, Rust) is reported by missing, loudly, unless CI is
+// set, where it is an error.
 func buildTemplate(mcphost, root, work, lang string) (t *template, missing string, err error) {
+	if lang == "extism" {
+		t, err := buildExtism(root, work)
+		return t, "", err
+	}
 	if lang == "tinygo" {
 		if _, err := tinygo.Find(); err != nil {
 			return lacking(lang, err)
@@ -67,6 +76,23 @@ func buildTemplate(mcphost, root, work, lang string) (t *template, missing strin
 		return nil, "", err
 	}
 	return t, "", nil
+}
+
+// buildExtism builds the extism plugin into a folder under work with the
+// standard Go toolchain, as the go template is built.
+func buildExtism(root, work string) (*template, error) {
+	out := filepath.Join(work, "src", "extism", "greet.wasm")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	if err := plugintest.BuildTo(root, extismPlugin, out); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	return &template{lang: "extism", ext: ".wasm", data: data}, nil
 }
 
 // lacking is buildTemplate's answer for a missing toolchain.

@@ -79,7 +79,7 @@ func startupChart(rep *Report, title, unit string, f func(StartupSample) float64
 
 func callChart(rep *Report, title, unit string, f func(*CallResult) float64) barChart {
 	c := barChart{title: title, unit: unit, legend: [][2]string{
-		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
+		{colorPlugin, "mcphost, the greet plugin"}, {colorNative, "native go-sdk server"}}}
 	for _, r := range rep.Calls {
 		c.bars = append(c.bars, bar{label: serverName(r.Lang), value: f(r), color: serverColor(r.Lang)})
 	}
@@ -88,7 +88,7 @@ func callChart(rep *Report, title, unit string, f func(*CallResult) float64) bar
 
 func httpChart(rep *Report) barChart {
 	c := barChart{title: "Streamable HTTP: calls per second (median of rounds)", unit: "calls/s", legend: [][2]string{
-		{colorPlugin, "mcphost, the greet template plugin"}, {colorNative, "native go-sdk server"}}}
+		{colorPlugin, "mcphost, the greet plugin"}, {colorNative, "native go-sdk server"}}}
 	for _, r := range rep.HTTP {
 		c.bars = append(c.bars, bar{label: fmt.Sprintf("%s, %d callers", serverName(r.Lang), r.Callers), value: r.CallsPerSec, color: serverColor(r.Lang)})
 	}
@@ -119,8 +119,11 @@ func markdown(rep *Report, chartDir string) string {
 	p("")
 	p("What runs: the greet plugin of each `mcphost new` template (Go, TinyGo, Rust,")
 	p("JavaScript), built with `mcphost build`, its log call and the grant it needs")
-	p("taken out, served by `mcphost serve` over stdio; and, as the reference, the")
-	p("same tool in a server written with the official Go SDK")
+	p("taken out; *extism*, a third-party plugin with the same tool, written as")
+	p("hyper-mcp (v2) plugins are, against the official Extism Go PDK, with no")
+	p("mcphost manifest or code (internal/testrig/bench/extism), built with the")
+	p("standard Go toolchain; each served by `mcphost serve` over stdio. The")
+	p("reference is the same tool in a server written with the official Go SDK")
 	p("(internal/testrig/bench/native), built by the benchmark. N plugins are N")
 	p("*distinct* copies (a custom section, or a comment, holding the copy's index),")
 	p("so that none shares compiled code. The client is the benchmark itself, raw")
@@ -198,7 +201,7 @@ func markdown(rep *Report, chartDir string) string {
 		p("`--watch`; the time is from the rename to `notifications/tools/list_changed`")
 		p("at the client (then the client lists two tools, and the copy is moved out).")
 		p("")
-		p("| template | list_changed after | rounds (min–max) |")
+		p("| plugin | list_changed after | rounds (min–max) |")
 		p("|---|--:|--:|")
 		for _, r := range rep.Rename {
 			lo, hi := spread(r.RoundsMS, func(v float64) float64 { return v })

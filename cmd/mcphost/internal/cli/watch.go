@@ -17,10 +17,17 @@ import (
 )
 
 // Hot swap (serve --watch, on by default): the plugins folder and the
-// config file are watched; a burst of changes is handled once the folder
-// has been quiet for watchQuiet (at most watchMaxDelay after the first
-// change), by pluginhost.Reloader. SIGHUP reloads the config and rescans the
-// folder, with or without --watch.
+// config file are watched, and changes are applied by pluginhost.Reloader.
+// A plugin file's event starts a Sync at once: the Reloader loads only
+// files that settled (pluginhost.DefaultSettle) and says when to look again
+// at one still being written, so waiting here would only delay a file that
+// is complete, such as one renamed into the folder. A burst of changes to
+// the config file, which has no settle time of its own, is applied once
+// the file has been quiet for watchQuiet (at most watchMaxDelay after the
+// first change). A plugin event that comes while a config change is
+// pending is handled with it, so that a plugin deployed with its grants
+// loads with them. SIGHUP reloads the config and rescans the folder, with
+// or without --watch.
 const (
 	watchQuiet    = 200 * time.Millisecond
 	watchMaxDelay = 2 * time.Second
@@ -34,6 +41,9 @@ type reloadLoop struct {
 	configPath string // cleaned absolute path; "" when there is no config file
 	watcher    *fsnotify.Watcher
 	hup        chan os.Signal
+	// configQuiet and configMaxDelay debounce the config file's changes
+	// (watchQuiet and watchMaxDelay).
+	configQuiet, configMaxDelay time.Duration
 }
 
 // startReloading starts applying changes of the plugins folder and of the
@@ -41,11 +51,22 @@ type reloadLoop struct {
 // every change the folders show when watch is set. The returned function
 // stops it and waits until no reload runs.
 func startReloading(ctx context.Context, r *pluginhost.Reloader, configPath string, watch bool, logger *slog.Logger) func() {
-	l := &reloadLoop{reloader: r, logger: logger, hup: make(chan os.Signal, 1)}
+	return newReloadLoop(r, configPath, logger).start(ctx, watch)
+}
+
+// newReloadLoop returns the loop of startReloading, not started.
+func newReloadLoop(r *pluginhost.Reloader, configPath string, logger *slog.Logger) *reloadLoop {
+	l := &reloadLoop{reloader: r, logger: logger, hup: make(chan os.Signal, 1), configQuiet: watchQuiet, configMaxDelay: watchMaxDelay}
 	l.pluginsDir, _ = filepath.Abs(r.Dir())
 	if configPath != "" {
 		l.configPath, _ = filepath.Abs(configPath)
 	}
+	return l
+}
+
+// start runs the loop until ctx ends or the returned function is called,
+// which waits until no reload runs.
+func (l *reloadLoop) start(ctx context.Context, watch bool) func() {
 	signal.Notify(l.hup, syscall.SIGHUP)
 	if watch {
 		l.watcher = l.watch()
@@ -84,33 +105,40 @@ func (l *reloadLoop) watch() *fsnotify.Watcher {
 	return w
 }
 
-// run handles events until ctx ends.
+// run handles events until ctx ends. Two timers schedule the work:
+// syncing (the plugins folder: at once on a plugin event, later when a
+// file is still settling) and applying (the config, debounced).
 func (l *reloadLoop) run(ctx context.Context) {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if l.watcher != nil {
 		events, errs = l.watcher.Events, l.watcher.Errors
 	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var pluginsDirty, configDirty bool
-	var first time.Time // of the first change not handled yet
+	syncing, applying := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
+	defer syncing.Stop()
+	defer applying.Stop()
+	syncing.Stop()
+	applying.Stop()
 	if l.watcher != nil {
-		// Look once for changes made between the first load and the watch.
-		pluginsDirty, first = true, time.Now()
-		timer.Reset(watchQuiet)
+		syncing.Reset(0) // look once for changes made between the first load and the watch
 	}
-	changed := func() {
+	var first time.Time // of the first config change not applied yet
+	configChanged := func() {
 		now := time.Now()
 		if first.IsZero() {
 			first = now
 		}
-		timer.Reset(max(0, min(watchQuiet, watchMaxDelay-now.Sub(first))))
+		applying.Reset(max(0, min(l.configQuiet, l.configMaxDelay-now.Sub(first))))
+	}
+	// retry schedules the next Sync when a file is still being written.
+	retry := func(after time.Duration) {
+		if after > 0 {
+			syncing.Reset(after)
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			timer.Stop()
 			return
 		case ev, ok := <-events:
 			if !ok {
@@ -119,11 +147,11 @@ func (l *reloadLoop) run(ctx context.Context) {
 			}
 			switch l.classify(ev) {
 			case "plugin":
-				pluginsDirty = true
-				changed()
+				if first.IsZero() { // else the config's pending apply syncs, with the settings that come with the file
+					syncing.Reset(0)
+				}
 			case "config":
-				configDirty = true
-				changed()
+				configChanged()
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -132,33 +160,24 @@ func (l *reloadLoop) run(ctx context.Context) {
 			}
 			l.logger.Warn("watching the plugins folder", "err", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) { // events were lost: look at everything
-				pluginsDirty, configDirty = true, l.configPath != ""
-				changed()
+				syncing.Reset(0)
+				if l.configPath != "" {
+					configChanged()
+				}
 			}
 		case <-l.hup:
 			l.logger.Info("SIGHUP: reloading the config and rescanning the plugins folder")
-			pluginsDirty, configDirty = true, true
 			first = time.Now()
-			timer.Reset(0)
-		case <-timer.C:
+			applying.Reset(0)
+		case <-applying.C:
 			first = time.Time{}
-			var retry time.Duration
-			if configDirty {
-				configDirty = false
-				if cfg := l.loadConfig(); cfg != nil {
-					pluginsDirty = false
-					retry = l.reloader.SetConfig(ctx, cfg)
-				}
+			if cfg := l.loadConfig(); cfg != nil {
+				retry(l.reloader.SetConfig(ctx, cfg)) // which syncs the folder too
+			} else { // no config file, or a rejected one: the folder is rescanned all the same
+				retry(l.reloader.Sync(ctx))
 			}
-			if pluginsDirty {
-				pluginsDirty = false
-				retry = l.reloader.Sync(ctx)
-			}
-			if retry > 0 { // a file is still being written
-				pluginsDirty = true
-				first = time.Now()
-				timer.Reset(retry)
-			}
+		case <-syncing.C:
+			retry(l.reloader.Sync(ctx))
 		}
 	}
 }
