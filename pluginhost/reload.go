@@ -111,13 +111,6 @@ func NewReloader(loader *Loader, dir string, cfg *config.Config) *Reloader {
 // Dir returns the plugins folder.
 func (r *Reloader) Dir() string { return r.dir }
 
-// Config returns the config in force.
-func (r *Reloader) Config() *config.Config {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cfg
-}
-
 // Load loads every plugin of the folder, as LoadDir does but concurrently,
 // without waiting for files to settle, and adds each plugin to the server's
 // catalog as soon as it is loaded and listed, so that one slow plugin
