@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,6 @@ func TestListenDeliversOnlyTheKindsAskedForTaggedWithItsID(t *testing.T) {
 	if got := ack["params"].(map[string]any)["notifications"]; !reflect.DeepEqual(got, map[string]any{"promptsListChanged": true, "resourceSubscriptions": []any{"docs://readme"}}) {
 		t.Errorf("acknowledged filter %v", got)
 	}
-	poll.Until(t, 5*time.Second, "two listeners", func() bool { return h.srv.listeners.active() == 2 })
 
 	h.srv.announce(ListChanges{Tools: true, Prompts: true, Resources: true}, nil)
 	got := map[string]any{}
@@ -108,5 +108,43 @@ func TestDiscoveryDeclaresListChangedOnlyWhenListsCanChange(t *testing.T) {
 				t.Errorf("acknowledged %v, want %v", got, tc.acked)
 			}
 		})
+	}
+}
+
+// changeOnAcknowledgement is an Outbound that, the moment a subscription's
+// acknowledgement is handed to it, has the lists change from another
+// goroutine, and waits for that change to be announced (or for a second,
+// if the announcement waits on the acknowledgement).
+type changeOnAcknowledgement struct {
+	*recorder
+	srv *Server
+}
+
+func (o changeOnAcknowledgement) Send(msg []byte) error {
+	if strings.Contains(string(msg), "notifications/subscriptions/acknowledged") {
+		done := make(chan struct{})
+		go func() { o.srv.announce(ListChanges{Tools: true}, nil); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+	}
+	return o.recorder.Send(msg)
+}
+
+// A change made once the acknowledgement is on its way reaches the
+// subscription, after the acknowledgement: a client that has read the
+// acknowledgement misses no change.
+func TestListenGetsEveryChangeAfterItsAcknowledgement(t *testing.T) {
+	h := &harness{srv: NewServer(Options{Name: "t", Version: "1", CatalogChanges: true}, transcriptCatalog()), out: newRecorder()}
+	h.sess = h.srv.NewSession(h.out)
+	t.Cleanup(h.sess.Close)
+	listen := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":` + modernMeta(`{}`, "") + `}}`
+	h.sess.Handle(context.Background(), []byte(listen), changeOnAcknowledgement{h.out, h.srv})
+	if ack := h.out.next(t); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %v, want the acknowledgement", ack)
+	}
+	if m := h.out.next(t); m["method"] != "notifications/tools/list_changed" || subscriptionID(m) != float64(1) {
+		t.Errorf("second message %v, want tools/list_changed tagged 1", m)
 	}
 }
