@@ -85,10 +85,20 @@ type listener struct {
 	view   view          // what the request that opened it sees
 	end    chan struct{} // closed when the server ends the subscription
 	ended  sync.Once
+	// sending is held while a message is sent, and from registration
+	// until the acknowledgement is sent, so that nothing precedes it.
+	sending sync.Mutex
 }
 
 // send sends a notification on the subscription, tagged with its id.
 func (l *listener) send(method string, params map[string]any) {
+	l.sending.Lock()
+	defer l.sending.Unlock()
+	l.sendLocked(method, params)
+}
+
+// sendLocked is send for a caller that holds l.sending.
+func (l *listener) sendLocked(method string, params map[string]any) {
 	params["_meta"] = map[string]json.RawMessage{metaSubscriptionID: l.id}
 	_ = l.out.Send(encodeNotification(method, params))
 }
@@ -216,15 +226,20 @@ func (ls *listeners) closeMatching(match func(*listener) bool) {
 	}
 }
 
-// handleListen serves subscriptions/listen: it acknowledges, then lasts
-// until the client or the server ends the subscription.
+// handleListen serves subscriptions/listen: it registers the subscription
+// and acknowledges it, then lasts until the client or the server ends it.
+// Registering first means that no change made once the acknowledgement is
+// on its way is missed; holding l.sending until it is sent means that no
+// notification overtakes it.
 func handleListen(ctx context.Context, req *request, p *listenParams) (any, error) {
 	srv := req.srv
 	v := req.view()
 	l := &listener{id: req.id, conn: req.conn, out: req.reply, filter: p.Notifications.honoured(srv.capabilities20260728(v)), view: v, end: make(chan struct{})}
-	l.send("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
+	l.sending.Lock()
 	srv.listeners.add(l)
 	defer srv.listeners.remove(l)
+	l.sendLocked("notifications/subscriptions/acknowledged", map[string]any{"notifications": l.filter})
+	l.sending.Unlock()
 	select {
 	case <-ctx.Done():
 	case <-l.end:
