@@ -164,7 +164,11 @@ bench: $(BUILD_DIR)/mcphost
 bench-short: $(BUILD_DIR)/mcphost
 	$(GO) run ./internal/testrig/bench -short -mcphost $(BUILD_DIR)/mcphost $(BENCH_FLAGS)
 
-.PHONY: bench bench-short
+## bench-check: measure only the calls of every plugin over stdio (3 rounds of 4,000) and fail when one's server CPU per call over the native server's is over its ceiling, issue 25's stretch target plus 25% (internal/testrig/bench/ceilings.go), pinned to one CPU
+bench-check: $(BUILD_DIR)/mcphost
+	$(GO) run ./internal/testrig/bench -check -mcphost $(BUILD_DIR)/mcphost -out $(BUILD_DIR)/bench/check.json $(BENCH_FLAGS)
+
+.PHONY: bench bench-short bench-check
 
 ## walkthrough: run the README's walk-through as written (its sh blocks, in a temporary folder, against a fresh build/mcphost; see scripts/walkthrough.sh)
 walkthrough:

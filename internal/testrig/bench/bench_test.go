@@ -118,3 +118,33 @@ func TestDocumentHasARowAndABarForEveryPlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCeilingsFailsOnARatioOverItsCeilingOrAMissingPlugin checks
+// that -check passes ratios at their ceilings, and fails, naming the
+// plugin, on one just over its ceiling, on one not measured, and without
+// the native server.
+func TestCheckCeilingsFailsOnARatioOverItsCeilingOrAMissingPlugin(t *testing.T) {
+	results := func(lang string, ratio float64) []*CallResult {
+		out := []*CallResult{{Lang: "native", CPURatio: 1}}
+		for _, l := range langs {
+			r := stretchCPURatios[l] * ceilingSlack
+			if l == lang {
+				r = ratio
+			}
+			out = append(out, &CallResult{Lang: l, CPURatio: r, Rounds: []CallRound{{CPURatio: r}}})
+		}
+		return out
+	}
+	if err := checkCeilings(results("", 0), langs); err != nil {
+		t.Errorf("every ratio at its ceiling: %v", err)
+	}
+	if err := checkCeilings(results("go", 1.38), langs); err == nil || !strings.Contains(err.Error(), "go: CPU per call 1.38× native") {
+		t.Errorf("go at 1.38× (ceiling 1.375×): %v", err)
+	}
+	if err := checkCeilings(results("", 0)[:len(langs)], langs); err == nil || !strings.Contains(err.Error(), langs[len(langs)-1]+": not measured") {
+		t.Errorf("%s left out: %v", langs[len(langs)-1], err)
+	}
+	if err := checkCeilings(results("", 0)[1:], langs); err == nil || !strings.Contains(err.Error(), "no native server") {
+		t.Errorf("no native server: %v", err)
+	}
+}

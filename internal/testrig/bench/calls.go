@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -18,6 +20,10 @@ type callServer struct {
 type CallRound struct {
 	MedianUS     float64 `json:"median_us"`
 	CPUUSPerCall float64 `json:"cpu_us_per_call"`
+	// WallRatio and CPURatio are MedianUS and CPUUSPerCall over the
+	// native server's in the same round.
+	WallRatio float64 `json:"wall_ratio"`
+	CPURatio  float64 `json:"cpu_ratio"`
 }
 
 // CallResult is the sequential stdio tools/call cost of one server.
@@ -31,8 +37,9 @@ type CallResult struct {
 	// P99US and P999US are over the calls of every round together.
 	P99US  float64 `json:"p99_us"`
 	P999US float64 `json:"p999_us"`
-	// WallRatio and CPURatio are MedianUS and CPUUSPerCall over the
-	// native server's (1 for the native server itself).
+	// WallRatio and CPURatio are the medians of the rounds' ratios (1
+	// for the native server itself): a ratio taken within a round is
+	// spared the machine's drift between rounds.
 	WallRatio float64 `json:"wall_ratio"`
 	CPURatio  float64 `json:"cpu_ratio"`
 }
@@ -107,13 +114,38 @@ func runCalls(servers []*callServer, rounds, perRound int) ([]*CallResult, error
 	}
 	if native != nil {
 		for _, r := range results {
-			r.WallRatio = r.MedianUS / native.MedianUS
-			if native.CPUUSPerCall > 0 {
-				r.CPURatio = r.CPUUSPerCall / native.CPUUSPerCall
+			for k := range r.Rounds {
+				round, base := &r.Rounds[k], native.Rounds[k]
+				round.WallRatio = round.MedianUS / base.MedianUS
+				if base.CPUUSPerCall > 0 {
+					round.CPURatio = round.CPUUSPerCall / base.CPUUSPerCall
+				}
 			}
+			r.WallRatio = median(r.Rounds, func(c CallRound) float64 { return c.WallRatio })
+			r.CPURatio = median(r.Rounds, func(c CallRound) float64 { return c.CPURatio })
 		}
 	}
 	return results, nil
+}
+
+// profileCallServers has each server write a CPU profile into dir, as
+// calls-LANG.pprof, when it stops.
+func profileCallServers(servers []*callServer, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, cs := range servers {
+		flag := "--cpuprofile" // mcphost serve's
+		if cs.lang == "native" {
+			flag = "-cpuprofile"
+		}
+		cs.argv = append(cs.argv, flag, filepath.Join(dir, "calls-"+cs.lang+".pprof"))
+	}
+	return nil
 }
 
 // percentile returns the p-th percentile of xs (nearest rank); xs is

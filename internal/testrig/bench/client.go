@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -201,28 +204,35 @@ func (s *server) memory() (rss, peak int64, err error) {
 	return rss, peak, nil
 }
 
-// clockTick is the unit of /proc/PID/stat's times: USER_HZ, 100 on Linux.
-const clockTick = 10 * time.Millisecond
-
-// cpu returns the CPU time the server has used, user and system, from
-// /proc/PID/stat (the whole process: every thread).
+// cpu returns the CPU time the server's threads have run, to the
+// nanosecond: the sum of the first field of /proc/PID/task/*/schedstat.
+// (/proc/PID/stat's utime and stime are counted by sampling at 10 ms
+// ticks: over a round of calls, off by a tenth or more.) A thread that
+// exits takes its time with it; Go's runtime keeps the threads it starts.
 func (s *server) cpu() (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	dir := fmt.Sprintf("/proc/%d/task", s.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, err
 	}
-	// The command name, field 2, is in parentheses and may hold spaces:
-	// the fields after it start after the last ')'.
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-	f := strings.Fields(rest)
-	// rest starts at field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", s.cmd.Process.Pid, len(f))
+	var total time.Duration
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "schedstat"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the thread exited since the listing
+		}
+		if err != nil {
+			return 0, err
+		}
+		f := strings.Fields(string(b))
+		if len(f) != 3 {
+			return 0, fmt.Errorf("%s/%s/schedstat: %q", dir, task.Name(), b)
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, task.Name(), err)
+		}
+		total += time.Duration(ns)
 	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", s.cmd.Process.Pid, f[11], f[12])
-	}
-	return time.Duration(utime+stime) * clockTick, nil
+	return total, nil
 }

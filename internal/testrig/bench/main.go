@@ -4,6 +4,7 @@
 //
 //	make bench        # go run ./internal/testrig/bench
 //	make bench-short  # go run ./internal/testrig/bench -short
+//	make bench-check  # go run ./internal/testrig/bench -check (in make test)
 //
 // It measures, round-robin over the configurations so that a machine's
 // drift touches them alike, and reports the median of the rounds:
@@ -28,7 +29,10 @@
 // hyper-mcp's plugins (./extism). A language whose toolchain is missing (TinyGo,
 // Rust) is skipped, loudly, unless CI is set, where that fails the run.
 // With -from, it only writes the document from a JSON file of an earlier
-// run.
+// run. With -check, it measures only the calls, of every plugin, and fails
+// when a plugin's server CPU per call, as a ratio to the native server's
+// (the median of the rounds'), is over its ceiling: issue 25's stretch
+// target plus 25% (ceilings.go).
 package main
 
 import (
@@ -77,6 +81,9 @@ type Meta struct {
 	CPUs       int     `json:"cpus"`
 	// LoadAverage is /proc/loadavg's first three fields when the run began.
 	LoadAverage string `json:"load_average"`
+	// CallsCPU is the one CPU the call benchmark ran on, client and
+	// servers (-pin); nil when it ran on all.
+	CallsCPU *int `json:"calls_cpu,omitempty"`
 	// Note is what -note said about the machine.
 	Note string `json:"note,omitempty"`
 	// Seconds is how long the run took.
@@ -95,8 +102,17 @@ func main() {
 	parts := flag.String("parts", "startup,calls,rename,http", "the measurements to make, comma-separated (-short leaves http out)")
 	only := flag.String("langs", strings.Join(langs, ","), "the plugins to measure, comma-separated: templates, and extism")
 	plugins := flag.String("plugins", "", "the numbers of distinct plugins to start with, comma-separated (default 1,50; 1,10 with -short), e.g. -langs rust -plugins 500")
+	pin := flag.Bool("pin", true, "run the call benchmark, client and servers, on one CPU (the last): a server's CPU per call is then steady from round to round")
+	profile := flag.String("profile", "", "write a CPU profile of each server of the call benchmark into this folder, as calls-LANG.pprof (go tool pprof; a plugin's own code shows as _ExternalCode)")
+	check := flag.Bool("check", false, "measure only the calls of every plugin, and fail when one's CPU per call over the native server's is over its ceiling (ceilings.go); writes -out, no document")
 	flag.Parse()
-	o := options{short: *short, rounds: *rounds, calls: *calls, note: *note, parts: set(*parts), langs: set(*only)}
+	o := options{short: *short, rounds: *rounds, calls: *calls, note: *note, parts: set(*parts), langs: set(*only), check: *check, profile: *profile, pin: *pin}
+	if *check {
+		o.short, o.parts, o.langs, *doc = true, set("calls"), set(strings.Join(langs, ",")), ""
+		if o.calls == 0 {
+			o.calls = checkCalls
+		}
+	}
 	for n := range set(*plugins) {
 		if n == "" {
 			continue
@@ -126,6 +142,9 @@ type options struct {
 	parts         map[string]bool // startup, calls, rename, http
 	langs         map[string]bool // of langs
 	counts        []int           // numbers of plugins to start with; nil: the default
+	check         bool            // fail when a CPU ratio is over its ceiling
+	profile       string          // where to write the call servers' CPU profiles
+	pin           bool            // run the call benchmark on one CPU
 }
 
 // set returns the comma-separated items of list as a set.
@@ -157,6 +176,16 @@ func run(o options, mcphost, out, doc, from string) error {
 			return err
 		}
 		progress("wrote %s", out)
+		if o.check {
+			if err := checkCeilings(rep.Calls, langs); err != nil {
+				return err
+			}
+			for _, c := range rep.Calls {
+				if c.Lang != "native" {
+					progress("%s: CPU per call %.2f× native (rounds %s), ceiling %.2f×", c.Lang, c.CPURatio, roundRatios(c), stretchCPURatios[c.Lang]*ceilingSlack)
+				}
+			}
+		}
 	}
 	if doc == "" {
 		return nil
@@ -254,7 +283,26 @@ func measure(o options, mcphost string) (*Report, error) {
 		}
 	}
 	if o.parts["calls"] {
-		if rep.Calls, err = runCalls(callServers, o.rounds, o.calls); err != nil {
+		if o.profile != "" {
+			if err := profileCallServers(callServers, o.profile); err != nil {
+				return nil, err
+			}
+		}
+		calls := func() (err error) {
+			rep.Calls, err = runCalls(callServers, o.rounds, o.calls)
+			return err
+		}
+		if o.pin {
+			cpu, err := lastCPU()
+			if err != nil {
+				return nil, err
+			}
+			rep.Meta.CallsCPU = &cpu
+			err = pinned(cpu, calls)
+		} else {
+			err = calls()
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -46,6 +47,9 @@ type serveFlags struct {
 	// allowPartial serves the plugins that load when one the config
 	// names does not: [server] on_load_error = "skip".
 	allowPartial bool
+	// cpuProfile is where to write a CPU profile of the whole serve, ""
+	// for none.
+	cpuProfile string
 
 	version string // mcphost's own, for the server's info
 }
@@ -69,6 +73,13 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 			// send anything else that would print to stdout to stderr.
 			mcpOut := os.Stdout
 			os.Stdout = os.Stderr
+			if f.cpuProfile != "" {
+				stopProfile, err := startCPUProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
+			}
 			return serve(ctx, f, os.Stdin, mcpOut, os.Stderr)
 		},
 	}
@@ -79,7 +90,27 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().BoolVar(&f.allowPartial, "allow-partial", false, `serve the plugins that load when one named in the config does not (as [server] on_load_error = "skip"); without it, serve exits naming each`)
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the server, for go tool pprof, to this file when it stops (the host's Go code; a plugin's own code shows as _ExternalCode)")
 	return cmd
+}
+
+// startCPUProfile starts profiling the process into the file path; the
+// function it returns stops and writes the profile.
+func startCPUProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "mcphost: --cpuprofile:", err)
+		}
+	}, nil
 }
 
 func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,18 @@ func greet(_ context.Context, _ *mcp.CallToolRequest, a greetArgs) (*mcp.CallToo
 
 func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file when stdin ends (stdio only)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		out, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); _ = out.Close() }()
+	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "native", Version: "1"}, nil)
 	no := false
 	mcp.AddTool(server, &mcp.Tool{
@@ -46,7 +58,7 @@ func main() {
 	}, greet)
 	if *addr == "" {
 		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-			log.Fatal(err)
+			log.Print(err)
 		}
 		return
 	}

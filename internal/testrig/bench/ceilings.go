@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// stretchCPURatios are issue 25's stretch targets for server CPU per stdio
+// call, as ratios to the native server's: what each plugin should cost.
+var stretchCPURatios = map[string]float64{
+	"go":     1.1,
+	"tinygo": 1.0,
+	"rust":   1.0,
+	"js":     1.2,
+	"extism": 1.3,
+}
+
+// ceilingSlack is how far over its stretch target a plugin's CPU ratio
+// may go before -check fails: 25%, room for a noisy machine, not for a
+// regression.
+const ceilingSlack = 1.25
+
+// checkCalls is the calls a round of -check makes to each server: with
+// CPU time read to the nanosecond (schedstat), enough for rounds that
+// agree within a few per cent, and a run well under a minute.
+const checkCalls = 4000
+
+// checkCeilings returns an error that names every plugin of calls whose
+// CPU ratio (the median of its rounds') is over its ceiling, and every
+// plugin of want that was not measured.
+func checkCeilings(calls []*CallResult, want []string) error {
+	measured := map[string]*CallResult{}
+	for _, c := range calls {
+		measured[c.Lang] = c
+	}
+	if measured["native"] == nil {
+		return fmt.Errorf("no native server measured: no ratio to check")
+	}
+	var over []string
+	for _, lang := range want {
+		target, ok := stretchCPURatios[lang]
+		if !ok {
+			return fmt.Errorf("%s has no CPU target", lang)
+		}
+		c := measured[lang]
+		switch {
+		case c == nil:
+			over = append(over, fmt.Sprintf("%s: not measured", lang))
+		case c.CPURatio > target*ceilingSlack:
+			over = append(over, fmt.Sprintf("%s: CPU per call %.2f× native (rounds %s), over its ceiling %.2f× (target %.2f× + 25%%)",
+				lang, c.CPURatio, roundRatios(c), target*ceilingSlack, target))
+		}
+	}
+	if over != nil {
+		return fmt.Errorf("CPU per call over its ceiling:\n  %s", strings.Join(over, "\n  "))
+	}
+	return nil
+}
+
+// roundRatios formats the CPU ratios of c's rounds.
+func roundRatios(c *CallResult) string {
+	var s []string
+	for _, r := range c.Rounds {
+		s = append(s, fmt.Sprintf("%.2f×", r.CPURatio))
+	}
+	return strings.Join(s, " ")
+}
