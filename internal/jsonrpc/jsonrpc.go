@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // The error codes JSON-RPC 2.0 defines.
@@ -116,22 +117,17 @@ func Decode(raw []byte) (*Message, *Error) {
 	return &m, nil
 }
 
-// validID reports whether id is a JSON string or an integer.
+// validID reports whether id, a JSON value as Decode read it, is a string
+// or an integer that fits an int64 (a number with a fraction or an
+// exponent is not). Decode has checked that it is JSON, so a value that
+// opens with a quote is a string.
 func validID(id json.RawMessage) bool {
-	var v any
-	d := json.NewDecoder(bytes.NewReader(id))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return false
-	}
-	switch v := v.(type) {
-	case string:
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && id[0] == '"' {
 		return true
-	case json.Number:
-		_, err := v.Int64()
-		return err == nil
 	}
-	return false
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil
 }
 
 // EncodeResponse builds a response to the request with the given id (nil:

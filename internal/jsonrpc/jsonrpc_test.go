@@ -1,7 +1,9 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +72,47 @@ func TestEncodedMessagesRoundTrip(t *testing.T) {
 	if bad := EncodeResponse(json.RawMessage(`1`), func() {}, nil); !json.Valid(bad) {
 		t.Fatalf("an unencodable result gave invalid JSON: %s", bad)
 	}
+}
+
+// referenceValidID is what the id check must agree with: the id decoded by
+// encoding/json, kept if it is a string or a number that is an int64.
+func referenceValidID(id json.RawMessage) bool {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(id))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return true
+	case json.Number:
+		_, err := v.Int64()
+		return err == nil
+	}
+	return false
+}
+
+// FuzzIDCheckAgreesWithDecoding checks, on every message that decodes,
+// that Decode keeps an id exactly when encoding/json reads it as a string
+// or an int64 (referenceValidID).
+func FuzzIDCheckAgreesWithDecoding(f *testing.F) {
+	for _, id := range []string{`1`, `-1`, `0`, `-0`, `"a"`, `""`, `"\u00e9"`, `1.0`, `1e3`, `9223372036854775807`, `9223372036854775808`, `-9223372036854775809`, `null`, `true`, `{}`, `[]`, ` 7 `, `007`} {
+		f.Add(`{"jsonrpc":"2.0","id":` + id + `,"method":"m"}`)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var m Message
+		if json.Unmarshal([]byte(raw), &m) != nil || m.JSONRPC != "2.0" || m.ID == nil {
+			return
+		}
+		id := append(json.RawMessage(nil), m.ID...)
+		got, rpcErr := Decode([]byte(raw))
+		kept := rpcErr == nil || !strings.Contains(rpcErr.Message, "id must be")
+		if want := referenceValidID(id); kept != want {
+			t.Fatalf("id %s: kept %v, want %v (%v)", id, kept, want, rpcErr)
+		}
+		if kept && got != nil && !bytes.Equal(got.ID, id) {
+			t.Fatalf("id %s came out as %s", id, got.ID)
+		}
+	})
 }
