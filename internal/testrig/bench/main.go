@@ -182,7 +182,7 @@ func run(o options, mcphost, out, doc, from string) error {
 			}
 			for _, c := range rep.Calls {
 				if c.Lang != "native" {
-					progress("%s: CPU per call %.2f× native (rounds %s), ceiling %.2f×", c.Lang, c.CPURatio, roundRatios(c), stretchCPURatios[c.Lang]*ceilingSlack)
+					progress("%s: CPU per call %.2f× native (rounds %s), ceiling %.2f×", c.Lang, c.CPURatio, roundRatios(c), ceiling(c.Lang))
 				}
 			}
 		}
