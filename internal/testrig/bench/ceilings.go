@@ -22,17 +22,26 @@ const ceilingSlack = 1.25
 
 // interimCeilings are the ceilings of the plugins that do not meet their
 // stretch target plus 25% yet, each with what bounds it; -check holds them
-// to these instead, so that a regression still fails.
+// to these instead, so that a regression still fails. Measured on one CPU
+// after 2,000 warm-up calls a server (fewer left the native server's
+// collector unsettled, and its CPU per call falling from round to round).
 //
-// go: 1.42-1.51x on one CPU (4 runs of 3 rounds, 2026-11-28), against a
-// ceiling of 1.375x. Its call spends some 50 us in the plugin's own code
-// (pprof: runtime._ExternalCode; perf with wazero's perfmap build tag:
-// a flat profile of the PDK's JSON decoder, mallocgc and the encoder, no
-// function over 4%), where the TinyGo build of the same PDK code spends
-// under 5: the standard Go toolchain's WebAssembly is the bound, not the
-// host, whose share is the Rust plugin's (0.92-1.03x).
+//   - go: 1.57-1.62x (target ceiling 1.375x). Its call spends some 50 us
+//     in the plugin's own code (pprof: runtime._ExternalCode; perf with
+//     wazero's perfmap build tag: a flat profile of the PDK's JSON decoder,
+//     mallocgc and the encoder, no function over 4%; the interruption
+//     countdown 8 us of it), where the TinyGo build of the same PDK code
+//     spends under 10: the standard Go toolchain's WebAssembly bounds it,
+//     not the host, whose share is the Rust plugin's (1.02-1.07x).
+//   - extism: 1.55-1.61x (1.625x): the same toolchain, under the official
+//     Extism Go PDK.
+//   - js: 1.46-1.53x (1.5x): QuickJS, compiled to WebAssembly, interprets
+//     the tool's source at every call, some 50 us more than the Rust
+//     plugin.
 var interimCeilings = map[string]float64{
-	"go": 1.7,
+	"go":     1.8,
+	"extism": 1.8,
+	"js":     1.7,
 }
 
 // ceiling returns the CPU ratio -check holds lang to.
