@@ -245,19 +245,27 @@ func exposedName(p *Plugin, name string, taken func(string) (string, bool), vali
 	if clash {
 		qualified := p.Name + "_" + name
 		if _, again := taken(qualified); again {
-			log.Warn(kind+" left out: its name is taken", "name", exposed, "alsoTried", qualified, "ownedBy", owner)
+			p.warnOnce(log, kind+" left out: its name is taken", "name", exposed, "alsoTried", qualified, "ownedBy", owner)
 			return ""
 		}
-		log.Warn(kind+" renamed to avoid a clash", "name", exposed, "exposedAs", qualified, "ownedBy", owner,
+		p.warnOnce(log, kind+" renamed to avoid a clash", "name", exposed, "exposedAs", qualified, "ownedBy", owner,
 			"fix", fmt.Sprintf("set prefix or rename = { %q = \"...\" } in [plugins.%s], or move its table before [plugins.%s]", name, p.Name, owner))
 		exposed = qualified
 	}
 	if !valid(exposed) {
-		log.Warn(kind+" left out: its name is not portable: LLM APIs take function names of 1-64 of A-Z a-z 0-9 _ -", "name", exposed,
+		p.warnOnce(log, kind+" left out: its name is not portable: LLM APIs take function names of 1-64 of A-Z a-z 0-9 _ -", "name", exposed,
 			"fix", fmt.Sprintf(`rename = { %q = "..." } in [plugins.%s], or [server] tool_names = "mcp"`, name, p.Name))
 		return ""
 	}
 	return exposed
+}
+
+// warnOnce logs a naming warning of p, unless p logged the same before.
+func (p *Plugin) warnOnce(log *slog.Logger, msg string, args ...any) {
+	key := fmt.Sprint(append([]any{msg}, args...)...)
+	if _, logged := p.namingWarned.LoadOrStore(key, true); !logged {
+		log.Warn(msg, args...)
+	}
 }
 
 // exposable reports whether a tool may be exposed as name under p's rule.

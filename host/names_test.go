@@ -25,11 +25,19 @@ func catalogNames(plugins ...*Plugin) (tools, prompts []string, log string) {
 	return tools, prompts, buf.String()
 }
 
+// A clash goes to the first plugin of the config, the others get
+// portable names, and the warning that says so names both plugins, once
+// for each plugin, however many catalogs are built with it (a start builds
+// one for each plugin that arrives).
 func TestAClashGoesToTheFirstPluginOfTheConfigAndTheOthersGetPortableNames(t *testing.T) {
-	alpha := NewPlugin("alpha", "", toolsPlugin("alpha", abi.Tool{Name: "search", InputSchema: objectSchema}).rt, WithRank(2))
-	beta := NewPlugin("beta", "", toolsPlugin("beta", abi.Tool{Name: "search", InputSchema: objectSchema}).rt, WithRank(1))
-	stray := toolsPlugin("aaa", abi.Tool{Name: "search", InputSchema: objectSchema}) // no [plugins] table: after those with one
-	for _, order := range [][]*Plugin{{alpha, beta, stray}, {stray, beta, alpha}} {
+	for _, reversed := range []bool{false, true} {
+		alpha := NewPlugin("alpha", "", toolsPlugin("alpha", abi.Tool{Name: "search", InputSchema: objectSchema}).rt, WithRank(2))
+		beta := NewPlugin("beta", "", toolsPlugin("beta", abi.Tool{Name: "search", InputSchema: objectSchema}).rt, WithRank(1))
+		stray := toolsPlugin("aaa", abi.Tool{Name: "search", InputSchema: objectSchema}) // no [plugins] table: after those with one
+		order := []*Plugin{alpha, beta, stray}
+		if reversed {
+			slices.Reverse(order)
+		}
 		tools, _, log := catalogNames(order...)
 		want := []string{"search=beta:search", "alpha_search=alpha:search", "aaa_search=aaa:search"}
 		if !slices.Equal(tools, want) {
@@ -37,6 +45,9 @@ func TestAClashGoesToTheFirstPluginOfTheConfigAndTheOthersGetPortableNames(t *te
 		}
 		if !strings.Contains(log, `exposedAs=alpha_search ownedBy=beta`) {
 			t.Errorf("no warning naming both plugins:\n%s", log)
+		}
+		if _, _, again := catalogNames(order...); strings.Contains(again, "renamed to avoid a clash") {
+			t.Errorf("the same plugins' catalog built again warned again:\n%s", again)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
@@ -79,6 +80,11 @@ type Plugin struct {
 	// scopes are the token scopes a request needs to see the plugin
 	// (visibility.go).
 	scopes []string
+	// namingWarned are the naming warnings logged of the plugin
+	// (exposedName), so that each is logged once, not at every catalog
+	// built with the plugin: a start adds plugins one by one, and 500
+	// plugins sharing a tool name made 125,000 lines of 499 warnings.
+	namingWarned sync.Map
 }
 
 // ToolNames is a rule for exposed tool names.
