@@ -24,7 +24,11 @@ const ceilingSlack = 1.25
 // stretch target plus 25% yet, each with what bounds it; -check holds them
 // to these instead, so that a regression still fails. Measured on one CPU
 // after 2,000 warm-up calls a server (fewer left the native server's
-// collector unsettled, and its CPU per call falling from round to round).
+// collector unsettled, and its CPU per call falling from round to round),
+// with requests run on reused goroutines (5240270, taken out again in
+// 4128695): without that every ratio is about a tenth higher, and go's
+// (1.80x) and tinygo's (1.30x) reach or pass their ceilings, which is why
+// make test does not run -check yet.
 //
 //   - go: 1.57-1.62x (target ceiling 1.375x). Its call spends some 50 us
 //     in the plugin's own code (pprof: runtime._ExternalCode; perf with
