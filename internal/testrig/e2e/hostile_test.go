@@ -248,13 +248,18 @@ breaker_failures = 0
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
 	})
 	healthySession := srv.session(t, nil)
-	// Warm up, then take the memory baseline.
+	// Warm up, then take the memory baseline. Every plugin the attacks use
+	// answers a call first: plugins are compiled and instantiated on first
+	// use, and a baseline taken before hostile's and liar's would count
+	// their compiled code and instances as what the attacks left behind.
 	for range 3 {
 		if _, isErr, err := hostileCall(ctx, healthySession, "hash", map[string]any{"text": "abc"}); err != nil || isErr {
 			t.Fatalf("healthy plugin before the attacks: %v", err)
 		}
-		if text, _, err := hostileCall(ctx, attackerSession, "ok", nil); err != nil || text != "ok" {
-			t.Fatalf("attacker before the attacks: %v %q", err, text)
+		for _, tool := range []string{"ok", "hostile_ok", "liar_ok"} {
+			if text, _, err := hostileCall(ctx, attackerSession, tool, nil); err != nil || text != "ok" {
+				t.Fatalf("%s before the attacks: %v %q", tool, err, text)
+			}
 		}
 	}
 	baseline := rssKiB(t, srv.pid)
