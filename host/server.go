@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/gopool"
 )
 
 // Options configure a Server.
@@ -82,7 +84,12 @@ type Server struct {
 	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)
 	now          func() time.Time        // the clock of requestState expiry; nil: time.Now
 	partial      atomic.Bool             // some HTTP endpoint serves only some plugins (visibility.go)
+	workers      *gopool.Pool            // run the requests, on stacks grown by the requests before
 }
+
+// workerIdleFor is how long a request's goroutine waits for the next
+// request before it ends, giving back its stack.
+const workerIdleFor = 10 * time.Second
 
 // defaultPageSize applies when Options.PageSize is not positive.
 const defaultPageSize = 100
@@ -98,7 +105,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys)}
+	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
 	if catalog == nil {
 		catalog = &Catalog{}

@@ -250,7 +250,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 	if batch != nil {
 		batch.Add(1)
 	}
-	go func() {
+	c.srv.workers.Go(func() {
 		defer c.finish(req) // after the response is written: Wait covers it
 		if batch != nil {
 			defer batch.Done()
@@ -273,7 +273,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 			hints = req.hints
 		}
 		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, toRPCError(err)))
-	}()
+	})
 	return nil
 }
 

@@ -67,7 +67,7 @@ var boundaries = []boundary{
 	{pkg: module + "/abi", dir: "abi", only: []string{}, why: "abi is the plugin contract: standard library only"},
 	{pkg: module + "/pdk/go", dir: "pdk/go", only: []string{module + "/abi"}, why: "a plugin must not pull in the server"},
 	{pkg: module + "/host", only: []string{
-		module + "/abi", module + "/internal/jsonrpc", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
+		module + "/abi", module + "/internal/jsonrpc", module + "/internal/gopool", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
 	{pkg: module + "/host", forbidden: []string{module + "/mcphttp"},
 		why: "the engine never imports its HTTP front door: the front door is built on the engine's exported API"},
@@ -75,6 +75,8 @@ var boundaries = []boundary{
 		why: "the HTTP front door serves the engine (host) over HTTP and knows nothing of plugins, their sandbox or the operator's config"},
 	{pkg: module + "/internal/jsonrpc", only: []string{},
 		why: "the JSON-RPC codec is standard library only and knows nothing of MCP"},
+	{pkg: module + "/internal/gopool", only: []string{},
+		why: "the goroutine pool is standard library only and knows nothing of what it runs"},
 	{pkg: module + "/sandbox", forbidden: []string{module + "/host", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd"},
 		why: "the sandbox knows nothing of MCP or of the operator's config"},
 	{pkg: module + "/sandbox/internal/wasmpass", only: []string{},

@@ -1,0 +1,64 @@
+// Package gopool runs functions on goroutines that outlive them, so that
+// the next function reuses the stack the last one grew.
+//
+// A goroutine starts with a small stack and grows it by copying, twice
+// over, when it runs out. A request that runs a plugin call goes deep (the
+// server's handler, the plugin chain, wazero's call engine, a host
+// function, wazero again): on a fresh goroutine it grows its stack three
+// or four times, and the copies were a tenth of the server's CPU time per
+// tools/call. A worker that waits for the next function after the last one
+// keeps its grown stack (until the collector shrinks a stack that stays
+// mostly unused).
+package gopool
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Pool runs functions on its workers. The zero value is not ready: use
+// New.
+type Pool struct {
+	// work hands a function to a worker waiting for one; unbuffered, so
+	// that a send succeeds only when a worker is idle.
+	work chan func()
+	// idleFor is how long a worker waits for a function before it ends.
+	idleFor time.Duration
+	// started counts the workers ever started (for tests).
+	started atomic.Int64
+}
+
+// New returns a pool whose workers end after idleFor without a function
+// to run, so that a burst of concurrent calls leaves no goroutines, and no
+// stacks, behind for long.
+func New(idleFor time.Duration) *Pool {
+	return &Pool{work: make(chan func()), idleFor: idleFor}
+}
+
+// Go runs f on an idle worker, or on a new one when none is idle. Like a
+// go statement, it never waits for f, and functions run concurrently.
+func (p *Pool) Go(f func()) {
+	select {
+	case p.work <- f:
+	default:
+		p.started.Add(1)
+		go p.worker(f)
+	}
+}
+
+// worker runs f, then the functions handed to it, until it has been idle
+// for p.idleFor.
+func (p *Pool) worker(f func()) {
+	idle := time.NewTimer(p.idleFor)
+	defer idle.Stop()
+	for {
+		f()
+		f = nil // let the function and what it holds go while idle
+		idle.Reset(p.idleFor)
+		select {
+		case f = <-p.work:
+		case <-idle.C:
+			return
+		}
+	}
+}

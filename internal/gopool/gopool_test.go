@@ -1,0 +1,114 @@
+package gopool
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A function handed to the pool runs, and sequential functions reuse the
+// one worker: the pool starts no goroutine while one is idle.
+func TestSequentialFunctionsReuseOneWorker(t *testing.T) {
+	p := New(time.Minute)
+	for i := range 100 {
+		done := make(chan int)
+		p.Go(func() { done <- i })
+		if got := <-done; got != i {
+			t.Fatalf("function %d ran as %d", i, got)
+		}
+		waitIdle(t, p, 1)
+	}
+	if n := p.started.Load(); n != 1 {
+		t.Errorf("%d workers started for 100 sequential functions, want 1", n)
+	}
+}
+
+// Functions run concurrently, as with a go statement: a function that
+// waits for a later one does not hold it up.
+func TestFunctionsRunConcurrently(t *testing.T) {
+	p := New(time.Minute)
+	const n = 20
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Add(n)
+	for range n {
+		p.Go(func() { defer wg.Done(); <-release })
+	}
+	p.Go(func() { close(release) })
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("functions waiting for a later one never ended: the pool ran them one after another")
+	}
+}
+
+// Idle workers end after the idle period: a burst leaves no goroutines.
+func TestIdleWorkersEnd(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := New(20 * time.Millisecond)
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Add(50)
+	for range 50 {
+		p.Go(func() { defer wg.Done(); <-release })
+	}
+	close(release)
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines 10s after the burst, %d before it", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitIdle waits until a send to the pool would find an idle worker,
+// which it does once the last function returned, and workers started is
+// the number of workers the pool should have.
+func waitIdle(t *testing.T, p *Pool, workers int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ran := make(chan struct{})
+		select {
+		case p.work <- func() { close(ran) }:
+			<-ran
+			return
+		default:
+		}
+		if p.started.Load() > workers || time.Now().After(deadline) {
+			t.Fatalf("no idle worker (%d started)", p.started.Load())
+		}
+		runtime.Gosched()
+	}
+}
+
+// deep uses about depth KiB of stack.
+func deep(depth int) byte {
+	var buf [1024]byte
+	buf[depth%len(buf)] = byte(depth)
+	if depth == 0 {
+		return buf[0]
+	}
+	return deep(depth-1) + buf[depth%len(buf)]
+}
+
+// BenchmarkDeepFunction runs a function that needs 48 KiB of stack with a
+// go statement (each grows a fresh stack) and with a Pool (the worker's
+// stack is grown once); compare the two with benchstat, or read ns/op.
+func BenchmarkDeepFunction(b *testing.B) {
+	run := func(b *testing.B, start func(func())) {
+		done := make(chan byte)
+		for b.Loop() {
+			start(func() { done <- deep(48) })
+			<-done
+		}
+	}
+	b.Run("go", func(b *testing.B) { run(b, func(f func()) { go f() }) })
+	p := New(time.Minute)
+	b.Run("pool", func(b *testing.B) { run(b, p.Go) })
+}
