@@ -7,6 +7,7 @@ package host
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,7 +89,10 @@ type Server struct {
 }
 
 // workerIdleFor is how long a request's goroutine waits for the next
-// request before it ends, giving back its stack.
+// request before it ends, giving back its stack; at most 4 × GOMAXPROCS
+// wait, so that what a burst of requests grew is given back when they
+// end, as before the pool. (With one waiting, a request often came before
+// the last one's worker was back waiting, and ran on a fresh goroutine.)
 const workerIdleFor = 10 * time.Second
 
 // defaultPageSize applies when Options.PageSize is not positive.
@@ -105,7 +109,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(workerIdleFor)}
+	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(4*runtime.GOMAXPROCS(0), workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
 	if catalog == nil {
 		catalog = &Catalog{}

@@ -24,15 +24,21 @@ type Pool struct {
 	work chan func()
 	// idleFor is how long a worker waits for a function before it ends.
 	idleFor time.Duration
+	// maxIdle bounds the workers that wait: one more ends at once, as a
+	// go statement's goroutine would, stack and all.
+	maxIdle int64
+	// idle counts the workers waiting for a function.
+	idle atomic.Int64
 	// started counts the workers ever started (for tests).
 	started atomic.Int64
 }
 
-// New returns a pool whose workers end after idleFor without a function
-// to run, so that a burst of concurrent calls leaves no goroutines, and no
-// stacks, behind for long.
-func New(idleFor time.Duration) *Pool {
-	return &Pool{work: make(chan func()), idleFor: idleFor}
+// New returns a pool that keeps at most maxIdle workers waiting, each for
+// up to idleFor, so that a burst of concurrent calls leaves few
+// goroutines, and few stacks, behind, and none for long: a stack that a
+// deep call grew to megabytes is given back with its worker.
+func New(maxIdle int, idleFor time.Duration) *Pool {
+	return &Pool{work: make(chan func()), idleFor: idleFor, maxIdle: int64(maxIdle)}
 }
 
 // Go runs f on an idle worker, or on a new one when none is idle. Like a
@@ -54,10 +60,16 @@ func (p *Pool) worker(f func()) {
 	for {
 		f()
 		f = nil // let the function and what it holds go while idle
+		if p.idle.Add(1) > p.maxIdle {
+			p.idle.Add(-1)
+			return
+		}
 		idle.Reset(p.idleFor)
 		select {
 		case f = <-p.work:
+			p.idle.Add(-1)
 		case <-idle.C:
+			p.idle.Add(-1)
 			return
 		}
 	}

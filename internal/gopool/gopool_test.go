@@ -10,7 +10,7 @@ import (
 // A function handed to the pool runs, and sequential functions reuse the
 // one worker: the pool starts no goroutine while one is idle.
 func TestSequentialFunctionsReuseOneWorker(t *testing.T) {
-	p := New(time.Minute)
+	p := New(2, time.Minute)
 	for i := range 100 {
 		done := make(chan int)
 		p.Go(func() { done <- i })
@@ -27,7 +27,7 @@ func TestSequentialFunctionsReuseOneWorker(t *testing.T) {
 // Functions run concurrently, as with a go statement: a function that
 // waits for a later one does not hold it up.
 func TestFunctionsRunConcurrently(t *testing.T) {
-	p := New(time.Minute)
+	p := New(2, time.Minute)
 	const n = 20
 	var wg sync.WaitGroup
 	release := make(chan struct{})
@@ -45,10 +45,11 @@ func TestFunctionsRunConcurrently(t *testing.T) {
 	}
 }
 
-// Idle workers end after the idle period: a burst leaves no goroutines.
-func TestIdleWorkersEnd(t *testing.T) {
+// A burst leaves at most maxIdle workers waiting, and those end after the
+// idle period: then no goroutine is left.
+func TestABurstLeavesAtMostMaxIdleWorkersThenNone(t *testing.T) {
 	before := runtime.NumGoroutine()
-	p := New(20 * time.Millisecond)
+	p := New(3, 500*time.Millisecond)
 	var wg sync.WaitGroup
 	release := make(chan struct{})
 	wg.Add(50)
@@ -57,6 +58,16 @@ func TestIdleWorkersEnd(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
+	poll := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+3 {
+		if time.Now().After(poll) {
+			t.Fatalf("%d goroutines after a burst of 50, %d before it: more than 3 workers kept", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := p.idle.Load(); n > 3 {
+		t.Errorf("%d workers waiting, more than the 3 allowed", n)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
@@ -109,6 +120,6 @@ func BenchmarkDeepFunction(b *testing.B) {
 		}
 	}
 	b.Run("go", func(b *testing.B) { run(b, func(f func()) { go f() }) })
-	p := New(time.Minute)
+	p := New(1, time.Minute)
 	b.Run("pool", func(b *testing.B) { run(b, p.Go) })
 }
