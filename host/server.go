@@ -93,7 +93,7 @@ type Server struct {
 // wait, so that what a burst of requests grew is given back when they
 // end, as before the pool. (With one waiting, a request often came before
 // the last one's worker was back waiting, and ran on a fresh goroutine.)
-const workerIdleFor = 10 * time.Second
+const workerIdleFor = 2 * time.Second
 
 // defaultPageSize applies when Options.PageSize is not positive.
 const defaultPageSize = 100

@@ -29,6 +29,10 @@ type Pool struct {
 	maxIdle int64
 	// idle counts the workers waiting for a function.
 	idle atomic.Int64
+	// maxRuns bounds the functions a worker runs before it ends, so that
+	// a stack one deep function grew is not kept for long by a worker that
+	// is never idle.
+	maxRuns int
 	// started counts the workers ever started (for tests).
 	started atomic.Int64
 }
@@ -38,8 +42,13 @@ type Pool struct {
 // goroutines, and few stacks, behind, and none for long: a stack that a
 // deep call grew to megabytes is given back with its worker.
 func New(maxIdle int, idleFor time.Duration) *Pool {
-	return &Pool{work: make(chan func()), idleFor: idleFor, maxIdle: int64(maxIdle)}
+	return &Pool{work: make(chan func()), idleFor: idleFor, maxIdle: int64(maxIdle), maxRuns: workerRuns}
 }
+
+// workerRuns is how many functions a worker runs before it ends: enough
+// that growing a stack is rare, few enough that a stack grown to megabytes
+// by a deep function (a hostile plugin's nested output) goes soon.
+const workerRuns = 64
 
 // Go runs f on an idle worker, or on a new one when none is idle. Like a
 // go statement, it never waits for f, and functions run concurrently.
@@ -57,9 +66,12 @@ func (p *Pool) Go(f func()) {
 func (p *Pool) worker(f func()) {
 	idle := time.NewTimer(p.idleFor)
 	defer idle.Stop()
-	for {
+	for runs := 1; ; runs++ {
 		f()
 		f = nil // let the function and what it holds go while idle
+		if runs >= p.maxRuns {
+			return
+		}
 		if p.idle.Add(1) > p.maxIdle {
 			p.idle.Add(-1)
 			return
