@@ -27,6 +27,10 @@ type drain struct {
 	closed    bool
 	onClose   func()
 	successor func() *drain // the drain of the version now serving the name; nil when none
+	// refreshListing, when not nil, lists the plugin again (the Loader's
+	// listingRefresh): the Reloader runs it once, when it first serves the
+	// plugin.
+	refreshListing func(context.Context)
 }
 
 // wrap is the drain as a Middleware.

@@ -27,10 +27,15 @@ import (
 // and instantiated on its first call (sandbox.Engine.Defer). An entry is
 // keyed by everything the answers may depend on: the plugin's bytes, its
 // name, its whole configuration, its grants (secret values only hashed
-// into the key, never written) and the mcphost binary. Only plugins
-// granted no host function, HTTP host, mount or keyring entry are cached:
-// their listings can depend on nothing outside the key. A load that finds
+// into the key, never written) and the mcphost binary. A load that finds
 // no entry runs the plugin as before and writes one.
+//
+// A plugin granted a host function, an HTTP host, a mount or a keyring
+// entry may list what the key does not cover: what its host calls answer
+// today. Its entry answers the first lists all the same, so that it starts
+// as fast as any; then, once it is served, it is built and listed again
+// (listingRefresh), clients get list_changed if the lists differ, and the
+// entry is rewritten.
 
 // listingCacheVersion is the format of the entries; a change makes every
 // older entry miss.
@@ -85,13 +90,9 @@ var binaryID = sync.OnceValue(func() string {
 })
 
 // listingKey returns the key of the entry of plugin name loaded from the
-// file of digest fileSum with pc and grants under cfg, or "" when its listings may depend on more than the
-// key: it is granted host functions, HTTP hosts, mounts or keyring
-// entries.
+// file of digest fileSum with pc and grants under cfg ("" when it cannot be
+// made).
 func listingKey(name string, fileSum [sha256.Size]byte, cfg *config.Config, pc config.PluginConfig, grants sandbox.Grants) string {
-	if len(pc.HostFunctions) > 0 || len(grants.AllowedHosts) > 0 || len(grants.Mounts) > 0 || len(pc.Keyring) > 0 {
-		return ""
-	}
 	raw, err := json.Marshal(struct {
 		Version int
 		Binary  string
@@ -106,6 +107,13 @@ func listingKey(name string, fileSum [sha256.Size]byte, cfg *config.Config, pc c
 	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// mayListTheOutside reports whether a plugin loaded with pc and grants may
+// list what its listing key does not cover: it is granted host functions,
+// HTTP hosts, mounts or keyring entries, whose answers may change.
+func mayListTheOutside(pc config.PluginConfig, grants sandbox.Grants) bool {
+	return len(pc.HostFunctions) > 0 || len(grants.AllowedHosts) > 0 || len(grants.Mounts) > 0 || len(pc.Keyring) > 0
 }
 
 // listingCache is the folder of the entries; "" keeps none.
@@ -213,10 +221,10 @@ func (c listingCache) writeFile(name string, data []byte) error {
 // not hold, go to the runtime, which builds the plugin first.
 type listingRuntime struct {
 	host.Runtime
-	built  func() bool
-	served *listingEntry
+	built func() bool
 
 	mu     sync.Mutex
+	served *listingEntry
 	record *listingEntry
 }
 
@@ -226,8 +234,11 @@ func (r *listingRuntime) Call(ctx context.Context, export string, input []byte) 
 	if !slices.Contains(listingExports, export) {
 		return r.Runtime.Call(ctx, export, input)
 	}
-	if r.served != nil && !r.built() {
-		if out, ok := r.served.find(export, input); ok {
+	r.mu.Lock()
+	served := r.served
+	r.mu.Unlock()
+	if served != nil && !r.built() {
+		if out, ok := served.find(export, input); ok {
 			return slices.Clone(out), nil
 		}
 	}
@@ -240,6 +251,21 @@ func (r *listingRuntime) Call(ctx context.Context, export string, input []byte) 
 		r.mu.Unlock()
 	}
 	return out, err
+}
+
+// startRecording starts keeping the answers of listing calls, afresh.
+func (r *listingRuntime) startRecording() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.record = &listingEntry{Version: listingCacheVersion}
+}
+
+// serve makes e the entry that answers listing calls while the plugin is
+// not built (after an idle unload).
+func (r *listingRuntime) serve(e *listingEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.served = e
 }
 
 // recorded stops recording and returns what was recorded, or nil when

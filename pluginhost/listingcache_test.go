@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -85,8 +88,9 @@ func toolsAndCall(t *testing.T, c *host.InProcessClient) (tools, call string) {
 // at the next start from the cache, exactly as before, without being
 // compiled or instantiated; either way it is compiled on its first call,
 // which answers as a compiled load's does. A change of its configuration
-// misses the cache; a grant of a host function makes every start list it by
-// running it compiled, as before the cache.
+// misses the cache, and so does a grant of a host function, whose entry
+// then serves the next start (which lists the plugin again once it is
+// served: TestAGrantedPluginIsListedAgainOnceServedFromTheCache).
 func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wc.wasm")
@@ -144,15 +148,15 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	granted := config.Default()
 	granted.Plugins = map[string]config.PluginConfig{"wc": {HostFunctions: []string{"notify_progress"}}}
 	before, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json"))
-	for range 2 {
+	for i, listed := range []string{"listed=the interpreter", "listed=cache (listed again once served"} {
 		start := startOn(t, dir)
 		start.load(t, path, granted)
-		if start.logs.count("plugin loaded", "plugin=wc", "listed=running it") != 1 {
-			t.Fatalf("a plugin granted a host function must be listed by running it:\n%s", start.logs.dump())
+		if start.logs.count("plugin loaded", "plugin=wc", listed) != 1 {
+			t.Fatalf("start %d of a plugin granted a host function: want %s:\n%s", i+1, listed, start.logs.dump())
 		}
 	}
-	if after, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json")); len(after) != len(before) {
-		t.Fatalf("a plugin granted a host function was cached: %v", after)
+	if after, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json")); len(after) != len(before)+1 {
+		t.Fatalf("a grant is part of the key: entries %v, want one more than %v", after, before)
 	}
 }
 
@@ -175,5 +179,107 @@ func TestAnUnreadableListingEntryIsAMiss(t *testing.T) {
 	got := c.read("good")
 	if raw, _ := json.Marshal(got); got == nil || !strings.Contains(string(raw), "list_tools") {
 		t.Fatalf("round trip: %s", raw)
+	}
+}
+
+// A plugin granted a mount lists what a file in it holds. Started from the
+// listing cache after the file changed, it first serves the cached list,
+// then, once served, is listed again: the server swaps the new list in,
+// the client gets tools/list_changed, and the entry is rewritten, so that
+// the next start serves the new list from the cache.
+func TestAGrantedPluginIsListedAgainOnceServedFromTheCache(t *testing.T) {
+	dir := t.TempDir()
+	plugins, data := filepath.Join(dir, "plugins"), filepath.Join(dir, "data")
+	for _, d := range []string{plugins, data} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wasm, err := os.ReadFile(plugintest.Build(t, "internal/testrig/testplugins/lister"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "files.wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := filepath.Join(data, "names")
+	setNames := func(s string) {
+		if err := os.WriteFile(names, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.Plugins = map[string]config.PluginConfig{"files": {
+		Config: map[string]string{"names_file": "/data/names"},
+		Mounts: []config.Mount{{Host: data, Guest: "/data", ReadOnly: true}},
+	}}
+	// start serves the folder with a client connected first; it returns
+	// the client, the server's log and the client's tools/list_changed
+	// count.
+	start := func() (*host.InProcessClient, *records, *atomic.Int32) {
+		s := startOn(t, dir)
+		changed := &atomic.Int32{}
+		c := host.NewInProcessClient(s.srv, host.InProcessHandlers{Notification: func(method string, _ json.RawMessage) {
+			if method == "notifications/tools/list_changed" {
+				changed.Add(1)
+			}
+		}})
+		t.Cleanup(c.Close)
+		if _, err := c.Request(t.Context(), "initialize", map[string]any{"protocolVersion": host.Version20250618, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}); err != nil {
+			t.Fatal(err)
+		}
+		c.Notify(t.Context(), "notifications/initialized", nil)
+		r := NewReloader(s.loader, plugins, cfg)
+		if res := r.Load(t.Context()); len(res.Errors) > 0 {
+			t.Fatal(res.Errors)
+		}
+		t.Cleanup(func() {
+			for _, p := range s.srv.Catalog().Plugins() {
+				_ = p.Close(context.Background())
+			}
+		})
+		return c, s.logs, changed
+	}
+	tools := func(c *host.InProcessClient) string {
+		raw, err := c.Request(t.Context(), "tools/list", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Tools []struct{ Name string } }
+		if err := json.Unmarshal(raw, &list); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range list.Tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, ",")
+	}
+
+	setNames("alpha")
+	c, logs, _ := start()
+	if got := tools(c); got != "alpha" || logs.count("plugin loaded", "plugin=files", "listed=the interpreter") != 1 {
+		t.Fatalf("first start: tools %q, want alpha, listed on the interpreter:\n%s", got, logs.dump())
+	}
+
+	setNames("beta gamma")
+	c, logs, changed := start()
+	if logs.count("plugin loaded", "plugin=files", "listed=cache (listed again once served") != 1 {
+		t.Fatalf("second start: want the plugin listed from the cache, then again:\n%s", logs.dump())
+	}
+	poll.Until(t, 60*time.Second, "the plugin listed again", func() bool {
+		if logs.count("listing the plugin again") > 0 {
+			t.Fatalf("the refresh failed:\n%s", logs.dump())
+		}
+		return logs.count("plugin listed again after its start from the listing cache", "plugin=files", "tools_changed=true") == 1
+	})
+	if got := tools(c); got != "beta,gamma" {
+		t.Errorf("tools after the refresh %q, want beta,gamma", got)
+	}
+	poll.Until(t, 10*time.Second, "tools/list_changed for the load and for the refresh", func() bool { return changed.Load() == 2 })
+
+	c, logs, _ = start()
+	if got := tools(c); got != "beta,gamma" || logs.count("plugin loaded", "plugin=files", "listed=cache") != 1 {
+		t.Fatalf("third start: tools %q, want beta,gamma from the rewritten entry:\n%s", got, logs.dump())
 	}
 }

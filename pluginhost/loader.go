@@ -263,6 +263,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	if cached != nil && !isJS && cache.module(sum) == nil {
 		cached = nil // its copy is gone: load it as if new
 	}
+	fromCache := cached != nil // not listed at this start
 	// The plugin reads its module again at each build (its first call
 	// after an idle unload, sandbox.EngineOptions.UnloadIdleAfter): from
 	// the copy in the cache, which holds nothing in memory, or else as held
@@ -319,9 +320,13 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	}
 	listing := &listingRuntime{Runtime: isolated(rt, pc.Isolation), built: rt.Built, served: cached}
 	if cached == nil && key != "" {
-		listing.record = &listingEntry{Version: listingCacheVersion}
+		listing.startRecording()
 	}
 	rtChain, d := chain(name, pc, listing, l.logger())
+	if fromCache && mayListTheOutside(pc, grants) {
+		listedBy = "cache (listed again once served: it is granted host calls)"
+		d.refreshListing = l.listingRefresh(name, rt, listing, budget, func(e *listingEntry) error { return cache.write(key, sum, wasm, e) })
+	}
 	p := host.NewPlugin(name, pc.Prefix, rtChain, opts...)
 	if err := p.ListAhead(ctx, l.Logger); err != nil {
 		_ = p.Close(context.Background()) // ctx has ended
@@ -335,6 +340,42 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 	l.logger().Info("plugin loaded", "plugin", name, "sha256", hex.EncodeToString(sum[:]), "bytes", len(wasm),
 		"took", time.Since(started).Round(time.Millisecond), "listed", listedBy)
 	return p, d, nil
+}
+
+// listingRefresh returns the refresh of plugin rt, listed from a cache
+// entry that its grants may have made stale (mayListTheOutside), to run
+// once the server serves it: the plugin is built, then, within its load
+// budget (which starts after the compile, as at a load), its listing
+// exports run again through the server (Refresh), which sends clients
+// list_changed for what changed; what they answered becomes the entry,
+// written with write. A listing that fails keeps the cached lists.
+func (l *Loader) listingRefresh(name string, rt *sandbox.Plugin, listing *listingRuntime, budget time.Duration, write func(*listingEntry) error) func(context.Context) {
+	return func(ctx context.Context) {
+		if err := rt.Build(ctx); err != nil {
+			l.logger().Warn("listing the plugin again after its start from the listing cache failed; its cached lists stay", "plugin", name, "err", err)
+			return
+		}
+		ctx, cancel := withLoadBudget(ctx, name, budget)
+		defer cancel()
+		listing.mu.Lock()
+		cached := listing.served
+		listing.served = nil // the listing calls build the plugin and run
+		listing.mu.Unlock()
+		listing.startRecording()
+		changes := l.Server.Refresh(ctx, name)
+		e := listing.recorded()
+		if e == nil || len(e.Calls) == 0 {
+			listing.serve(cached)
+			l.logger().Warn("listing the plugin again after its start from the listing cache failed; its cached lists stay", "plugin", name)
+			return
+		}
+		listing.serve(e)
+		if err := write(e); err != nil {
+			l.logger().Warn("keeping what the plugin listed failed", "plugin", name, "err", err)
+		}
+		l.logger().Info("plugin listed again after its start from the listing cache", "plugin", name,
+			"tools_changed", changes.Tools, "prompts_changed", changes.Prompts, "resources_changed", changes.Resources)
+	}
 }
 
 // withLoadBudget bounds a load's running of the plugin by its load budget;

@@ -261,6 +261,12 @@ func (r *Reloader) publish(ctx context.Context) host.ListChanges {
 		}
 	}
 	_, changes := r.srv.ReplacePlugins(ctx, plugins)
+	for _, p := range plugins {
+		if d := r.drains[p]; d != nil && d.refreshListing != nil {
+			go d.refreshListing(ctx) // ends with the server
+			d.refreshListing = nil   // once
+		}
+	}
 	return changes
 }
 

@@ -38,6 +38,41 @@ func TestDeferCompilesOnTheFirstCall(t *testing.T) {
 	}
 }
 
+// Build compiles a deferred plugin without making an instance; a failed
+// build closes nothing, and the next Build or call tries again.
+func TestBuildCompilesWithoutAnInstanceAndClosesNothingOnFailure(t *testing.T) {
+	e, err := NewEngine(EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	wasm := testWasm(t, "guest")
+	readable := false
+	p, err := e.Defer(t.Context(), "guest", wasm, Options{Reread: func() ([]byte, error) {
+		if !readable {
+			return nil, errors.New("the file is gone")
+		}
+		return wasm, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	if err := p.Build(t.Context()); err == nil || !strings.Contains(err.Error(), "the file is gone") {
+		t.Fatalf("Build without the module: %v", err)
+	}
+	readable = true
+	if err := p.Build(t.Context()); err != nil || !p.Built() {
+		t.Fatalf("Build: %v, built %v", err, p.Built())
+	}
+	if used := budgetUsed(e); used != 0 {
+		t.Fatalf("Build made an instance: %d bytes of the budget used", used)
+	}
+	if out, err := p.Call(t.Context(), "echo", []byte("hi")); err != nil || string(out) != "hi" {
+		t.Fatalf("call after Build: %q, %v", out, err)
+	}
+}
+
 // A deferred plugin whose module cannot be read again fails its calls with
 // the reason, and tries again at each call (the file may be back);
 // closing one that never built works.

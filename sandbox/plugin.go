@@ -309,6 +309,20 @@ func (p *Plugin) build(ctx context.Context) error {
 	return nil
 }
 
+// Build compiles the module of a plugin Defer returned, or of one unloaded
+// for being idle, unless it is built, within ctx (but no call timeout:
+// compiling is bounded by the module's size, as at Compile). Unlike Start,
+// it makes no instance, and a failure closes nothing: the plugin's next
+// call tries again, or fails with the same error if the module is at fault.
+func (p *Plugin) Build(ctx context.Context) error {
+	p.enter()
+	defer p.leave()
+	if err := p.build(ctx); err != nil {
+		return fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
+	}
+	return nil
+}
+
 // Built reports whether the plugin's module is compiled: after Compile,
 // after the first call or Start after Defer, until it is unloaded for
 // being idle (EngineOptions.UnloadIdleAfter).

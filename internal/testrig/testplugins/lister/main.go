@@ -4,13 +4,16 @@
 // as its config says: config "pages" pages of "per_page" tools each, every
 // page after "delay_ms" milliseconds of sleep. Loaded under two names, it
 // is the list bomb and the slow list of the start-up tests in
-// internal/testrig/e2e. It is written with the Extism Go PDK, as a third-party
-// plugin would be.
+// internal/testrig/e2e. With config "names_file", it lists instead one tool
+// for each line of that file (in a mount), as read at each listing: a
+// listing that depends on the world outside the plugin. It is written with
+// the Extism Go PDK, as a third-party plugin would be.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +45,9 @@ func listTools() int32 {
 	if in.Request != nil {
 		page, _ = strconv.Atoi(in.Request.Cursor)
 	}
+	if path, ok := pdk.GetConfig("names_file"); ok {
+		return listFile(path)
+	}
 	time.Sleep(time.Duration(setting("delay_ms", 0)) * time.Millisecond)
 	perPage := setting("per_page", 1)
 	tools := make([]string, perPage)
@@ -53,6 +59,22 @@ func listTools() int32 {
 		next = fmt.Sprintf(`,"nextCursor":"%d"`, page+1)
 	}
 	pdk.OutputString(`{"tools":[` + strings.Join(tools, ",") + `]` + next + `}`)
+	return 0
+}
+
+// listFile answers list_tools with one tool for each line of the file at
+// path, or fails.
+func listFile(path string) int32 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	var tools []string
+	for name := range strings.FieldsSeq(string(b)) {
+		tools = append(tools, fmt.Sprintf(`{"name":%q,"inputSchema":{"type":"object"}}`, name))
+	}
+	pdk.OutputString(`{"tools":[` + strings.Join(tools, ",") + `]}`)
 	return 0
 }
 
