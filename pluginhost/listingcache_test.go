@@ -88,8 +88,8 @@ func toolsAndCall(t *testing.T, c *host.InProcessClient) (tools, call string) {
 // at the next start from the cache, exactly as before, without being
 // compiled or instantiated; either way it is compiled on its first call,
 // which answers as a compiled load's does. A change of its configuration
-// misses the cache, and so does a grant of a host function, whose entry
-// then serves the next start (which lists the plugin again once it is
+// misses the cache, and so does a grant of a host function, which is
+// listed by running it compiled, and whose entry then serves the next start (which lists the plugin again once it is
 // served: TestAGrantedPluginIsListedAgainOnceServedFromTheCache).
 func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	dir := t.TempDir()
@@ -148,7 +148,7 @@ func TestAListedPluginStartsFromTheListingCache(t *testing.T) {
 	granted := config.Default()
 	granted.Plugins = map[string]config.PluginConfig{"wc": {HostFunctions: []string{"notify_progress"}}}
 	before, _ := filepath.Glob(filepath.Join(dir, "listings", "*.json"))
-	for i, listed := range []string{"listed=the interpreter", "listed=cache (listed again once served"} {
+	for i, listed := range []string{"listed=running it", "listed=cache (listed again once served"} {
 		start := startOn(t, dir)
 		start.load(t, path, granted)
 		if start.logs.count("plugin loaded", "plugin=wc", listed) != 1 {
@@ -258,8 +258,8 @@ func TestAGrantedPluginIsListedAgainOnceServedFromTheCache(t *testing.T) {
 
 	setNames("alpha")
 	c, logs, _ := start()
-	if got := tools(c); got != "alpha" || logs.count("plugin loaded", "plugin=files", "listed=the interpreter") != 1 {
-		t.Fatalf("first start: tools %q, want alpha, listed on the interpreter:\n%s", got, logs.dump())
+	if got := tools(c); got != "alpha" || logs.count("plugin loaded", "plugin=files", "listed=running it") != 1 {
+		t.Fatalf("first start: tools %q, want alpha, listed by running it compiled:\n%s", got, logs.dump())
 	}
 
 	setNames("beta gamma")

@@ -196,6 +196,11 @@ func TestServeKeepsTheCompilationCacheWithinItsCap(t *testing.T) {
 	}
 	srv := f.start(t)
 	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyz(t, srv).code == 200 })
+	defer func() {
+		if t.Failed() {
+			t.Log(srv.log.String())
+		}
+	}()
 	poll.Until(t, 10*time.Second, "the cache to be pruned", func() bool {
 		return logHas(srv.log.String(), "compilation cache pruned", "removed=1")
 	})
