@@ -67,7 +67,7 @@ serve:
 	@$(MAKE) --no-print-directory build examples >&2
 	@$(BUILD_DIR)/mcphost serve --plugins $(PLUGINS) --config mcphost.toml
 
-## test: install what the tests need, check the code, run every test with the race detector, the README's walk-through, the allocation ceilings and wazero's specification tests through the module passes (without it), the fuzz targets for 2,000 inputs each, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds)
+## test: install what the tests need, check the code, run every test with the race detector, the README's walk-through, the allocation ceilings and wazero's specification tests through the module passes (without it), the fuzz targets for 2,000 inputs each, the examples' tests on their TinyGo builds, then the official MCP conformance suite (on the standard Go and TinyGo builds), and last, alone, the CPU-per-call ceilings (bench-check)
 test: check
 	$(GO) test -race -count=1 -timeout 30m ./...
 	scripts/walkthrough.sh
@@ -81,6 +81,7 @@ test: check
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh
 	CONFORMANCE_TOOLCHAIN=tinygo scripts/conformance.sh
+	$(MAKE) --no-print-directory bench-check
 
 ## check: gofmt, go vet (native and wasip1), of the root module and of each nested module
 check:
@@ -165,7 +166,7 @@ bench: $(BUILD_DIR)/mcphost
 bench-short: $(BUILD_DIR)/mcphost
 	$(GO) run ./internal/testrig/bench -short -mcphost $(BUILD_DIR)/mcphost $(BENCH_FLAGS)
 
-## bench-check: measure only the calls of every plugin over stdio (3 rounds of 4,000) and fail when one's server CPU per call over the native server's is over its ceiling, issue 25's stretch target plus 25% (internal/testrig/bench/ceilings.go), pinned to one CPU; not part of make test yet (issue 25)
+## bench-check: measure only the calls of every plugin over stdio (3 rounds of 4,000) and fail when one's server CPU per call over the native server's is over its ceiling, issue 25's stretch target plus 25% (internal/testrig/bench/ceilings.go), pinned to one CPU; the last step of make test, run alone so that no other test disturbs it
 bench-check: $(BUILD_DIR)/mcphost
 	$(GO) run ./internal/testrig/bench -check -mcphost $(BUILD_DIR)/mcphost -out $(BUILD_DIR)/bench/check.json $(BENCH_FLAGS)
 

@@ -53,9 +53,17 @@ var greetArgs = map[string]any{"name": "World"}
 // fell by a tenth from the first round to the third).
 const warmupCalls = 2000
 
+// sliceCalls is how many calls a server gets at a time within a round:
+// a round alternates between the servers in slices this long, so that
+// a machine's drift within the round (a noisy neighbour, a slower CPU
+// for a few seconds) falls on every server alike, not on whichever came
+// last.
+const sliceCalls = 250
+
 // runCalls starts the servers, warms them, then calls greet perRound
-// times on each, round-robin over the servers (the first server of a
-// round changes every round), for rounds rounds.
+// times on each, for rounds rounds. A round goes over the servers in
+// slices of sliceCalls calls, round-robin (the first server changes
+// every round).
 func runCalls(servers []*callServer, rounds, perRound int) ([]*CallResult, error) {
 	for _, cs := range servers {
 		s, err := startServer(cs.argv, nil)
@@ -78,29 +86,36 @@ func runCalls(servers []*callServer, rounds, perRound int) ([]*CallResult, error
 	for i, cs := range servers {
 		results[i] = &CallResult{Lang: cs.lang, CallsPerRound: perRound}
 	}
-	wall := make([]float64, perRound)
 	for round := range rounds {
-		for k := range servers {
-			i := (k + round) % len(servers)
-			cs := servers[i]
-			before, err := cs.s.cpu()
-			if err != nil {
-				return nil, err
-			}
-			for j := range wall {
-				t := time.Now()
-				if err := cs.s.callTool("greet", greetArgs); err != nil {
-					return nil, fmt.Errorf("%s: %w", cs.lang, err)
+		wall := make([][]float64, len(servers))
+		cpu := make([]time.Duration, len(servers))
+		for done := 0; done < perRound; done += sliceCalls {
+			n := min(sliceCalls, perRound-done)
+			for k := range servers {
+				i := (k + round) % len(servers)
+				cs := servers[i]
+				before, err := cs.s.cpu()
+				if err != nil {
+					return nil, err
 				}
-				wall[j] = us(time.Since(t))
+				for range n {
+					t := time.Now()
+					if err := cs.s.callTool("greet", greetArgs); err != nil {
+						return nil, fmt.Errorf("%s: %w", cs.lang, err)
+					}
+					wall[i] = append(wall[i], us(time.Since(t)))
+				}
+				after, err := cs.s.cpu()
+				if err != nil {
+					return nil, err
+				}
+				cpu[i] += after - before
 			}
-			after, err := cs.s.cpu()
-			if err != nil {
-				return nil, err
-			}
-			r := CallRound{MedianUS: percentile(wall, 50), CPUUSPerCall: us(after-before) / float64(perRound)}
+		}
+		for i, cs := range servers {
+			r := CallRound{MedianUS: percentile(wall[i], 50), CPUUSPerCall: us(cpu[i]) / float64(perRound)}
 			results[i].Rounds = append(results[i].Rounds, r)
-			all[i] = append(all[i], wall...)
+			all[i] = append(all[i], wall[i]...)
 			progress("calls, round %d/%d: %s: median %.0f µs, CPU %.0f µs a call", round+1, rounds, cs.lang, r.MedianUS, r.CPUUSPerCall)
 		}
 	}
