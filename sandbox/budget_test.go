@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 )
@@ -302,5 +305,74 @@ func TestEvictedInstancesAreFreed(t *testing.T) {
 	want := int32(plugins - room)
 	if !poll.Within(10*time.Second, func() bool { runtime.GC(); return freed.Load() >= want }) {
 		t.Fatalf("%d of the %d evicted instances were freed", freed.Load(), want)
+	}
+}
+
+// TestBudgetUnloadsThePluginCalledLongestAgoForRoom: compiled code counts
+// against the memory budget. When a plugin's code or instance finds no
+// room and no instance is idle, a plugin without a call under way gives
+// back its code and instances, the one whose last call ended longest ago
+// first; round-robin calls over more plugins than the budget holds all
+// succeed; and a plugin with a call under way is never unloaded: the call
+// that needs its room waits for the call to end.
+func TestBudgetUnloadsThePluginCalledLongestAgoForRoom(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 8, MaxOutputBytes: 64 << 10, MaxInstances: 1, Timeout: time.Second}
+	// Three distinct modules (so that none shares another's code), padded
+	// so that their code costs more than an instance.
+	guest := testWasm(t, "guest")
+	pad := make([]byte, 4<<20)
+	var copies [3][]byte
+	for i := range copies {
+		copies[i] = append(slices.Clone(guest), wasmtest.Section(0, append(wasmtest.Name(fmt.Sprintf("copy%d", i)), pad...))...)
+	}
+	codeMiB := float64(8*len(copies[0])) / (1 << 20) // codeFactor
+	// Room for two plugins' code, not three, and for one plugin's code and
+	// instance, not for two code and an instance.
+	budget := int(2.5 * codeMiB)
+	e := budgetEngine(t, budget)
+	var log syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, nil))
+	var plugins []*Plugin
+	for i, wasm := range copies {
+		reread, _ := rereadCounter(wasm)
+		p, err := e.Compile(t.Context(), fmt.Sprintf("p%d", i), wasm, Options{Limits: l, Reread: reread, Logger: logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+		plugins = append(plugins, p)
+	}
+	if plugins[0].Built() || !plugins[1].Built() || !plugins[2].Built() {
+		t.Fatalf("after the third build: built %v %v %v, want p0 unloaded for p2's code", plugins[0].Built(), plugins[1].Built(), plugins[2].Built())
+	}
+	if want := `msg="plugin unloaded to make room in memory_budget_mib: its compiled code and instances are given back until its next call" plugin=p0`; !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %s:\n%s", want, log.String())
+	}
+
+	for round := range 2 {
+		for _, p := range plugins {
+			if got := call(t, p, "echo", p.name); got != p.name {
+				t.Fatalf("round %d: %s answered %q", round, p.name, got)
+			}
+			if used, limit := budgetUsed(e), e.budget.limit; used > limit {
+				t.Fatalf("round %d: %d bytes of the budget used, over its %d", round, used, limit)
+			}
+		}
+	}
+
+	// p0 sleeps through its timeout, holding its code and instance: p1's
+	// call waits for them rather than unloading p0 under its call.
+	slept := make(chan error, 1)
+	go func() { _, err := plugins[0].Call(context.Background(), "sleep", nil); slept <- err }()
+	waitBusy(t, plugins[0])
+	if got := call(t, plugins[1], "echo", "after"); got != "after" {
+		t.Fatalf("p1 while p0 slept: %q", got)
+	}
+	select {
+	case err := <-slept:
+		wantKind(t, err, KindTimeout)
+	default:
+		t.Fatal("p1 was served before p0's call ended: p0 was unloaded under its call")
 	}
 }
