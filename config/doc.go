@@ -52,19 +52,23 @@
 //	                       # > 0 and <= 1h; the server answers at once when all
 //	                       # have loaded or failed, and announces those
 //	                       # that load later with list_changed
-//	memory_budget_mib = 16384  # memory the instances of all plugins may
-//	                       # hold together, 64..1048576; each instance
-//	                       # reserves its worst case (2 × memory_mib, its
-//	                       # tables, and host copies of max_output_bytes;
-//	                       # see RATIONALE.md) before it is created; when
-//	                       # the budget is spent, idle instances of any
-//	                       # plugin are closed, longest idle first, then a
-//	                       # call waits within its timeout (at once fails
-//	                       # when its plugin has max_queue = 0) and fails
-//	                       # with "plugin busy: memory_budget_mib = ... is
-//	                       # spent"; a plugin one instance of which cannot
-//	                       # fit is not loaded; the default is two thirds
-//	                       # of a 24 GiB machine: lower it on smaller ones
+//	memory_budget_mib = 16384  # memory the instances and the compiled code
+//	                       # of all plugins may hold together,
+//	                       # 64..1048576; each instance reserves its worst
+//	                       # case (2 × memory_mib, its tables, and host
+//	                       # copies of max_output_bytes; see RATIONALE.md)
+//	                       # before it is created, each module's code 8 ×
+//	                       # its size; when the budget is spent, idle
+//	                       # instances of any plugin are closed, longest
+//	                       # idle first, then plugins without a call under
+//	                       # way give back their code and instances, least
+//	                       # recently used first, then a call waits within
+//	                       # its timeout (at once fails when its plugin has
+//	                       # max_queue = 0) and fails with "plugin busy:
+//	                       # memory_budget_mib = ... is spent"; a plugin
+//	                       # one instance and the code of which cannot fit
+//	                       # is not loaded; the default is two thirds of a
+//	                       # 24 GiB machine: lower it on smaller ones
 //	unload_idle_after = "10m"  # how long a plugin may go without calls
 //	                       # before the server gives back its compiled
 //	                       # code and instances, > 0 and <= 720h, or

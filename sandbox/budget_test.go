@@ -308,48 +308,60 @@ func TestEvictedInstancesAreFreed(t *testing.T) {
 	}
 }
 
-// TestBudgetUnloadsThePluginCalledLongestAgoForRoom: compiled code counts
-// against the memory budget. When a plugin's code or instance finds no
-// room and no instance is idle, a plugin without a call under way gives
-// back its code and instances, the one whose last call ended longest ago
-// first; round-robin calls over more plugins than the budget holds all
-// succeed; and a plugin with a call under way is never unloaded: the call
-// that needs its room waits for the call to end.
-func TestBudgetUnloadsThePluginCalledLongestAgoForRoom(t *testing.T) {
-	t.Parallel()
-	l := Limits{MemoryMiB: 8, MaxOutputBytes: 64 << 10, MaxInstances: 1, Timeout: time.Second}
-	// Three distinct modules (so that none shares another's code), padded
-	// so that their code costs more than an instance.
+// distinctGuests returns n distinct copies of the guest plugin (so that
+// none shares another's code), padded so that their code costs about as
+// much as an instance with l, and the budget a plugin of them takes with
+// l: its code and an instance (Engine.Reservation).
+func distinctGuests(t *testing.T, n int, l Limits) (copies [][]byte, perPluginMiB float64) {
+	t.Helper()
 	guest := testWasm(t, "guest")
 	pad := make([]byte, 4<<20)
-	var copies [3][]byte
-	for i := range copies {
-		copies[i] = append(slices.Clone(guest), wasmtest.Section(0, append(wasmtest.Name(fmt.Sprintf("copy%d", i)), pad...))...)
+	for i := range n {
+		copies = append(copies, append(slices.Clone(guest), wasmtest.Section(0, append(wasmtest.Name(fmt.Sprintf("copy%d", i)), pad...))...))
 	}
-	codeMiB := float64(8*len(copies[0])) / (1 << 20) // codeFactor
-	// Room for two plugins' code, not three, and for one plugin's code and
-	// instance, not for two code and an instance.
-	budget := int(2.5 * codeMiB)
-	e := budgetEngine(t, budget)
+	instance, code, err := budgetEngine(t, 4096).Reservation(t.Context(), copies[0], Options{Limits: l})
+	if err != nil || code == 0 {
+		t.Fatalf("Reservation: code %d, %v", code, err)
+	}
+	return copies, float64(instance+code) / (1 << 20)
+}
+
+// compileUnloadable compiles wasm into e as name, able to read its module
+// again, and so to be unloaded.
+func compileUnloadable(t *testing.T, e *Engine, name string, wasm []byte, opts Options) *Plugin {
+	t.Helper()
+	opts.Reread, _ = rereadCounter(wasm)
+	p, err := e.Compile(t.Context(), name, wasm, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+// TestBudgetUnloadsThePluginCalledLongestAgoForRoom: compiled code counts
+// against the memory budget, reserved with a first instance at each build.
+// When a build or an instance finds no room and no instance is idle, a
+// plugin without a call under way gives back its code and instances, the
+// one used (called or built) longest ago first; and round-robin calls over
+// more plugins than the budget holds all succeed.
+func TestBudgetUnloadsThePluginCalledLongestAgoForRoom(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 8, MaxOutputBytes: 64 << 10, MaxInstances: 1}
+	copies, perPlugin := distinctGuests(t, 3, l)
+	e := budgetEngine(t, int(2.5*perPlugin)) // room for two plugins, not three
 	var log syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
 	var plugins []*Plugin
 	for i, wasm := range copies {
-		reread, _ := rereadCounter(wasm)
-		p, err := e.Compile(t.Context(), fmt.Sprintf("p%d", i), wasm, Options{Limits: l, Reread: reread, Logger: logger})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = p.Close(context.Background()) })
-		plugins = append(plugins, p)
+		plugins = append(plugins, compileUnloadable(t, e, fmt.Sprintf("p%d", i), wasm, Options{Limits: l, Logger: logger}))
 	}
 	if plugins[0].Built() || !plugins[1].Built() || !plugins[2].Built() {
-		t.Fatalf("after the third build: built %v %v %v, want p0 unloaded for p2's code", plugins[0].Built(), plugins[1].Built(), plugins[2].Built())
+		t.Fatalf("after the third build: built %v %v %v, want p0 unloaded for p2's build", plugins[0].Built(), plugins[1].Built(), plugins[2].Built())
 	}
 	if want := `msg="plugin unloaded to make room in memory_budget_mib: its compiled code and instances are given back until its next call" plugin=p0`; !strings.Contains(log.String(), want) {
 		t.Errorf("log lacks %s:\n%s", want, log.String())
 	}
-
 	for round := range 2 {
 		for _, p := range plugins {
 			if got := call(t, p, "echo", p.name); got != p.name {
@@ -360,19 +372,64 @@ func TestBudgetUnloadsThePluginCalledLongestAgoForRoom(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// p0 sleeps through its timeout, holding its code and instance: p1's
-	// call waits for them rather than unloading p0 under its call.
+// TestBudgetNeverUnloadsAPluginUnderACall: a plugin with a call under way
+// keeps its code and instance; a call that needs their room waits for the
+// call to end.
+func TestBudgetNeverUnloadsAPluginUnderACall(t *testing.T) {
+	t.Parallel()
+	l := Limits{MemoryMiB: 8, MaxOutputBytes: 64 << 10, MaxInstances: 1, Timeout: time.Second}
+	copies, perPlugin := distinctGuests(t, 2, l)
+	e := budgetEngine(t, int(1.5*perPlugin)) // room for one plugin
+	sleeper := compileUnloadable(t, e, "sleeper", copies[0], Options{Limits: l})
+	l.Timeout = 10 * time.Second
+	waiter := compileUnloadable(t, e, "waiter", copies[1], Options{Limits: l})
 	slept := make(chan error, 1)
-	go func() { _, err := plugins[0].Call(context.Background(), "sleep", nil); slept <- err }()
-	waitBusy(t, plugins[0])
-	if got := call(t, plugins[1], "echo", "after"); got != "after" {
-		t.Fatalf("p1 while p0 slept: %q", got)
+	go func() { _, err := sleeper.Call(context.Background(), "sleep", nil); slept <- err }()
+	waitBusy(t, sleeper)
+	if got := call(t, waiter, "echo", "after"); got != "after" {
+		t.Fatalf("waiter: %q", got)
 	}
 	select {
 	case err := <-slept:
 		wantKind(t, err, KindTimeout)
 	default:
-		t.Fatal("p1 was served before p0's call ended: p0 was unloaded under its call")
+		t.Fatal("the waiter was served before the sleeper's call ended: the sleeper was unloaded under its call")
+	}
+}
+
+// TestReservationIsWhatTheCodeAndAnInstanceTake: Engine.Reservation says
+// what a plugin's build (its code, and its first instance, reserved
+// together) and each of its instances take from the budget, as they take
+// it.
+func TestReservationIsWhatTheCodeAndAnInstanceTake(t *testing.T) {
+	t.Parallel()
+	e := budgetEngine(t, 4096)
+	l := Limits{MemoryMiB: 16, MaxOutputBytes: 1 << 20}
+	wasm := testWasm(t, "guest")
+	instance, code, err := e.Reservation(t.Context(), wasm, Options{Limits: l})
+	if err != nil || instance == 0 || code != codeCost(len(wasm)) {
+		t.Fatalf("Reservation: instance %d, code %d, %v; want the code at %d", instance, code, err, codeCost(len(wasm)))
+	}
+	p, err := e.Compile(t.Context(), "guest", wasm, Options{Limits: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	if used := budgetUsed(e); used != code+instance {
+		t.Errorf("built: %d bytes of the budget used, want the code's %d and the first instance's %d", used, code, instance)
+	}
+	call(t, p, "echo", "x")
+	if used := budgetUsed(e); used != code+instance {
+		t.Errorf("with its instance: %d bytes of the budget used, want %d + %d", used, code, instance)
+	}
+	call(t, p, "echo", "y")
+	if used := budgetUsed(e); used != code+instance {
+		t.Errorf("after a second call: %d bytes of the budget used, want %d + %d", used, code, instance)
+	}
+	_ = p.Close(t.Context())
+	if used := budgetUsed(e); used != 0 {
+		t.Errorf("closed: %d bytes of the budget still used", used)
 	}
 }

@@ -29,6 +29,9 @@ import (
 type codeCaches struct {
 	dir    string                  // EngineOptions.CacheDir
 	shared wazero.CompilationCache // every plugin's, when dir is ""
+	// budget holds the cost of the code of each module's cache, from its
+	// first plugin's build to its close (budget.go).
+	budget *memoryBudget
 
 	mu       sync.Mutex
 	byModule map[[sha256.Size]byte]*codeCache
@@ -40,12 +43,16 @@ type codeCache struct {
 	key    [sha256.Size]byte
 	shared bool // the Engine's one cache, never closed by a plugin
 	users  int  // the plugins built with it, guarded by codeCaches.mu
+	// holder and cost are the plugin whose build reserved the code's cost
+	// from the budget, and the cost; guarded by codeCaches.mu.
+	holder string
+	cost   uint64
 }
 
 // newCodeCaches returns the caches of an Engine with the cache folder dir,
-// or with none if dir is "".
-func newCodeCaches(dir string) (*codeCaches, error) {
-	c := &codeCaches{dir: dir, byModule: map[[sha256.Size]byte]*codeCache{}}
+// or with none if dir is "", whose code counts against budget.
+func newCodeCaches(dir string, budget *memoryBudget) (*codeCaches, error) {
+	c := &codeCaches{dir: dir, budget: budget, byModule: map[[sha256.Size]byte]*codeCache{}}
 	if dir == "" {
 		c.shared = wazero.NewCompilationCache()
 		return c, nil
@@ -64,33 +71,45 @@ func newCodeCaches(dir string) (*codeCaches, error) {
 // again from the folder.
 func (c *codeCaches) releasable() bool { return c.dir != "" }
 
-// acquire returns the cache a plugin built from wasm compiles with; the
-// plugin gives it back with release once its compiled code is closed. It
-// fails when the folder cannot be made again (removed while serving, and
-// its parent not writable).
-func (c *codeCaches) acquire(wasm []byte) (*codeCache, error) {
+// acquire returns the cache a plugin built from wasm compiles with, and
+// whether the plugin is its first user, which reserves the cost of its
+// code from the budget and says so with hold; the plugin gives the cache
+// back with release once its compiled code is closed. It fails when the
+// folder cannot be made again (removed while serving, and its parent not
+// writable).
+func (c *codeCaches) acquire(wasm []byte) (cc *codeCache, first bool, err error) {
 	if c.dir == "" {
-		return &codeCache{cache: c.shared, shared: true}, nil
+		return &codeCache{cache: c.shared, shared: true}, false, nil
 	}
 	key := sha256.Sum256(wasm)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cc := c.byModule[key]
+	cc = c.byModule[key]
 	if cc == nil {
 		cache, err := wazero.NewCompilationCacheWithDir(c.dir)
 		if err != nil {
-			return nil, fmt.Errorf("compilation cache %s: %w", c.dir, err)
+			return nil, false, fmt.Errorf("compilation cache %s: %w", c.dir, err)
 		}
 		cc = &codeCache{cache: cache, key: key}
 		c.byModule[key] = cc
 	}
 	cc.users++
-	return cc, nil
+	return cc, cc.users == 1, nil
+}
+
+// hold records that plugin reserved cost bytes of the budget for the code
+// of cc, which its last release gives back. (While the first plugin
+// builds, another built from the same bytes may take the cache and
+// compile: the code is counted once, from here.)
+func (c *codeCaches) hold(cc *codeCache, plugin string, cost uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc.holder, cc.cost = plugin, cost
 }
 
 // release gives back a cache acquire returned, and closes it, freeing its
-// compiled code, when no plugin uses it any more. The plugin's compiled
-// code must be closed first.
+// compiled code and giving its cost back to the budget, when no plugin
+// uses it any more. The plugin's compiled code must be closed first.
 func (c *codeCaches) release(cc *codeCache) {
 	if cc.shared {
 		return
@@ -101,9 +120,13 @@ func (c *codeCaches) release(cc *codeCache) {
 	if last {
 		delete(c.byModule, cc.key)
 	}
+	holder, cost := cc.holder, cc.cost
 	c.mu.Unlock()
 	if last {
 		_ = cc.cache.Close(context.Background()) // closing only frees memory
+		if cost > 0 {
+			c.budget.releaseCode(holder, cost)
+		}
 	}
 }
 

@@ -71,7 +71,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("sandbox: memory budget %d MiB is not between %d and %d MiB", budget, MinMemoryBudgetMiB, MaxMemoryBudgetMiB)
 	}
 	e := &Engine{egress: opts.Egress, compileNotice: compileNotice, budget: newMemoryBudget(budget), unloadIdleAfter: opts.UnloadIdleAfter, compiles: make(chan struct{}, cmp.Or(max(opts.MaxCompiles, 0), runtime.GOMAXPROCS(0)))}
-	code, err := newCodeCaches(opts.CacheDir)
+	code, err := newCodeCaches(opts.CacheDir, e.budget)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: compilation cache %s: %w", opts.CacheDir, err)
 	}

@@ -129,7 +129,7 @@ func (e *Engine) Compile(ctx context.Context, name string, wasm []byte, opts Opt
 	if err != nil {
 		return nil, err
 	}
-	if err := p.build(ctx); err != nil {
+	if err := p.build(ctx, true); err != nil {
 		_ = p.Close(ctx)
 		return nil, fmt.Errorf("sandbox: load %s: %w", name, err)
 	}
@@ -201,9 +201,12 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 		hostFns:      hostFns,
 		net:          pol,
 	}
+	if p.reread != nil && e.code.releasable() {
+		p.idle.unloadable = true
+		p.idle.after = e.unloadIdleAfter
+	}
 	if p.reread != nil {
 		p.wasm = nil
-		p.idle.after = e.unloadIdleAfter
 	}
 	p.pool = newPool(name, e.budget, 0, limits.MaxInstances, limits.MaxQueue, p.newInstance, p.shutdown)
 	return p, nil
@@ -216,7 +219,7 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 func (p *Plugin) Start(ctx context.Context) error {
 	p.enter()
 	defer p.leave()
-	if err := p.build(ctx); err != nil {
+	if err := p.build(ctx, true); err != nil {
 		_ = p.Close(ctx) // the build error says more
 		return fmt.Errorf("sandbox: load %s: %w", p.name, err)
 	}
@@ -239,7 +242,7 @@ func (p *Plugin) Start(ctx context.Context) error {
 // cause is in the module, unless the module could not be read again
 // (Options.Reread). It sets the instance cost before any instance is made.
 // The caller must be counted in the plugin's users (enter).
-func (p *Plugin) build(ctx context.Context) error {
+func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 	if p.built.Load() {
 		return nil
 	}
@@ -259,7 +262,7 @@ func (p *Plugin) build(ctx context.Context) error {
 		}
 	}
 	e, limits := p.engine, p.limits
-	code, err := e.code.acquire(wasm)
+	code, first, err := e.code.acquire(wasm)
 	if err != nil {
 		return err
 	}
@@ -270,17 +273,33 @@ func (p *Plugin) build(ctx context.Context) error {
 	var (
 		compiled *extism.CompiledPlugin
 		cost     uint64
+		// codeShare is what this build reserves for the code: its cost
+		// if the plugin is the first of its module, else 0.
+		codeShare, codeBytes uint64 = 0, e.codeCost(len(wasm))
+		reserved             bool
+		budgetErr            error // not the module's fault: the next build tries again
 	)
+	if first {
+		codeShare = codeBytes
+	}
 	// Validating and rewriting the module take a compile turn too: they
 	// take a core, a tenth of the time compiling does.
-	p.buildErr = e.inCompileTurn(ctx, p.logger, len(wasm), func() (err error) {
+	err = e.inCompileTurn(ctx, p.logger, len(wasm), func() (err error) {
 		wasm, err := e.prepare(ctx, wasm, limits.MaxModuleMiB<<20)
 		if err != nil {
 			return err
 		}
-		if cost, err = e.instanceCost(wasm, limits, len(p.net.rules) > 0); err != nil {
+		if cost, err = e.instanceCost(wasm, limits, len(p.net.rules) > 0, codeBytes); err != nil {
 			return err
 		}
+		// Room in the budget is waited for within the call timeout, as
+		// for an instance, and only if mayWait.
+		rctx, cancel := context.WithTimeoutCause(ctx, limits.Timeout, p.timeout)
+		defer cancel()
+		if budgetErr = e.budget.reserveBuild(rctx, p.name, codeShare, cost, mayWait); budgetErr != nil {
+			return budgetErr
+		}
+		reserved = true
 		manifest := extism.Manifest{
 			Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
 			Memory: &extism.ManifestMemory{
@@ -293,18 +312,30 @@ func (p *Plugin) build(ctx context.Context) error {
 		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, p.hostFns)
 		return err
 	})
-	if p.buildErr != nil {
+	if err != nil {
+		if reserved {
+			e.budget.release(p.name, codeShare+cost)
+		}
 		e.code.release(code)
-		return p.buildErr
+		if err == budgetErr {
+			return err
+		}
+		p.buildErr = err
+		return err
 	}
-	p.pool.mu.Lock()
-	p.pool.cost = cost
-	p.pool.mu.Unlock()
+	e.code.hold(code, p.name, codeShare)
+	p.pool.prereserve(cost)
 	p.compiled, p.code = compiled, code
 	if p.reread == nil { // built for good: what it was built from is not needed again
 		p.wasm, p.hostFns = nil, nil
 	}
 	p.built.Store(true)
+	if p.idle.unloadable {
+		// A build is a use: the budget unloads the plugins used longest
+		// ago first, and one built but not called yet is not the first.
+		p.idle.lastEnd.Store(int64(time.Since(epoch)))
+		e.budget.built(p)
+	}
 	p.idle.arm(p.unloadIfIdle)
 	return nil
 }
@@ -317,9 +348,10 @@ func (p *Plugin) build(ctx context.Context) error {
 func (p *Plugin) Build(ctx context.Context) error {
 	p.enter()
 	defer p.leave()
-	if err := p.build(ctx); err != nil {
+	if err := p.build(ctx, true); err != nil {
 		return fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
+	p.pool.dropPrereserved() // no instance follows
 	return nil
 }
 
@@ -345,6 +377,8 @@ func (p *Plugin) closeCompiled(ctx context.Context) error {
 	if p.compiled == nil {
 		return nil
 	}
+	p.engine.budget.unbuilt(p)
+	p.pool.dropPrereserved()
 	err := p.compiled.Close(ctx)
 	p.engine.code.release(p.code)
 	p.compiled, p.code = nil, nil
@@ -369,8 +403,9 @@ func (e *Engine) runtimeConfig(limits Limits, interpret bool, cache wazero.Compi
 // instanceCost returns what an instance of the prepared module wasm, run
 // with limits and allowed HTTP requests if http, reserves from the budget.
 // It fails when the module's memory starts beyond limits.MemoryMiB or the
-// instance cannot fit in the budget.
-func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, error) {
+// instance and the module's code (code bytes of the budget) cannot fit in
+// the budget together.
+func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool, code uint64) (uint64, error) {
 	mem, err := wasmpass.ReadMemory(wasm)
 	if err != nil {
 		return 0, err
@@ -379,11 +414,45 @@ func (e *Engine) instanceCost(wasm []byte, limits Limits, http bool) (uint64, er
 		return 0, fmt.Errorf("the module's memory starts at %s, more than memory_mib = %d allows: raise memory_mib", mib(mem.MinBytes), limits.MemoryMiB)
 	}
 	cost := newInstanceCost(limits, len(wasm), mem.TableElements, http)
-	if cost.total() > e.budget.limit {
+	switch {
+	case code == 0 && cost.total() > e.budget.limit:
 		return 0, fmt.Errorf("one instance may need %s (%v), more than memory_budget_mib = %d: lower memory_mib or max_output_bytes, or raise memory_budget_mib",
 			mib(cost.total()), cost, e.budget.mib())
+	case cost.total()+code > e.budget.limit:
+		return 0, fmt.Errorf("one instance and the compiled code may need %s (%s of code + %v), more than memory_budget_mib = %d: lower memory_mib or max_output_bytes, or raise memory_budget_mib",
+			mib(cost.total()+code), mib(code), cost, e.budget.mib())
 	}
 	return cost.total(), nil
+}
+
+// codeCost is what the compiled code of a module of moduleBytes bytes
+// reserves from the budget: codeCost, or 0 where code is never given
+// back (no cache folder) and so not counted.
+func (e *Engine) codeCost(moduleBytes int) uint64 {
+	if !e.code.releasable() {
+		return 0
+	}
+	return codeCost(moduleBytes)
+}
+
+// Reservation returns what a plugin built from wasm with opts reserves
+// from the Engine's memory budget (memory_budget_mib): each instance's
+// worst case, and the compiled code of its module, which the plugins
+// built from the same bytes share (0 on an Engine without a cache folder,
+// whose code is never given back and not counted). It fails as a build
+// would on a module it cannot prepare or that cannot fit.
+func (e *Engine) Reservation(ctx context.Context, wasm []byte, opts Options) (instance, code uint64, err error) {
+	limits, err := opts.Limits.withDefaults()
+	if err != nil {
+		return 0, 0, err
+	}
+	prepared, err := e.prepare(ctx, wasm, limits.MaxModuleMiB<<20)
+	if err != nil {
+		return 0, 0, err
+	}
+	code = e.codeCost(len(wasm))
+	instance, err = e.instanceCost(prepared, limits, len(opts.Grants.AllowedHosts) > 0, code)
+	return instance, code, err
 }
 
 // prepare returns wasm as the sandbox compiles it (wasmpass.Instrument),
@@ -499,7 +568,11 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	// the call waits for the compile as long as its caller does.
 	p.enter()
 	defer p.leave()
-	if err := p.build(ctx); err != nil {
+	if err := p.build(ctx, p.pool.queue > 0); err != nil {
+		var spent *budgetError
+		if errors.As(err, &spent) {
+			return nil, p.callError(export, KindBusy, spent.msg)
+		}
 		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.limits.Timeout, p.timeout)

@@ -31,6 +31,9 @@ type pool struct {
 	idle   []*instance // longest idle first
 	inUse  int
 	closed bool
+	// prereserved reports whether the budget holds cost bytes for the
+	// next instance already: reserved by the build (reserveBuild).
+	prereserved bool
 }
 
 // newPool returns a pool of at most size instances made by create, each
@@ -81,13 +84,17 @@ func (p *pool) acquire(ctx context.Context, owner string, mayWait bool) (*instan
 		p.idle = slices.Delete(p.idle, 0, 1) // clears the slot it frees
 		p.budget.busy(evicted)
 	}
+	prereserved := p.prereserved
+	p.prereserved = false
 	p.mu.Unlock()
 	if evicted != nil {
 		evicted.close()
 	}
-	if err := p.budget.reserve(ctx, p.name, p.cost, mayWait); err != nil {
-		p.release(nil, false)
-		return nil, err
+	if !prereserved {
+		if err := p.budget.reserve(ctx, p.name, p.cost, mayWait); err != nil {
+			p.release(nil, false)
+			return nil, err
+		}
 	}
 	inst, err := p.create(ctx)
 	if err != nil {
@@ -97,6 +104,26 @@ func (p *pool) acquire(ctx context.Context, owner string, mayWait bool) (*instan
 	}
 	inst.owner, inst.pool = owner, p
 	return inst, nil
+}
+
+// prereserve sets the cost of an instance, which a build computes, and
+// records that the build reserved it for the next instance.
+func (p *pool) prereserve(cost uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cost, p.prereserved = cost, true
+}
+
+// dropPrereserved gives back to the budget what a build reserved for an
+// instance that was not made.
+func (p *pool) dropPrereserved() {
+	p.mu.Lock()
+	dropped := p.prereserved
+	p.prereserved = false
+	p.mu.Unlock()
+	if dropped {
+		p.budget.release(p.name, p.cost)
+	}
 }
 
 // takeSlot takes a slot, waiting in the queue if there is room.

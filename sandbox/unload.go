@@ -7,12 +7,14 @@ import (
 )
 
 // Giving back idle plugins. A plugin that can read its module again
-// (Options.Reread) and has had no call for EngineOptions.UnloadIdleAfter
-// closes its instances and its compiled code, so that the memory of a
-// plugin used once an hour is not held in between; its next call builds
-// it again, from the compilation cache, as a deferred plugin's first call
-// does. A timer looks at the plugin once per period; calls only count
-// themselves in and out (enter, leave) and note when they ended.
+// (Options.Reread, with a compilation cache folder) and has had no call for
+// EngineOptions.UnloadIdleAfter closes its instances and its compiled code,
+// so that the memory of a plugin used once an hour is not held in between;
+// its next call builds it again, from the compilation cache, as a deferred
+// plugin's first call does. A timer looks at the plugin once per period;
+// calls only count themselves in and out (enter, leave) and note when they
+// ended. The memory budget unloads such a plugin too, whatever the period,
+// when it needs room and the plugin has no call under way (budget.go).
 //
 // An unload never runs beside a call: it first marks the plugin unbuilt,
 // then looks at the count of its users. A call counts itself in before it
@@ -25,13 +27,18 @@ var epoch = time.Now()
 
 // idleUnload is what a plugin knows of its idleness.
 type idleUnload struct {
-	// after is EngineOptions.UnloadIdleAfter for a plugin that can read its
-	// module again, else 0: it is never unloaded.
+	// unloadable reports whether the plugin can read its module again and
+	// load its code from the compilation cache folder: else it is never
+	// unloaded.
+	unloadable bool
+	// after is EngineOptions.UnloadIdleAfter for an unloadable plugin,
+	// else 0: the timer never unloads it.
 	after time.Duration
 	// users counts the calls (and Starts) under way, from before their
 	// build to their end.
 	users atomic.Int64
-	// lastEnd is when the last call ended, since epoch.
+	// lastEnd is when the last call ended, or the plugin was last built
+	// if later, since epoch.
 	lastEnd atomic.Int64
 	// timer runs the unload check; nil until the plugin is first built.
 	// Guarded by the plugin's buildMu.
@@ -40,16 +47,18 @@ type idleUnload struct {
 
 // enter counts a call in, before it builds the plugin.
 func (p *Plugin) enter() {
-	if p.idle.after > 0 {
+	if p.idle.unloadable {
 		p.idle.users.Add(1)
 	}
 }
 
 // leave counts a call out, and notes when it ended.
 func (p *Plugin) leave() {
-	if p.idle.after > 0 {
+	if p.idle.unloadable {
 		p.idle.lastEnd.Store(int64(time.Since(epoch)))
-		p.idle.users.Add(-1)
+		if p.idle.users.Add(-1) == 0 {
+			p.engine.budget.unused()
+		}
 	}
 }
 
@@ -96,9 +105,36 @@ func (p *Plugin) unloadIfIdle() {
 		p.idle.timer.Reset(p.idle.after - idle)
 		return
 	}
+	p.giveBack("plugin idle: its compiled code and instances are given back until its next call",
+		"idle", idle.Round(time.Second))
+}
+
+// unloadForRoom closes the plugin's instances and compiled code, for the
+// memory budget, unless a call is under way or its build is busy (a build
+// may be what asks for room).
+func (p *Plugin) unloadForRoom() {
+	if !p.buildMu.TryLock() {
+		return
+	}
+	defer p.buildMu.Unlock()
+	if p.compiled == nil || p.pool.isClosed() {
+		return
+	}
+	p.built.Store(false) // before users is read: see the comment at the top
+	if p.idle.users.Load() != 0 {
+		p.built.Store(true)
+		return
+	}
+	idle := time.Since(epoch) - time.Duration(p.idle.lastEnd.Load())
+	p.giveBack("plugin unloaded to make room in memory_budget_mib: its compiled code and instances are given back until its next call",
+		"idle", idle.Round(time.Millisecond))
+}
+
+// giveBack closes the instances and the compiled code of a plugin marked
+// unbuilt, with no user, and logs msg. The plugin's buildMu must be held.
+func (p *Plugin) giveBack(msg string, attrs ...any) {
 	closed := p.pool.closeIdle()
 	_ = p.closeCompiled(context.Background()) // closing compiled code only frees memory
-	p.logger.Info("plugin idle: its compiled code and instances are given back until its next call",
-		"idle", idle.Round(time.Second), "instances", closed)
+	p.logger.Info(msg, append(attrs, "instances", closed)...)
 	reclaimMemory()
 }

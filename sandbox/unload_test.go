@@ -223,7 +223,7 @@ func TestCompiledCodeIsSharedByModuleAndClosedWithItsLastPlugin(t *testing.T) {
 	if len(e.code.byModule) != 0 {
 		t.Fatal("the cache outlived its last plugin")
 	}
-	if c, err := engine.code.acquire(wasm); err != nil || c.cache != engine.code.shared {
+	if c, _, err := engine.code.acquire(wasm); err != nil || c.cache != engine.code.shared {
 		t.Fatalf("an Engine without a cache folder compiles with another cache than its one (%v)", err)
 	}
 }
