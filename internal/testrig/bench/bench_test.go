@@ -119,6 +119,22 @@ func TestDocumentHasARowAndABarForEveryPlugin(t *testing.T) {
 	}
 }
 
+// TestDocumentGivesTheBudgetPartAndItsFirstFailure checks the budget
+// part's row, and that a failure is shown, not only counted.
+func TestDocumentGivesTheBudgetPartAndItsFirstFailure(t *testing.T) {
+	rep := &Report{Budget: []*BudgetResult{{Lang: "go", Plugins: 50, Fits: 10, BudgetMiB: 2604, CodeMiB: 30, InstanceMiB: 218,
+		Calls: 100, Failed: 1, FirstError: "greet7: memory_budget_mib = 2604 is spent", MedianMS: 4.56, P99MS: 130, PeakRSS: 900 << 20}}}
+	doc := markdown(rep, "perf")
+	for _, want := range []string{
+		"| 50 × go | 10 | 2604 MiB | 30 + 218 MiB | 1 of 100 | 4.6 ms | 130 ms | 900 MiB |",
+		"First failure (go): `greet7: memory_budget_mib = 2604 is spent`",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
+	}
+}
+
 // TestCheckCeilingsFailsOnARatioOverItsCeilingOrAMissingPlugin checks
 // that -check passes ratios at their ceilings, and fails, naming the
 // plugin, on one just over its ceiling, on one not measured, and without

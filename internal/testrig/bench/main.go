@@ -12,8 +12,8 @@
 //   - start-up: process start to the first answered tools/list, then idle
 //     and peak resident memory, of `mcphost serve` with N distinct copies
 //     of the greet plugin of each `mcphost new` template and of extism
-//     (N = 1 and 50; 1 and 10 with -short), with an empty and a warm
-//     compilation cache;
+//     (N = 1 and 50, and 500 for Rust; 1 and 10 with -short), with an
+//     empty and a warm compilation cache, then the first call;
 //   - calls: sequential tools/call greet over stdio, wall time (median,
 //     p99, p99.9) and server CPU per call, and their ratios to the native
 //     server's;
@@ -21,7 +21,10 @@
 //     folder a watching server serves, to notifications/tools/list_changed
 //     at the client;
 //   - HTTP (not with -short): Streamable HTTP throughput with 1, 16 and 64
-//     concurrent callers, a session each, and server CPU per call.
+//     concurrent callers, a session each, and server CPU per call;
+//   - budget: round-robin calls over 50 distinct plugins (10 with -short)
+//     of each WebAssembly template under a memory budget with room for a
+//     fifth of them: failures, time per call, peak resident memory.
 //
 // The templates' plugins are built by mcphost new and mcphost build, their
 // log call taken out; beside them, extism is a third-party plugin with the
@@ -60,6 +63,9 @@ type Report struct {
 	HTTP []*HTTPResult `json:"http,omitempty"`
 	// Rename is the wait for list_changed after a rename into the folder.
 	Rename []*RenameResult `json:"rename"`
+	// Budget is round-robin calls over many plugins under a memory budget
+	// with room for a fifth of them (budget.go).
+	Budget []*BudgetResult `json:"budget,omitempty"`
 	// Skipped are the languages left out, and why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -99,7 +105,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of every measurement")
 	calls := flag.Int("calls", 0, "calls to each server in a round (default 7000, 1000 with -short)")
 	note := flag.String("note", "", "a note about the machine, printed in the document (e.g. shared, loaded)")
-	parts := flag.String("parts", "startup,calls,rename,http", "the measurements to make, comma-separated (-short leaves http out)")
+	parts := flag.String("parts", "startup,calls,rename,http,budget", "the measurements to make, comma-separated (-short leaves http out)")
 	only := flag.String("langs", strings.Join(langs, ","), "the plugins to measure, comma-separated: templates, and extism")
 	plugins := flag.String("plugins", "", "the numbers of distinct plugins to start with, comma-separated (default 1,50; 1,10 with -short), e.g. -langs rust -plugins 500")
 	pin := flag.Bool("pin", true, "run the call benchmark, client and servers, on one CPU (the last): a server's CPU per call is then steady from round to round")
@@ -139,7 +145,7 @@ type options struct {
 	short         bool
 	rounds, calls int
 	note          string
-	parts         map[string]bool // startup, calls, rename, http
+	parts         map[string]bool // startup, calls, rename, http, budget
 	langs         map[string]bool // of langs
 	counts        []int           // numbers of plugins to start with; nil: the default
 	check         bool            // fail when a CPU ratio is over its ceiling
@@ -196,6 +202,11 @@ func run(o options, mcphost, out, doc, from string) error {
 	progress("wrote %s", doc)
 	return nil
 }
+
+// rustManyPlugins is the start-up's third number of plugins, for the Rust
+// template alone (its plugins are the smallest) in the full run: a server
+// offering hundreds, of which a few are called.
+const rustManyPlugins = 500
 
 // httpWindow is how long the callers of an HTTP round call.
 const httpWindow = 3 * time.Second
@@ -257,7 +268,11 @@ func measure(o options, mcphost string) (*Report, error) {
 			continue
 		}
 		templates = append(templates, t)
-		for _, n := range counts {
+		langCounts := counts
+		if lang == "rust" && o.counts == nil && !o.short {
+			langCounts = append(slices.Clone(counts), rustManyPlugins)
+		}
+		for _, n := range langCounts {
 			dir, err := t.pluginsDir(work, n)
 			if err != nil {
 				return nil, err
@@ -309,6 +324,26 @@ func measure(o options, mcphost string) (*Report, error) {
 	if o.parts["rename"] {
 		if rep.Rename, err = runRename(mcphost, work, templates, o.rounds); err != nil {
 			return nil, err
+		}
+	}
+	if o.parts["budget"] {
+		n := 50
+		if o.short {
+			n = 10
+		}
+		for _, t := range templates {
+			if t.ext == ".js" { // its plugins share one module, the engine's
+				continue
+			}
+			dir, err := t.pluginsDir(work, n)
+			if err != nil {
+				return nil, err
+			}
+			r, err := runBudget(mcphost, work, t, dir, n)
+			if err != nil {
+				return nil, err
+			}
+			rep.Budget = append(rep.Budget, r)
 		}
 	}
 	if o.parts["http"] {

@@ -138,8 +138,10 @@ func markdown(rep *Report, chartDir string) string {
 	p("- **Start-up**: process start to the answer of the first `tools/list`, after")
 	p("  `initialize` and `notifications/initialized` (`startup_wait` makes")
 	p("  initialize wait for every plugin, so the list is whole); then, after %s", settle)
-	p("  idle, the resident memory (VmRSS) and its peak (VmHWM). *Cold*: an empty")
-	p("  compilation cache; *warm*: the cache the cold start of the same round filled.")
+	p("  idle, the resident memory (VmRSS) and its peak (VmHWM), then the time of a")
+	p("  first `tools/call` (the plugin's build and first instance, when not made")
+	p("  yet). *Cold*: an empty compilation cache; *warm*: the cache the cold start")
+	p("  of the same round filled.")
 	p("- **Calls**: sequential `tools/call greet` over stdio, %d a round to each", m.CallsPerRound)
 	p("  server, after %d calls to warm it: wall time per call (the median of the", warmupCalls)
 	p("  rounds' medians; p99 and p99.9 over the calls of all rounds) and the")
@@ -175,11 +177,11 @@ func markdown(rep *Report, chartDir string) string {
 		p("")
 		p("## Start-up with many installed plugins")
 		p("")
-		p("| configuration | first tools/list | rounds (min–max) | idle RSS | peak RSS |")
-		p("|---|--:|--:|--:|--:|")
+		p("| configuration | first tools/list | rounds (min–max) | idle RSS | peak RSS | then the first call |")
+		p("|---|--:|--:|--:|--:|--:|")
 		for _, r := range rep.Startup {
 			lo, hi := spread(r.Rounds, func(s StartupSample) float64 { return s.FirstListMS })
-			p("| %s | %s | %s–%s | %s | %s |", startupLabel(r), millis(r.Median.FirstListMS), millis(lo), millis(hi), mib(r.Median.IdleRSS), mib(r.Median.PeakRSS))
+			p("| %s | %s | %s–%s | %s | %s | %s |", startupLabel(r), millis(r.Median.FirstListMS), millis(lo), millis(hi), mib(r.Median.IdleRSS), mib(r.Median.PeakRSS), millis(r.Median.FirstCallMS))
 		}
 		p("")
 		p("![start to the first tools/list](%s/startup-first-list.svg)", chartDir)
@@ -217,6 +219,30 @@ func markdown(rep *Report, chartDir string) string {
 			p("| %s | %s | %s–%s |", r.Lang, millis(r.MedianMS), millis(lo), millis(hi))
 		}
 	}
+	if len(rep.Budget) > 0 {
+		p("")
+		p("## Many plugins in a small memory budget")
+		p("")
+		p("`memory_budget_mib` has room for a fifth of the plugins: for their compiled")
+		p("code and one instance each (`memory_mib = %d`, `max_output_bytes = %d`),", budgetMemoryMiB, budgetMaxOutput)
+		p("as `sandbox.Engine.Reservation` counts them. After a pass over every")
+		p("plugin that fills the compilation cache, %d passes of one call to each,", budgetPasses)
+		p("round robin: each call finds the budget spent, so idle instances are")
+		p("closed and the plugins called longest ago unloaded to make room, and the")
+		p("called plugin is built again from the cache.")
+		p("")
+		p("| plugins | room for | budget | code + instance | calls failed | median call | p99 | peak RSS |")
+		p("|---|--:|--:|--:|--:|--:|--:|--:|")
+		for _, r := range rep.Budget {
+			p("| %d × %s | %d | %d MiB | %.0f + %.0f MiB | %d of %d | %s | %s | %s |", r.Plugins, r.Lang, r.Fits, r.BudgetMiB, r.CodeMiB, r.InstanceMiB, r.Failed, r.Calls, millis(r.MedianMS), millis(r.P99MS), mib(r.PeakRSS))
+		}
+		for _, r := range rep.Budget {
+			if r.FirstError != "" {
+				p("")
+				p("First failure (%s): `%s`", r.Lang, r.FirstError)
+			}
+		}
+	}
 	if len(rep.HTTP) == 0 {
 		return b.String()
 	}
@@ -251,10 +277,14 @@ func spread[T any](xs []T, f func(T) float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// millis formats milliseconds, as seconds from 10 s on.
+// millis formats milliseconds, with a tenth under 10 ms, as seconds from
+// 10 s on.
 func millis(v float64) string {
-	if v >= 10000 {
+	switch {
+	case v >= 10000:
 		return fmt.Sprintf("%.1f s", v/1000)
+	case v < 10:
+		return fmt.Sprintf("%.1f ms", v)
 	}
 	return fmt.Sprintf("%.0f ms", v)
 }

@@ -27,6 +27,10 @@ type StartupSample struct {
 	// IdleRSS is VmRSS after the list and a settle; PeakRSS is VmHWM.
 	IdleRSS int64 `json:"idle_rss_bytes"`
 	PeakRSS int64 `json:"peak_rss_bytes"`
+	// FirstCallMS is the first tools/call of greet, made after the memory
+	// was read: for a plugin not instantiated yet, its build (from the
+	// compilation cache when warm) and its first instance.
+	FirstCallMS float64 `json:"first_call_ms"`
 }
 
 // StartupResult is the start-up of one configuration over the rounds.
@@ -42,7 +46,8 @@ type StartupResult struct {
 }
 
 // measureStart starts argv, runs initialize and tools/list, checks that
-// the list has want tools, and reads the memory after a settle.
+// the list has want tools, reads the memory after a settle, then times a
+// first call of greet.
 func measureStart(argv []string, want int) (StartupSample, error) {
 	s, err := startServer(argv, nil)
 	if err != nil {
@@ -65,7 +70,11 @@ func measureStart(argv []string, want int) (StartupSample, error) {
 	if err != nil {
 		return StartupSample{}, err
 	}
-	return StartupSample{FirstListMS: ms(wall), IdleRSS: rss, PeakRSS: peak}, nil
+	called := time.Now()
+	if err := s.callTool("greet", greetArgs); err != nil {
+		return StartupSample{}, err
+	}
+	return StartupSample{FirstListMS: ms(wall), IdleRSS: rss, PeakRSS: peak, FirstCallMS: ms(time.Since(called))}, nil
 }
 
 // serveArgs is the command line of mcphost serve over stdio of the
@@ -119,8 +128,8 @@ func runStartup(mcphost, native, work string, cases []startupCase, rounds int) (
 					return nil, fmt.Errorf("%s, %d plugins, %s cache: %w", c.lang, c.n, temp, err)
 				}
 				add(c.lang, c.n, temp, s)
-				progress("start-up, round %d/%d: %s ×%d %s: first list %.0f ms, idle RSS %s, peak %s",
-					round, rounds, c.lang, c.n, temp, s.FirstListMS, mib(s.IdleRSS), mib(s.PeakRSS))
+				progress("start-up, round %d/%d: %s ×%d %s: first list %.0f ms, idle RSS %s, peak %s, first call %.0f ms",
+					round, rounds, c.lang, c.n, temp, s.FirstListMS, mib(s.IdleRSS), mib(s.PeakRSS), s.FirstCallMS)
 			}
 			if err := os.RemoveAll(cache); err != nil {
 				return nil, err
@@ -132,6 +141,7 @@ func runStartup(mcphost, native, work string, cases []startupCase, rounds int) (
 			FirstListMS: median(r.Rounds, func(s StartupSample) float64 { return s.FirstListMS }),
 			IdleRSS:     int64(median(r.Rounds, func(s StartupSample) float64 { return float64(s.IdleRSS) })),
 			PeakRSS:     int64(median(r.Rounds, func(s StartupSample) float64 { return float64(s.PeakRSS) })),
+			FirstCallMS: median(r.Rounds, func(s StartupSample) float64 { return s.FirstCallMS }),
 		}
 	}
 	return order, nil
