@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -255,13 +256,13 @@ func TestExposureFollowsTheAllowLists(t *testing.T) {
 
 func TestCheckPin(t *testing.T) {
 	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-	if err := checkPin(config.PluginConfig{Name: "p", SHA256: abc}, []byte("abc")); err != nil {
+	if err := checkPin(config.PluginConfig{Name: "p", SHA256: abc}, sha256.Sum256([]byte("abc"))); err != nil {
 		t.Errorf("matching pin: %v", err)
 	}
-	if err := checkPin(config.PluginConfig{Name: "p"}, []byte("abc")); err != nil {
+	if err := checkPin(config.PluginConfig{Name: "p"}, sha256.Sum256([]byte("abc"))); err != nil {
 		t.Errorf("no pin: %v", err)
 	}
-	err := checkPin(config.PluginConfig{Name: "p", SHA256: abc}, []byte("abd"))
+	err := checkPin(config.PluginConfig{Name: "p", SHA256: abc}, sha256.Sum256([]byte("abd")))
 	want := "plugin file does not match its sha256 pin: expected " + abc + ", actual a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("mismatch: %v\nwant %s", err, want)

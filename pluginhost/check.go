@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -125,7 +126,7 @@ func checkFile(path, name string, cfg *config.Config) []Problem {
 		problem("%v", err)
 		return out
 	}
-	if err := checkPin(pc, data); err != nil {
+	if err := checkPin(pc, sha256.Sum256(data)); err != nil {
 		problem("%v", err)
 	}
 	if _, err := pc.SecretValues(); err != nil {

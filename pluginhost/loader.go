@@ -126,10 +126,10 @@ func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, co
 	drains := map[*host.Plugin]*drain{}
 	for _, f := range files {
 		if f.TakenBy != "" {
-			res.Errors = append(res.Errors, fmt.Errorf("%s: plugin name %q is taken by %s", f.File, f.Name, f.TakenBy))
+			res.Errors = append(res.Errors, nameTaken(f.File, f.Name, f.TakenBy))
 			continue
 		}
-		p, d, err := l.load(ctx, filepath.Join(dir, f.File), cfg, compiled)
+		p, d, err := l.load(ctx, filepath.Join(dir, f.File), nil, cfg, compiled)
 		switch {
 		case err != nil:
 			res.Errors = append(res.Errors, fmt.Errorf("%s: %w", f.File, err))
@@ -139,6 +139,12 @@ func (l *Loader) loadDir(ctx context.Context, dir string, cfg *config.Config, co
 		}
 	}
 	return res, drains
+}
+
+// nameTaken is the error of a plugin file whose plugin name an earlier
+// file (in order of name) gives.
+func nameTaken(file, name, by string) error {
+	return fmt.Errorf("%s: plugin name %q is taken by %s", file, name, by)
 }
 
 // pluginFile is one plugin file of a folder: File, its file name, and Name,
@@ -181,16 +187,24 @@ func listPluginFiles(dir string) ([]pluginFile, error) {
 // developer commands (call, get-prompt, read, complete) use it to run one
 // plugin as serve would.
 func (l *Loader) LoadFile(ctx context.Context, path string, cfg *config.Config) (*host.Plugin, error) {
-	p, _, err := l.load(ctx, path, cfg, nil)
+	p, _, err := l.load(ctx, path, nil, cfg, nil)
 	return p, err
+}
+
+// heldFile is a plugin file read already: its bytes (up to one beyond the
+// largest the plugin may have) and their SHA-256.
+type heldFile struct {
+	data   []byte
+	sha256 [sha256.Size]byte
 }
 
 // load validates and provisions one plugin file, path, and returns it with
 // the drain of its call chain; it calls compiled (unless nil) once the
 // plugin's code is compiled, and runs none of the plugin's code before
 // compiled returns: its load budget starts then. It returns nil, nil, nil
-// for a plugin the config disables.
-func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
+// for a plugin the config disables. The file is read from path, unless
+// held gives it.
+func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *config.Config, compiled func()) (*host.Plugin, *drain, error) {
 	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	if !pluginFilePattern.MatchString(name) {
 		return nil, nil, fmt.Errorf("plugin name %q (from the file name) must be letters, digits, '-' and '_'", name)
@@ -200,11 +214,20 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		l.logger().Info("plugin disabled by config", "plugin", name)
 		return nil, nil, nil
 	}
-	wasm, err := readPluginFile(path, pc)
-	if err != nil {
-		return nil, nil, err
+	if held == nil {
+		b, err := readAtMost(path, pluginsource.MaxFileBytes(pc)+1)
+		if err != nil {
+			return nil, nil, err
+		}
+		held = &heldFile{data: b, sha256: sha256.Sum256(b)}
 	}
-	if err := checkPin(pc, wasm); err != nil {
+	wasm := held.data
+	var err error
+	if int64(len(wasm)) > pluginsource.MaxFileBytes(pc) {
+		return nil, nil, fmt.Errorf("the plugin file is larger than the %d MiB max_module_mib allows (raise max_module_mib in [plugins.%s] or [defaults])",
+			pluginsource.MaxFileBytes(pc)>>20, pc.Name)
+	}
+	if err := checkPin(pc, held.sha256); err != nil {
 		return nil, nil, err
 	}
 	module, grants, isJS := wasm, grantsOf(pc), filepath.Ext(path) == js.Ext
@@ -253,7 +276,7 @@ func (l *Loader) load(ctx context.Context, path string, cfg *config.Config, comp
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
 	}
-	sum := sha256.Sum256(wasm)
+	sum := held.sha256
 	cache := listingCache(l.ListingCacheDir)
 	key := ""
 	if cache != "" {
@@ -535,20 +558,6 @@ func mapList(items []string, f func(string) string) []string {
 	return out
 }
 
-// readPluginFile reads the plugin file at path, refusing one larger than
-// pluginsource.MaxFileBytes(pc) after reading no more than one byte beyond it.
-func readPluginFile(path string, pc config.PluginConfig) ([]byte, error) {
-	b, err := readAtMost(path, pluginsource.MaxFileBytes(pc)+1)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > pluginsource.MaxFileBytes(pc) {
-		return nil, fmt.Errorf("the plugin file is larger than the %d MiB max_module_mib allows (raise max_module_mib in [plugins.%s] or [defaults])",
-			pluginsource.MaxFileBytes(pc)>>20, pc.Name)
-	}
-	return b, nil
-}
-
 // readAtMost reads at most n bytes of the file at path, into a buffer of
 // the size the file has (or n).
 func readAtMost(path string, n int64) ([]byte, error) {
@@ -569,13 +578,12 @@ func readAtMost(path string, n int64) ([]byte, error) {
 	return b[:read], err
 }
 
-// checkPin returns an error when pc pins the plugin file to a SHA-256 that
-// file does not have.
-func checkPin(pc config.PluginConfig, file []byte) error {
+// checkPin returns an error when pc pins the plugin file to a SHA-256
+// other than sum, the file's.
+func checkPin(pc config.PluginConfig, sum [sha256.Size]byte) error {
 	if pc.SHA256 == "" {
 		return nil
 	}
-	sum := sha256.Sum256(file)
 	if actual := hex.EncodeToString(sum[:]); actual != pc.SHA256 {
 		return fmt.Errorf("plugin file does not match its sha256 pin: expected %s, actual %s "+
 			"(replace the file, or update sha256 in [plugins.%s] if the change is expected)", pc.SHA256, actual, pc.Name)

@@ -22,9 +22,9 @@ import (
 
 // Hot swap: a Reloader keeps a server's plugins in step with the files of
 // a plugins folder and with a config. Each plugin name (a file name without
-// extension) is loaded from a private snapshot of its files, through
-// LoadDir, so that the rules of the initial load apply and what is loaded
-// is exactly what was hashed. A new version is compiled and checked next to
+// extension) is loaded from its files as read and hashed once, in memory,
+// by the loader that LoadDir uses, so that the rules of the initial load
+// apply and what is loaded is exactly what was hashed. A new version is compiled and checked next to
 // the running one; only when it loaded does the catalog swap
 // (ReplacePlugins). Calls already running finish on the old version, which
 // is closed once they ended (drain.go).
@@ -152,26 +152,25 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 	outcomes := make(chan outcome)
 	for _, name := range names {
 		pc := r.cfg.Plugin(name)
-		var (
-			versions []fileVersion
-			data     map[string][]byte
-			err      error
-		)
-		if pc.Source == "" {
-			versions, data, _, err = r.read(groups[name], pluginsource.MaxFileBytes(pc), time.Time{})
-		}
-		if err != nil {
-			compiled()
-			go func() { outcomes <- outcome{name: name, errs: []error{err}} }()
-			continue
-		}
+		files := groups[name]
 		go func() {
-			if pc.Source != "" { // fetched here, so that no plugin waits for another's registry
-				if versions, data, err = fetchSource(ctx, r.cfg, pc, r.srv.Logger()); err != nil {
-					compiled()
-					outcomes <- outcome{name: name, errs: []error{err}}
-					return
-				}
+			// Read (and hashed) here, so that the plugins' files are read
+			// on every core; fetched here, so that no plugin waits for
+			// another's registry.
+			var (
+				versions []fileVersion
+				data     map[string][]byte
+				err      error
+			)
+			if pc.Source != "" {
+				versions, data, err = fetchSource(ctx, r.cfg, pc, r.srv.Logger())
+			} else {
+				versions, data, _, err = r.read(files, pluginsource.MaxFileBytes(pc), time.Time{})
+			}
+			if err != nil {
+				compiled()
+				outcomes <- outcome{name: name, errs: []error{err}}
+				return
 			}
 			sl := &slot{files: versions, pc: pc}
 			isCompiled := sync.OnceFunc(compiled)
@@ -558,7 +557,9 @@ func sameVersions(a, b []fileVersion) bool {
 // loader refuses a longer one by its length). Unless now is zero, a file is read only once
 // it settled: modified at least Settle ago, or seen with the same size and
 // mtime for Settle; and it must not change while read. Otherwise read
-// returns how long to wait.
+// returns how long to wait. With now zero (the first load, which reads
+// each plugin's files on a goroutine of its own), read follows no file in
+// r.seen, and touches none of the Reloader's state.
 func (r *Reloader) read(files []string, maxBytes int64, now time.Time) ([]fileVersion, map[string][]byte, time.Duration, error) {
 	var wait time.Duration
 	versions := make([]fileVersion, 0, len(files))
@@ -585,11 +586,15 @@ func (r *Reloader) read(files []string, maxBytes int64, now time.Time) ([]fileVe
 			return nil, nil, 0, fmt.Errorf("%s: %w", f, err)
 		}
 		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || int64(len(b)) != min(after.Size(), maxBytes+1) {
-			r.seen[f] = seenStat{size: after.Size(), mtime: after.ModTime(), at: time.Now()}
+			if !now.IsZero() {
+				r.seen[f] = seenStat{size: after.Size(), mtime: after.ModTime(), at: time.Now()}
+			}
 			wait = max(wait, r.Settle)
 			continue
 		}
-		delete(r.seen, f)
+		if !now.IsZero() {
+			delete(r.seen, f)
+		}
 		sum := sha256.Sum256(b)
 		versions = append(versions, fileVersion{name: f, size: after.Size(), mtime: after.ModTime(), sha256: hex.EncodeToString(sum[:])})
 		data[f] = b
@@ -626,36 +631,32 @@ func (r *Reloader) settling(f string, fi os.FileInfo, now time.Time) time.Durati
 	return r.Settle - max(age, stable)
 }
 
-// load loads the plugin name from a snapshot of its files, through LoadDir,
-// with the settings of cfg, calling compiled (unless nil) once its code is
-// compiled. It returns the plugin and its drain, nil when none loaded
-// (refused, or disabled by the config when there are no errors), and the
-// load errors, which name the file. It touches none of the Reloader's
-// state: loads may run concurrently (adopt records one).
+// load loads the plugin name from its files, read already (versions, in
+// order of name, and data), as LoadDir loads a folder of them: the first is
+// the plugin, each other one's name is taken. The settings are cfg's, and
+// compiled (unless nil) is called once the plugin's code is compiled. It
+// returns the plugin and its drain, nil when none loaded (refused, or
+// disabled by the config when there are no errors), and the load errors,
+// which name the file. It touches none of the Reloader's state: loads may
+// run concurrently (adopt records one).
 func (r *Reloader) load(ctx context.Context, name string, cfg *config.Config, versions []fileVersion, data map[string][]byte, compiled func()) (*host.Plugin, *drain, []error) {
-	snap, err := os.MkdirTemp("", "mcphost-load-")
+	if len(versions) == 0 {
+		return nil, nil, nil
+	}
+	var errs []error
+	first := versions[0]
+	held := &heldFile{data: data[first.name]}
+	if _, err := hex.Decode(held.sha256[:], []byte(first.sha256)); err != nil { // not expected: read wrote it
+		return nil, nil, []error{fmt.Errorf("%s: sha256 %q: %w", first.name, first.sha256, err)}
+	}
+	p, d, err := r.loader.load(ctx, filepath.Join(r.dir, first.name), held, cfg, compiled)
 	if err != nil {
-		return nil, nil, []error{fmt.Errorf("%s: snapshot: %w", versions[0].name, err)}
+		errs = append(errs, fmt.Errorf("%s: %w", first.name, err))
 	}
-	defer os.RemoveAll(snap)
-	for _, v := range versions {
-		if err := os.WriteFile(filepath.Join(snap, v.name), data[v.name], 0o600); err != nil {
-			return nil, nil, []error{fmt.Errorf("%s: snapshot: %w", v.name, err)}
-		}
+	for _, v := range versions[1:] {
+		errs = append(errs, nameTaken(v.name, name, first.name))
 	}
-	res, drains := r.loader.loadDir(ctx, snap, cfg, compiled)
-	var p *host.Plugin
-	for _, lp := range res.Plugins {
-		if lp.Name == name && p == nil {
-			p = lp
-			continue
-		}
-		_ = lp.Close(ctx) // not expected: a snapshot holds one name
-	}
-	if p == nil {
-		return nil, nil, res.Errors
-	}
-	return p, drains[p], res.Errors
+	return p, d, errs
 }
 
 // adopt records the drain d of p, a version of the plugin name that load

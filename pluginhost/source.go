@@ -11,7 +11,7 @@ import (
 )
 
 // fetchSource fetches the plugin of pc from its source and returns it as
-// the one file NAME.wasm of a snapshot, which the loader then checks like
+// the one file NAME.wasm, read already, which the loader then checks like
 // any file of the folder (pin, manifest, grants).
 func fetchSource(ctx context.Context, cfg *config.Config, pc config.PluginConfig, log *slog.Logger) ([]fileVersion, map[string][]byte, error) {
 	pulled, err := pluginsource.FetchLogged(ctx, cfg, pc, log)
