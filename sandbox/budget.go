@@ -185,7 +185,7 @@ func (b *memoryBudget) take(ctx context.Context, plugin string, cost uint64, wha
 	if cost > b.limit { // no room to make or wait for
 		return b.spent(plugin, cost, what)
 	}
-	tried := map[*Plugin]bool{}
+	var tried map[*Plugin]bool // made when a plugin is first tried
 	for {
 		b.mu.Lock()
 		if b.used+cost <= b.limit {
@@ -214,6 +214,9 @@ func (b *memoryBudget) take(ctx context.Context, plugin string, cost uint64, wha
 			victim.pool.evict(victim) // gives its memory back, unless it was taken meanwhile
 			continue
 		case unload != nil:
+			if tried == nil {
+				tried = map[*Plugin]bool{}
+			}
 			tried[unload] = true
 			unload.unloadForRoom() // gives its memory back, unless a call came meanwhile
 			continue
