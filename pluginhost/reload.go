@@ -24,9 +24,9 @@ import (
 // a plugins folder and with a config. Each plugin name (a file name without
 // extension) is loaded from its files as read and hashed once, in memory,
 // by the loader that LoadDir uses, so that the rules of the initial load
-// apply and what is loaded is exactly what was hashed. A new version is compiled and checked next to
-// the running one; only when it loaded does the catalog swap
-// (ReplacePlugins). Calls already running finish on the old version, which
+// apply and what is loaded is exactly what was hashed. A new version is
+// compiled and checked next to the running one; only when it loaded does
+// the catalog swap (ReplacePlugins). Calls already running finish on the old version, which
 // is closed once they ended (drain.go).
 
 // Defaults of a Reloader's timing.

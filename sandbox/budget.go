@@ -129,9 +129,10 @@ type memoryBudget struct {
 	// call ends (users down to 0) wakes them only when there are any.
 	waiting atomic.Int32
 	// changed is closed when memory is given back, an instance becomes
-	// idle or a plugin's last call ends: what a waiting reserve waits for. It is made by the first
-	// reserve to wait (waitChannel) and forgotten once closed, so that the calls
-	// that make instances idle, when none waits, make no channel.
+	// idle or a plugin's last call ends: what a waiting reserve waits for.
+	// It is made by the first reserve to wait (waitChannel) and forgotten
+	// once closed, so that the calls that make instances idle, when none
+	// waits, make no channel.
 	changed chan struct{}
 }
 
@@ -156,7 +157,7 @@ type budgetError struct{ msg string }
 func (e *budgetError) Error() string { return e.msg }
 
 // reserve takes cost bytes from the budget for a new instance of plugin.
-// While they do not fit, it makes room (makeRoom); when it cannot, it
+// While they do not fit, it makes room (victim); when it cannot, it
 // waits for memory to be given back, if wait, until ctx ends. It fails
 // with a *budgetError that says what holds the budget, or with ctx's error
 // when ctx was canceled.
@@ -167,10 +168,10 @@ func (b *memoryBudget) reserve(ctx context.Context, plugin string, cost uint64, 
 // reserveBuild takes code+instance bytes from the budget, together, for a
 // build of plugin: the compiled code of its module (0 when another build
 // reserved it) and its next instance (pool.prereserve), as reserve does.
-// Together, so that builds under way never each
-// hold code while waiting for room for an instance that the others' code
-// takes: the first has room for both, and its instance, once idle, and
-// its code, once without a call, make room for the next.
+// Together, so that builds under way never each hold code while waiting
+// for room for an instance that the others' code takes: the first has
+// room for both, and its instance, once idle, and its code, once without a
+// call, make room for the next.
 func (b *memoryBudget) reserveBuild(ctx context.Context, plugin string, code, instance uint64, wait bool) error {
 	what := "a new instance"
 	if code > 0 {

@@ -40,6 +40,10 @@ func instanceMiB(memoryMiB, maxOutputBytes, moduleBytes, tableElements int, http
 	return 2*memoryMiB + (2*heap+mib-1)/mib
 }
 
+// codeMiB is what the budget reserves for the compiled code of a module of
+// moduleBytes bytes, by sandbox's codeFactor (8), rounded up.
+func codeMiB(moduleBytes int) int { return (8*moduleBytes + mib - 1) / mib }
+
 // goTableElements is the table of a plugin built by Go: without a maximum,
 // so capped at 2^20 elements.
 const goTableElements = 1 << 20
@@ -340,9 +344,9 @@ max_queue = 0
 	}
 	withMemoryBudget(t, f, budgetMiB)
 	greedyMiB := instanceMiB(memoryMiB, maxOutput, len(greedy), goTableElements, false)
-	codeMiB := (8*len(greedy) + mib - 1) / mib // sandbox's codeFactor; the three copies share their code
-	if 2*greedyMiB+codeMiB > budgetMiB || 3*greedyMiB+codeMiB <= budgetMiB {
-		t.Fatalf("an instance reserves %d MiB, the code %d MiB: the budget of %d MiB must hold two instances and the code, not three", greedyMiB, codeMiB, budgetMiB)
+	greedyCodeMiB := codeMiB(len(greedy)) // the three copies share their code
+	if 2*greedyMiB+greedyCodeMiB > budgetMiB || 3*greedyMiB+greedyCodeMiB <= budgetMiB {
+		t.Fatalf("an instance reserves %d MiB, the code %d MiB: the budget of %d MiB must hold two instances and the code, not three", greedyMiB, greedyCodeMiB, budgetMiB)
 	}
 
 	srv := f.start(t)
@@ -371,7 +375,7 @@ max_queue = 0
 	}
 	wg.Wait()
 	peak := procStatusKiB(t, srv.pid, "VmHWM") >> 10
-	instancesMiB := 3*2*greedyMiB + 2*instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements, false) + codeMiB + 8*fileSize(t, f, "tools")/mib
+	instancesMiB := 3*2*greedyMiB + 2*instanceMiB(memoryMiB, maxOutput, fileSize(t, f, "tools"), goTableElements, false) + greedyCodeMiB + codeMiB(fileSize(t, f, "tools"))
 	bound := memoryBoundMiB(baseline, budgetMiB, instancesMiB, len(sessions)+1, requestMiB(maxBody, maxOutput))
 	t.Logf("six 64 MiB floods: peak %d MiB = baseline %d MiB + %d MiB; bound baseline + %d MiB", peak, baseline, peak-baseline, bound)
 	if peak > baseline+bound {
@@ -432,21 +436,18 @@ func TestRoundRobinCallsOverMorePluginsThanTheBudgetHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	codeMiB := 8 * len(tools) >> 20 // sandbox's codeFactor
+	code := codeMiB(len(tools))
 	instance := instanceMiB(memoryMiB, maxOutput, len(tools), goTableElements, false)
-	budgetMiB := 2*codeMiB + instance + codeMiB/2
+	budgetMiB := 2*code + instance + code/2
 	withMemoryBudget(t, f, budgetMiB)
 
 	srv := f.start(t)
 	ctx := ctxT(t)
 	cs := srv.session(t, nil)
 	var hashes []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			t.Fatalf("%v; the log:\n%s", err, srv.log.String())
-		}
-		if strings.HasSuffix(tool.Name, "hash") {
-			hashes = append(hashes, tool.Name)
+	for _, name := range toolNames(t, cs) {
+		if strings.HasSuffix(name, "hash") {
+			hashes = append(hashes, name)
 		}
 	}
 	if len(hashes) != copies {

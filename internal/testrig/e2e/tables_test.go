@@ -33,13 +33,7 @@ func TestTableBombIsContained(t *testing.T) {
 	srv := f.start(t)
 	ctx := ctxT(t)
 	cs := srv.session(t, nil)
-	var names []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, tool.Name)
-	}
+	names := toolNames(t, cs)
 	if !slices.Contains(names, "hash") {
 		t.Errorf("tools %q lack the healthy plugin's hash", names)
 	}
