@@ -80,7 +80,13 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 				}
 				defer stopProfile()
 			}
-			return serve(ctx, f, os.Stdin, mcpOut, os.Stderr)
+			var stdin io.Reader = os.Stdin
+			if f.transport == "stdio" {
+				in, restore := pollableStdin(os.Stdin)
+				defer restore()
+				stdin = in
+			}
+			return serve(ctx, f, stdin, mcpOut, os.Stderr)
 		},
 	}
 	cmd.Flags().StringVar(&f.plugins, "plugins", defaultPluginsDir, "folder of plugins to load")
