@@ -103,3 +103,46 @@ func TestPluginInputNamesTheCaller(t *testing.T) {
 		t.Errorf("the plugin saw subject %q scopes %q, want alice [mcp notes:write]", got.Subject, got.Scopes)
 	}
 }
+
+// A tool call's input context tells the plugin that the host validated its
+// arguments against the tool's inputSchema, so that a PDK need not do it
+// again in WebAssembly; no other export's context says so.
+func TestToolCallInputSaysTheArgumentsWereValidated(t *testing.T) {
+	rec := &inputs{}
+	p := NewPlugin("p", "", recording(rec, fakeRuntime{
+		abi.ExportListTools:   returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)}}}),
+		abi.ExportCallTool:    returns(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "ok"}}}),
+		abi.ExportListPrompts: returns(abi.ListPromptsResult{Prompts: []abi.Prompt{{Name: "greet"}}}),
+		abi.ExportGetPrompt: returns(abi.GetPromptResult{Messages: []abi.PromptMessage{
+			{Role: "user", Content: abi.Content{Type: abi.ContentText, Text: "hi"}}}}),
+	}))
+	h := newHarness(t, p)
+	h.init(t, Version20251125)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"n":1}}}`)
+	if res := result(t, h.out.next(t)); res["isError"] == true {
+		t.Fatalf("tools/call answered %v", res)
+	}
+	var input abi.Input
+	if err := json.Unmarshal([]byte(rec.last(t, abi.ExportCallTool)), &input); err != nil {
+		t.Fatal(err)
+	}
+	if !input.Context.ArgumentsValidated {
+		t.Errorf("call_tool's context does not say the arguments were validated: %s", rec.last(t, abi.ExportCallTool))
+	}
+	// Arguments the schema refuses never reach the plugin.
+	calls := rec.count(abi.ExportCallTool)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"n":"one"}}}`)
+	if res := result(t, h.out.next(t)); res["isError"] != true {
+		t.Errorf("arguments against the schema: %v, want an isError result", res)
+	}
+	if rec.count(abi.ExportCallTool) != calls {
+		t.Errorf("the plugin was called with arguments against its schema")
+	}
+	h.send(`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"greet"}}`)
+	if res := h.out.next(t); res["error"] != nil {
+		t.Fatal(res)
+	}
+	if got := rec.last(t, abi.ExportGetPrompt); strings.Contains(got, "argumentsValidated") {
+		t.Errorf("get_prompt's context says arguments were validated: %s", got)
+	}
+}

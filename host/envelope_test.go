@@ -37,6 +37,13 @@ func (r *inputs) last(t *testing.T, export string) string {
 	return r.got[export][len(r.got[export])-1]
 }
 
+// count returns how many times export was called.
+func (r *inputs) count(export string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got[export])
+}
+
 // wantJSON fails unless got and want are the same JSON document (key order
 // aside).
 func wantJSON(t *testing.T, what, got, want string) {

@@ -208,6 +208,17 @@ func TestCallTool(t *testing.T) {
 			t.Errorf("greet %s = %+v, want %q", args, r, want)
 		}
 	}
+	// Arguments the host validated against the listed inputSchema (as
+	// mcphost does) are only decoded: the schema's bounds are not checked
+	// again, in WebAssembly, at every call; decoding still fails on a type
+	// the struct cannot hold.
+	validated := abi.Context{ArgumentsValidated: true}
+	if r := callTool(t, k, "greet", `{"name":"x","times":4}`, validated); r.IsError || mustJSON(t, r.StructuredContent) != `{"count":4,"text":"hello x hello x hello x hello x "}` {
+		t.Errorf("greet with validated arguments beyond the schema's maximum = %+v, want the handler's result", r)
+	}
+	if r := callTool(t, k, "greet", `{"name":"x","times":"two"}`, validated); !r.IsError || !strings.Contains(r.Content[0].Text, "invalid arguments") {
+		t.Errorf("greet with arguments the struct cannot hold = %+v, want invalid arguments", r)
+	}
 
 	// Protocol errors.
 	for _, c := range []struct {

@@ -214,6 +214,24 @@ fn rejects_bad_arguments_as_tool_errors() {
     assert_eq!(out["content"][0]["text"], r#"invalid arguments: "mode": must be one of "loud", "quiet""#);
 }
 
+/// Arguments the host validated against the listed inputSchema (as mcphost
+/// does, saying so in the context) are only decoded: the schema's bounds are
+/// not checked again, in WebAssembly, at every call; decoding still fails
+/// on a type the struct cannot hold.
+#[test]
+fn trusts_arguments_the_host_validated() {
+    let validated = |args: Value| {
+        json!({"request": {"name": "shout", "arguments": args},
+               "context": {"id": 8, "_meta": {}, "argumentsValidated": true}})
+        .to_string()
+    };
+    let out = call(call_tool, &validated(json!({"text":"a","times":6}))).json();
+    assert_eq!(out["structuredContent"], json!({"text":"A! A! A! A! A! A! ","length":18,"note":null}));
+    let out = call(call_tool, &validated(json!({"text":5}))).json();
+    assert_eq!(out["isError"], true);
+    assert!(out["content"][0]["text"].as_str().unwrap().starts_with("invalid arguments"), "{}", out);
+}
+
 #[test]
 fn protocol_errors() {
     let out = call(call_tool, &req(json!({"name":"nope"})));
