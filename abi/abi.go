@@ -186,6 +186,11 @@ type Context struct {
 	// extension). Empty without authentication.
 	Subject string   `json:"subject,omitempty"`
 	Scopes  []string `json:"scopes,omitempty"`
+	// ArgumentsValidated, in the context of a call_tool, says that the
+	// host validated the request's arguments against the tool's
+	// inputSchema as the plugin listed it (an mcphost extension): a PDK
+	// may decode them without checking them again.
+	ArgumentsValidated bool `json:"argumentsValidated,omitempty"`
 }
 
 // ListInput is the input of the list exports. Request is an mcphost

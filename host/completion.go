@@ -38,7 +38,7 @@ func handleComplete(ctx context.Context, req *request, p *completeParams) (any, 
 	if !owner.rt.HasExport(abi.ExportComplete) {
 		return res, nil
 	}
-	if err := owner.call(ctx, abi.ExportComplete, owner.input(req, in), &res); err != nil {
+	if err := owner.call(ctx, abi.ExportComplete, owner.input(req, in, false), &res); err != nil {
 		return nil, err
 	}
 	return capCompletion(res), nil

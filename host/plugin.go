@@ -299,7 +299,9 @@ func (p *Plugin) listResourceTemplates(ctx context.Context) ([]abi.ResourceTempl
 	})
 }
 
-// callTool runs a tool by its plugin-side name.
+// callTool runs a tool by its plugin-side name, with arguments that
+// runToolCall validated against its inputSchema, as the input's context
+// says (abi.Context.ArgumentsValidated).
 // Its structuredContent, if any, stays as the plugin wrote it, a
 // *json.RawMessage, for the outputSchema to check and the response to carry
 // without decoding it into Go values and encoding it again.
@@ -311,7 +313,7 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 	if p.legacy {
 		err = p.call(ctx, abi.ExportV1Call, abi.V1CallInput{Params: params}, &res)
 	} else {
-		err = p.call(ctx, abi.ExportCallTool, p.input(req, params), &res)
+		err = p.call(ctx, abi.ExportCallTool, p.input(req, params, true), &res)
 	}
 	if res.StructuredContent == structured && len(*structured) == 0 {
 		res.StructuredContent = nil // absent
@@ -325,8 +327,9 @@ func (p *Plugin) callTool(ctx context.Context, req *request, params abi.CallTool
 // the caller's fields of mcphost's ABI (protocolVersion,
 // clientCapabilities, subject, scopes) unless p takes hyper-mcp's exactly.
 // params must not carry the request's _meta: it goes in the context, and
-// only there.
-func (p *Plugin) input(req *request, params any) json.RawMessage {
+// only there. argumentsValidated says that params are a tool call's
+// whose arguments the host validated.
+func (p *Plugin) input(req *request, params any, argumentsValidated bool) json.RawMessage {
 	request, _ := json.Marshal(params)
 	in := make([]byte, 0, len(`{"request":,"context":{"id":,"_meta":}}`)+len(request)+len(req.id)+256)
 	in = append(in, `{"request":`...)
@@ -334,17 +337,17 @@ func (p *Plugin) input(req *request, params any) json.RawMessage {
 	in = append(in, `,"context":`...)
 	in = appendContext(in, req.id, req.meta)
 	if !p.exactEnvelope {
-		in = appendCaller(in[:len(in)-1], req) // reopens the context object
+		in = appendCaller(in[:len(in)-1], req, argumentsValidated) // reopens the context object
 	}
 	return append(in, '}')
 }
 
 // appendCaller appends the caller's fields of a request's context to b,
-// an open context object, and closes it.
-func appendCaller(b []byte, req *request) []byte {
+// an open context object, and argumentsValidated, and closes it.
+func appendCaller(b []byte, req *request, argumentsValidated bool) []byte {
 	srv := req.srv
 	caller, _ := json.Marshal(abi.Context{ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities(),
-		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx)})
+		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx), ArgumentsValidated: argumentsValidated})
 	if len(caller) > 2 { // not {}
 		b = append(b, ',')
 		b = append(b, caller[1:len(caller)-1]...)

@@ -33,7 +33,7 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 	}
 	p.Name, p.Meta = e.original, nil // the _meta goes in the context
 	var res abi.GetPromptResult
-	if err := e.plugin.call(ctx, abi.ExportGetPrompt, e.plugin.input(req, p), &res); err != nil {
+	if err := e.plugin.call(ctx, abi.ExportGetPrompt, e.plugin.input(req, p, false), &res); err != nil {
 		return nil, err
 	}
 	if res.Messages == nil {

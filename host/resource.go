@@ -53,7 +53,7 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 	}
 	req.cacheFrom(owner)
 	var res abi.ReadResourceResult
-	if err := owner.call(ctx, abi.ExportReadResource, owner.input(req, p), &res); err != nil {
+	if err := owner.call(ctx, abi.ExportReadResource, owner.input(req, p, false), &res); err != nil {
 		return nil, err
 	}
 	if res.Contents == nil {

@@ -33,6 +33,10 @@ type Context struct {
 	// requests: its token's subject and scopes; empty otherwise.
 	Subject string
 	Scopes  []string
+
+	// argumentsValidated: the host validated a tool call's arguments
+	// against the listed inputSchema (abi.Context.ArgumentsValidated).
+	argumentsValidated bool
 }
 
 // HasScope reports whether the caller's token has scope.
@@ -50,7 +54,8 @@ func newContext(c abi.Context, fallback abi.Meta) *Context {
 	if meta == nil {
 		meta = fallback
 	}
-	return &Context{ID: c.ID, Meta: meta, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities, Subject: c.Subject, Scopes: c.Scopes}
+	return &Context{ID: c.ID, Meta: meta, ProtocolVersion: c.ProtocolVersion, ClientCapabilities: c.ClientCapabilities, Subject: c.Subject, Scopes: c.Scopes,
+		argumentsValidated: c.ArgumentsValidated}
 }
 
 // ClientCan reports whether the request's client declared the capability

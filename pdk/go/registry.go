@@ -256,7 +256,11 @@ func Tool[A, R any](name, description string, fn func(ctx *Context, args A) (R, 
 	input := def.input
 	def.call = func(ctx *Context, raw json.RawMessage) (*abi.CallToolResult, error) {
 		var args A
-		if err := decodeArguments(raw, input, &args); err != nil {
+		check := input
+		if ctx.argumentsValidated { // by the host: do not pay for it twice
+			check = nil
+		}
+		if err := decodeArguments(raw, check, &args); err != nil {
 			return ErrorResult("invalid arguments: " + err.Error()), nil
 		}
 		r, err := invokeTool(fn, ctx, args)

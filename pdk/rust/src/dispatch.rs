@@ -40,6 +40,10 @@ struct ContextIn {
     subject: String,
     #[serde(default)]
     scopes: Vec<String>,
+    /// The host validated a tool call's arguments against the listed
+    /// inputSchema (mcphost's `context.argumentsValidated`).
+    #[serde(default, rename = "argumentsValidated")]
+    arguments_validated: bool,
 }
 
 impl ContextIn {
@@ -65,7 +69,11 @@ fn decode_envelope(input: &[u8]) -> Result<Envelope> {
 
 /// Decodes the envelope of a request export and its request.
 fn decode_input<T: DeserializeOwned>(input: &[u8]) -> Result<(Context, T)> {
-    let mut env = decode_envelope(input)?;
+    decode_request(decode_envelope(input)?)
+}
+
+/// Decodes the request of a request export's envelope.
+fn decode_request<T: DeserializeOwned>(mut env: Envelope) -> Result<(Context, T)> {
     let request = match env.request {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v) => v,
@@ -100,7 +108,9 @@ pub(crate) fn list_tools(input: &[u8]) -> Result<Vec<u8>> {
 }
 
 pub(crate) fn call_tool(input: &[u8]) -> Result<Vec<u8>> {
-    let (ctx, p): (Context, CallToolParams) = decode_input(input)?;
+    let env = decode_envelope(input)?;
+    let validated = env.context.arguments_validated;
+    let (ctx, p): (Context, CallToolParams) = decode_request(env)?;
     let found =
         with_registry(|r| r.tools.iter().find(|t| t.tool.name == p.name).map(|t| (t.input.clone(), t.call.clone())));
     let (schema, call) = match found {
@@ -111,7 +121,8 @@ pub(crate) fn call_tool(input: &[u8]) -> Result<Vec<u8>> {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v) => v,
     };
-    if let Some(s) = schema {
+    // Arguments the host validated are not checked twice.
+    if let (Some(s), false) = (schema, validated) {
         if let Err(e) = validate(&s, &args, "") {
             return encode(&error_result(format!("invalid arguments: {}", e)));
         }
