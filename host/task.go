@@ -450,8 +450,10 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 	if l.conn != nil {
 		l.stopOnClose = context.AfterFunc(l.conn.closeCtx, func() {
 			l.end(cancelledOutcome("The session ended.", rpcErrorf(CodeInternalError, "the session ended")), false)
-			cancel()
+			// Dropped before the run is cancelled: once the run ends,
+			// Session.Wait returns, and the task must be gone by then.
 			s.drop(l)
+			cancel()
 		})
 	}
 	l.mu.Unlock()
