@@ -52,8 +52,13 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 		t.Fatal(err)
 	}
 	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	t.Cleanup(stop)
 	s := &server{pid: cmd.Process.Pid, log: &syncbuf.Buffer{}, stop: func(*testing.T) { stop() }}
+	t.Cleanup(func() { // registered first, run last: after stop, the whole log
+		if t.Failed() {
+			t.Logf("the server's log (its last %d bytes):\n%s", maxLogShown, tail(s.log.String(), maxLogShown))
+		}
+	})
+	t.Cleanup(stop)
 	found := make(chan string, 1)
 	exited := make(chan struct{})
 	go func() {
@@ -77,6 +82,17 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 		t.Fatal("mcphost serve did not listen within 60s")
 	}
 	return nil
+}
+
+// maxLogShown bounds the server log a failed test shows.
+const maxLogShown = 16 << 10
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
 
 // session opens a client session on the server.
