@@ -23,6 +23,8 @@ type conn struct {
 	id  string   // unique in the process (Caller)
 	// plugins are the plugins it serves; nil: every plugin (visibility.go).
 	plugins *PluginSet
+	// transport is what it is served on (SessionOptions.Transport).
+	transport string
 
 	closeCtx    context.Context // ends when the conn closes
 	cancelClose context.CancelFunc
@@ -37,11 +39,12 @@ type conn struct {
 // connIDs numbers the conns of the process.
 var connIDs atomic.Uint64
 
-// newConn returns a conn whose server-initiated messages go to out,
-// serving plugins (nil: every plugin).
-func (s *Server) newConn(out Outbound, plugins *PluginSet) *conn {
+// newConn returns a conn on transport whose server-initiated messages go
+// to out, serving plugins (nil: every plugin).
+func (s *Server) newConn(out Outbound, plugins *PluginSet, transport string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), plugins: plugins, closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
+	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), plugins: plugins, transport: transport,
+		closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
 }
 
 // request is one client request being served, or the scope of a client

@@ -61,6 +61,9 @@ type Options struct {
 	// 2026-07-28 requests together; DefaultMaxTasksPerUser when not
 	// positive.
 	MaxTasksPerUser int
+	// Observer, when set, is told of every request the server answers
+	// (observer.go): metrics and traces. Nil costs nothing.
+	Observer Observer
 }
 
 // Server answers MCP requests from the plugins of its catalog. It is safe for

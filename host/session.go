@@ -48,6 +48,9 @@ type SessionOptions struct {
 	// MaxBatchReplyBytes bounds the reply to a JSON-RPC batch (2025-03-26
 	// sessions); DefaultMaxBatchReplyBytes when not positive.
 	MaxBatchReplyBytes int64
+	// Transport is what the session is served on, TransportStdio or
+	// TransportHTTP, as Observer sees it; empty when unknown.
+	Transport string
 }
 
 // OpenSession starts a session whose server-initiated messages go to out.
@@ -55,7 +58,7 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 	if opts.MaxBatchReplyBytes <= 0 {
 		opts.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
 	}
-	sess := &Session{conn: s.newConn(out, opts.Plugins), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
+	sess := &Session{conn: s.newConn(out, opts.Plugins, opts.Transport), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
 	s.sessions.add(sess)
 	return sess
 }
@@ -219,8 +222,11 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		}
 		return sess.serve(ctx, m, e, reply, batch)
 	case m.Method == "initialize":
+		start := time.Now()
 		res, err := sess.initialize(ctx, m.Params)
-		return encodeResponse(m.ID, res, toRPCError(err))
+		rpcErr := toRPCError(err)
+		sess.observe(start, m.Method, sess.Version(), nil, res, rpcErr)
+		return encodeResponse(m.ID, res, rpcErr)
 	}
 	return sess.serve(ctx, m, era20251125{sess}, reply, batch)
 }
@@ -230,21 +236,26 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 // asynchronously, and its response goes to reply. When batch is not nil,
 // it counts the request until it is answered.
 func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, batch *sync.WaitGroup) []byte {
-	h, rpcErr := e.method(m.Method)
-	if rpcErr != nil {
+	start := time.Now()
+	var p params
+	refuse := func(rpcErr *RPCError) []byte {
+		c.observe(start, m.Method, e.version(), p, nil, rpcErr)
 		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
-	p, rpcErr := h.decode(m.Params)
+	h, rpcErr := e.method(m.Method)
 	if rpcErr != nil {
-		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
+		return refuse(rpcErr)
+	}
+	if p, rpcErr = h.decode(m.Params); rpcErr != nil {
+		return refuse(rpcErr)
 	}
 	round, rpcErr := e.openRound(ctx, c.srv, m.Method, p)
 	if rpcErr != nil {
-		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
+		return refuse(rpcErr)
 	}
 	req, rpcErr := c.start(ctx, m.ID, m.Method, e, p.metadata(), reply)
 	if rpcErr != nil {
-		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
+		return refuse(rpcErr)
 	}
 	req.input = round
 	if batch != nil {
@@ -272,7 +283,9 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 		if err == nil {
 			hints = req.hints
 		}
-		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, toRPCError(err)))
+		rpcErr := toRPCError(err)
+		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, rpcErr))
+		c.observe(start, m.Method, req.version(), p, res, rpcErr)
 	})
 	return nil
 }

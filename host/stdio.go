@@ -34,7 +34,7 @@ func (l *lineWriter) Send(msg []byte) error {
 // ctx done they are cancelled at once. Either way it waits for them.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, grace time.Duration) error {
 	out := &lineWriter{w: w}
-	sess := s.NewSession(out)
+	sess := s.OpenSession(out, SessionOptions{Transport: TransportStdio})
 	defer sess.Close()
 
 	lines := make(chan []byte)

@@ -64,7 +64,7 @@ func CheckRequestMeta(params json.RawMessage) *RPCError {
 // request runs until it is answered, or until ctx ends or end is called,
 // which cancel it.
 func (s *Server) ServeRequest(ctx context.Context, body []byte, reply Outbound, plugins *PluginSet) (end func()) {
-	c := s.newConn(reply, plugins)
+	c := s.newConn(reply, plugins, TransportHTTP)
 	m, rpcErr := decodeMessage(bytes.TrimSpace(body))
 	if rpcErr == nil {
 		var e *era20260728

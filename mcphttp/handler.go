@@ -345,7 +345,7 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes})
+	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes, Transport: host.TransportHTTP})
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
