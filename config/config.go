@@ -34,6 +34,8 @@ type Config struct {
 	// Endpoints are the [[endpoints]] tables: further Streamable HTTP
 	// endpoints, each serving only its plugins, in the order of the file.
 	Endpoints []Endpoint
+	// Telemetry holds the [telemetry] table: metrics.
+	Telemetry TelemetryConfig
 	// Path is the absolute path of the loaded file; "" for Default.
 	Path string
 
@@ -145,6 +147,31 @@ const DefaultCacheMaxMiB = 2048
 const (
 	ToolNamesPortable = "portable" // 1-64 of A-Z a-z 0-9 _ -, as LLM APIs take them
 	ToolNamesMCP      = "mcp"      // MCP's rule: 1-128 of A-Z a-z 0-9 _ - .
+)
+
+// TelemetryConfig holds the [telemetry] table.
+type TelemetryConfig struct {
+	// Metrics says whether /metrics is served: MetricsAuto (the default)
+	// serves it on a loopback HTTP listener or on MetricsListen, MetricsOn
+	// on any listener, MetricsOff nowhere.
+	Metrics string
+	// MetricsListen is a host:port of its own for /metrics: the only way to
+	// scrape a stdio server. Empty: the HTTP transport's listener.
+	MetricsListen string
+	// MetricsTokenFile is the absolute path of a file holding the bearer
+	// token /metrics requires; empty: none.
+	MetricsTokenFile string
+	// MetricsItemNames puts the tool, prompt and resource a request named
+	// on the operation metric; off, as a plugin can invent names without
+	// end.
+	MetricsItemNames bool
+}
+
+// The values of TelemetryConfig.Metrics.
+const (
+	MetricsAuto = "auto"
+	MetricsOn   = "on"
+	MetricsOff  = "off"
 )
 
 // The values of ServerConfig.OnLoadError.
@@ -651,7 +678,8 @@ func Default() *Config {
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
-		Plugins: map[string]PluginConfig{},
+		Plugins:   map[string]PluginConfig{},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

@@ -68,7 +68,8 @@ func TestDefault(t *testing.T) {
 			BreakerBackoff:     10 * time.Second,
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
-		Plugins: map[string]PluginConfig{},
+		Plugins:   map[string]PluginConfig{},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,
@@ -1178,6 +1179,33 @@ func TestUnloadIdleAfter(t *testing.T) {
 		_, errs := loadErrors(t, "[server]\n"+text+"\n")
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 			t.Errorf("%s: %v, want %q", text, errs, want)
+		}
+	}
+}
+
+// [telemetry] configures /metrics: where it is served, its token file
+// (relative to the config file) and item names; a bad value or metrics
+// off with a listener of their own is an error with its line.
+func TestTelemetry(t *testing.T) {
+	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto}) {
+		t.Errorf("[telemetry] by default: %+v, want metrics auto and nothing else", got)
+	}
+	cfg := load(t, "[telemetry]\nmetrics = \"on\"\nmetrics_listen = \"127.0.0.1:9464\"\nmetrics_token_file = \"token\"\nmetrics_item_names = true\n")
+	tc := cfg.Telemetry
+	if tc.Metrics != MetricsOn || tc.MetricsListen != "127.0.0.1:9464" || !tc.MetricsItemNames ||
+		tc.MetricsTokenFile != filepath.Join(filepath.Dir(cfg.Path), "token") {
+		t.Errorf("[telemetry]: %+v", tc)
+	}
+	for src, want := range map[string]string{
+		"[telemetry]\nmetrics = \"yes\"\n":                                      `:2: telemetry.metrics: "yes" is not one of "auto", "on" and "off"`,
+		"[telemetry]\nmetrics = \"off\"\nmetrics_listen = \"127.0.0.1:9464\"\n": `:3: telemetry.metrics_listen: metrics = "off": there are no metrics to listen for`,
+		"[telemetry]\nmetrics_listen = \"nowhere\"\n":                           `:2: telemetry.metrics_listen:`,
+		"[telemetry]\nmetrics_item_names = \"yes\"\n":                           `:2: telemetry.metrics_item_names:`,
+		"[telemetry]\nmetric = \"on\"\n":                                        `:2: unknown key "telemetry.metric" (did you mean "metrics"?)`,
+	} {
+		_, errs := loadErrors(t, src)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("%q: %v, want one error with %q", src, errs, want)
 		}
 	}
 }

@@ -32,7 +32,7 @@ import (
 
 // Key names of the schema.
 var (
-	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints"}
+	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints", "telemetry"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "unload_idle_after", "on_load_error", "cache_max_mib", "tool_names",
 		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions",
 		"task_after", "max_tasks", "max_tasks_per_user"}
@@ -41,9 +41,10 @@ var (
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
 		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes"}, defaultsKeys...)
-	mountKeys = []string{"host", "guest", "mode"}
-	httpKeys  = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
-	authKeys  = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
+	mountKeys     = []string{"host", "guest", "mode"}
+	httpKeys      = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
+	authKeys      = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
+	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -102,6 +103,9 @@ func parse(file, dir, src string) (*Config, Errors) {
 	}
 	if v, ok := root["auth"]; ok {
 		d.auth(v, keyPath{"auth"}, cfg)
+	}
+	if v, ok := root["telemetry"]; ok {
+		d.telemetry(v, keyPath{"telemetry"}, cfg)
 	}
 	d.checkRequireScopes(cfg)
 	cfg.Endpoints = d.endpoints(root, cfg)
@@ -173,6 +177,22 @@ func (d *decoder) str(t map[string]any, p keyPath, key string) (string, bool) {
 		d.typeError(p.add(key), "string", v)
 	}
 	return s, ok
+}
+
+// oneOf returns the string at key, reporting it unless it is one of
+// values (at least two); ok is false when the key is absent or wrong.
+func (d *decoder) oneOf(t map[string]any, p keyPath, key string, values ...string) (string, bool) {
+	v, ok := d.str(t, p, key)
+	if !ok || slices.Contains(values, v) {
+		return v, ok
+	}
+	quoted := make([]string, len(values))
+	for i, x := range values {
+		quoted[i] = strconv.Quote(x)
+	}
+	last := len(quoted) - 1
+	d.errorf(p.add(key), "%q is not one of %s and %s", v, strings.Join(quoted[:last], ", "), quoted[last])
+	return "", false
 }
 
 // boolean returns the boolean t[key], if t has key and it is a boolean.
@@ -323,24 +343,14 @@ func (d *decoder) server(v any, p keyPath, s *ServerConfig) {
 	if v, ok := t["tls"]; ok {
 		s.TLS = d.tls(v, p.add("tls"))
 	}
-	if rule, ok := d.str(t, p, "tool_names"); ok {
-		switch rule {
-		case ToolNamesPortable, ToolNamesMCP:
-			s.ToolNames = rule
-		default:
-			d.errorf(p.add("tool_names"), "%q is not one of %q and %q", rule, ToolNamesPortable, ToolNamesMCP)
-		}
+	if rule, ok := d.oneOf(t, p, "tool_names", ToolNamesPortable, ToolNamesMCP); ok {
+		s.ToolNames = rule
 	}
 	if n, ok := d.integer(t, p, "cache_max_mib", 1, 1<<20); ok {
 		s.CacheMaxMiB = n
 	}
-	if mode, ok := d.str(t, p, "on_load_error"); ok {
-		switch mode {
-		case OnLoadErrorFail, OnLoadErrorSkip:
-			s.OnLoadError = mode
-		default:
-			d.errorf(p.add("on_load_error"), "%q is not one of %q and %q", mode, OnLoadErrorFail, OnLoadErrorSkip)
-		}
+	if mode, ok := d.oneOf(t, p, "on_load_error", OnLoadErrorFail, OnLoadErrorSkip); ok {
+		s.OnLoadError = mode
 	}
 	if dir, ok := d.str(t, p, "plugin_cache_dir"); ok && dir != "" {
 		s.PluginCacheDir = d.abs(dir)
@@ -590,13 +600,8 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	if disabled, ok := d.boolean(t, p, "disabled"); ok {
 		pc.Disabled = disabled
 	}
-	if isolation, ok := d.str(t, p, "isolation"); ok {
-		switch isolation {
-		case IsolationShared, IsolationUser, IsolationSession:
-			pc.Isolation = isolation
-		default:
-			d.errorf(p.add("isolation"), "%q is not one of %q, %q and %q", isolation, IsolationShared, IsolationUser, IsolationSession)
-		}
+	if isolation, ok := d.oneOf(t, p, "isolation", IsolationShared, IsolationUser, IsolationSession); ok {
+		pc.Isolation = isolation
 	}
 	var over Limits
 	over, pc.set = d.limits(t, p)
@@ -1035,6 +1040,29 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 		if proxy, err := parseProxy(s); err == nil {
 			h.TrustedProxies = append(h.TrustedProxies, proxy)
 		}
+	}
+}
+
+func (d *decoder) telemetry(v any, p keyPath, c *Config) {
+	t, ok := d.table(v, p, telemetryKeys)
+	if !ok {
+		return
+	}
+	tc := &c.Telemetry
+	if mode, ok := d.oneOf(t, p, "metrics", MetricsAuto, MetricsOn, MetricsOff); ok {
+		tc.Metrics = mode
+	}
+	if listen, ok := d.checked(t, p, "metrics_listen", checkListen); ok {
+		tc.MetricsListen = listen
+	}
+	if file, ok := d.checked(t, p, "metrics_token_file", notEmpty); ok {
+		tc.MetricsTokenFile = d.abs(file)
+	}
+	if b, ok := d.boolean(t, p, "metrics_item_names"); ok {
+		tc.MetricsItemNames = b
+	}
+	if tc.Metrics == MetricsOff && tc.MetricsListen != "" {
+		d.errorf(p.add("metrics_listen"), "metrics = %q: there are no metrics to listen for", MetricsOff)
 	}
 }
 

@@ -377,6 +377,21 @@
 //	scopes_supported = []  # jwt: scopes advertised in the protected
 //	                       # resource metadata; [] = scopes
 //
+//	[telemetry]            # what operators watch (docs/observability.md)
+//	metrics = "auto"       # /metrics in the Prometheus text format: "auto"
+//	                       # serves it on a loopback HTTP listener or on
+//	                       # metrics_listen, "on" on any listener, "off"
+//	                       # nowhere
+//	metrics_listen = ""    # a host:port of its own for /metrics (the only
+//	                       # way to scrape a stdio server); default the HTTP
+//	                       # transport's listener
+//	metrics_token_file = ""  # a file holding the bearer token /metrics
+//	                       # requires (relative to the file's directory);
+//	                       # default none
+//	metrics_item_names = false  # label the operation metric with the tool,
+//	                       # prompt and resource a request named: a plugin
+//	                       # can invent names without end
+//
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins
 //	path = "/mcp/team-a"   # where it serves Streamable HTTP; HTTP+SSE at

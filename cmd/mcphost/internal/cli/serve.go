@@ -156,6 +156,13 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 			return err
 		}
 	}
+	served, err := setupMetrics(cfg, ln, f.version)
+	if err != nil {
+		return err
+	}
+	if served.own != nil {
+		defer served.own.Close()
+	}
 	cacheDir, err := cfg.CacheDir()
 	if err != nil {
 		return err
@@ -174,6 +181,10 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	var observer host.Observer // nil, not a nil *metrics.Metrics: no metrics cost nothing
+	if served.metrics != nil {
+		observer = served.metrics
+	}
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
@@ -184,6 +195,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		// watched folder, the config reloaded on SIGHUP (with or without
 		// --watch).
 		CatalogChanges: true,
+		Observer:       observer,
 	}, nil)
 	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}
 	if cacheDir != "" {
@@ -211,8 +223,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		stopLoading()
 		stopReloading()
 	}()
+	served.serveOwn(ctx, logger)
 	if f.transport == "http" {
-		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, logger)
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(), logger)
 	} else {
 		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
@@ -425,10 +438,14 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
 // over TLS with tlsConfig unless it is nil, behind authn, the authorization
 // [auth] configures, and the readiness of the plugins (/readyz) and the
-// liveness of the process (/livez), which need none.
+// liveness of the process (/livez), which need none, and metrics at
+// /metrics unless it is nil, which checks its own token.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
-	cfg *config.Config, reloader *pluginhost.Reloader, logger *slog.Logger) error {
+	cfg *config.Config, reloader *pluginhost.Reloader, metrics http.Handler, logger *slog.Logger) error {
 	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness()}
+	if metrics != nil {
+		public["/metrics"] = metrics
+	}
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
 	}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/config"
+)
+
+// listenOn listens on addr for the test.
+func listenOn(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// /metrics is served where [telemetry] says, and by default only where
+// nobody else can reach it: on a loopback MCP listener, not on one open to
+// the network, and over stdio only on a metrics_listen of its own; off
+// turns it off everywhere.
+func TestMetricsAreServedWhereTelemetrySays(t *testing.T) {
+	loopback, open := listenOn(t, "127.0.0.1:0"), listenOn(t, "0.0.0.0:0")
+	for _, c := range []struct {
+		name         string
+		telemetry    config.TelemetryConfig
+		mcp          net.Listener
+		onMCP, onOwn bool
+	}{
+		{"auto on loopback", config.TelemetryConfig{Metrics: config.MetricsAuto}, loopback, true, false},
+		{"auto open to the network", config.TelemetryConfig{Metrics: config.MetricsAuto}, open, false, false},
+		{"on, open to the network", config.TelemetryConfig{Metrics: config.MetricsOn}, open, true, false},
+		{"auto over stdio", config.TelemetryConfig{Metrics: config.MetricsAuto}, nil, false, false},
+		{"stdio with metrics_listen", config.TelemetryConfig{Metrics: config.MetricsAuto, MetricsListen: "127.0.0.1:0"}, nil, false, true},
+		{"metrics_listen beside HTTP", config.TelemetryConfig{Metrics: config.MetricsAuto, MetricsListen: "127.0.0.1:0"}, loopback, false, true},
+		{"off", config.TelemetryConfig{Metrics: config.MetricsOff}, loopback, false, false},
+	} {
+		cfg := config.Default()
+		cfg.Telemetry = c.telemetry
+		s, err := setupMetrics(cfg, c.mcp, "test")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s.own != nil {
+			s.own.Close()
+		}
+		if got := s.onMCPListener() != nil; got != c.onMCP {
+			t.Errorf("%s: on the MCP listener %v, want %v", c.name, got, c.onMCP)
+		}
+		if got := s.own != nil; got != c.onOwn {
+			t.Errorf("%s: on a listener of its own %v, want %v", c.name, got, c.onOwn)
+		}
+		if served := c.onMCP || c.onOwn; (s.metrics != nil) != served {
+			t.Errorf("%s: metrics kept %v, want %v (none when served nowhere)", c.name, s.metrics != nil, served)
+		}
+	}
+}
+
+// A token file that is missing or empty stops serve before it serves.
+func TestMetricsTokenFileMustHoldAToken(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{filepath.Join(dir, "missing"): "no such file", empty: "is empty"} {
+		cfg := config.Default()
+		cfg.Telemetry.MetricsTokenFile = file
+		if _, err := setupMetrics(cfg, listenOn(t, "127.0.0.1:0"), "test"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "metrics_token_file") {
+			t.Errorf("token file %s: %v, want an error naming metrics_token_file that says %q", file, err, want)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrapeMetrics GETs url (a /metrics) with the bearer token and parses the
+// answer with Prometheus's own text parser; it returns the status when it
+// is not 200.
+func scrapeMetrics(t *testing.T, url, token string) (map[string]*dto.MetricFamily, int) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.StatusCode
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s does not parse: %v", url, err)
+	}
+	return families, http.StatusOK
+}
+
+// toolCallSeries returns the sample count of each tools/call series of
+// mcp_server_operation_duration_seconds, keyed by its sorted non-empty
+// labels other than mcp_method_name.
+func toolCallSeries(t *testing.T, families map[string]*dto.MetricFamily) map[string]uint64 {
+	t.Helper()
+	f := families["mcp_server_operation_duration_seconds"]
+	if f == nil {
+		t.Fatal("no mcp_server_operation_duration_seconds in /metrics")
+	}
+	out := map[string]uint64{}
+	for _, m := range f.GetMetric() {
+		var labels []string
+		call := false
+		for _, l := range m.GetLabel() {
+			switch {
+			case l.GetName() == "mcp_method_name":
+				call = l.GetValue() == "tools/call"
+			case l.GetValue() != "":
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+		}
+		if call {
+			slices.Sort(labels)
+			out[strings.Join(labels, ",")] += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return out
+}
+
+// A server on a loopback address serves /metrics beside /mcp, behind the
+// token of [telemetry] metrics_token_file; a scrape after a tool call that
+// succeeds, one whose arguments fail the tool's schema (a tool error) and
+// one of a tool that does not exist (the client's mistake, -32602) counts
+// each once, labelled as the MCP semantic conventions say.
+func TestMetricsCountToolCallsByOutcome(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "metrics-token")
+	if err := os.WriteFile(token, []byte("scrape-me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, "[telemetry]\nmetrics_token_file = \""+token+"\"\n", "plugins/examples/tools")
+	srv := f.start(t)
+	metricsURL := strings.TrimSuffix(srv.url, "/mcp") + "/metrics"
+	if _, status := scrapeMetrics(t, metricsURL, ""); status != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without the token: %d, want 401", status)
+	}
+	cs := srv.session(t, nil)
+	ctx := ctxT(t)
+	if got, isErr, err := hostileCall(ctx, cs, "hash", map[string]any{"text": "abc"}); err != nil || isErr || !strings.Contains(got, sha256abc) {
+		t.Fatalf("hash: %q %v %v", got, isErr, err)
+	}
+	if _, isErr, err := hostileCall(ctx, cs, "hash", map[string]any{"text": 7}); err != nil || !isErr {
+		t.Fatalf("hash with a number for text: isError %v, %v; want a tool error", isErr, err)
+	}
+	if _, _, err := hostileCall(ctx, cs, "no_such_tool", nil); err == nil {
+		t.Fatal("calling a tool that does not exist succeeded")
+	}
+	families, status := scrapeMetrics(t, metricsURL, "scrape-me")
+	if status != http.StatusOK {
+		t.Fatalf("GET /metrics with the token: %d", status)
+	}
+	version := cs.InitializeResult().ProtocolVersion
+	common := []string{"gen_ai_operation_name=execute_tool", "mcp_protocol_version=" + version, "network_protocol_name=http", "network_transport=tcp"}
+	key := func(more ...string) string {
+		labels := append(slices.Clone(common), more...)
+		slices.Sort(labels)
+		return strings.Join(labels, ",")
+	}
+	want := map[string]uint64{
+		key():                                  1,
+		key("error_type=tool_error"):           1,
+		key("rpc_response_status_code=-32602"): 1,
+	}
+	got := toolCallSeries(t, families)
+	if len(got) != len(want) {
+		t.Errorf("tools/call series %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("tools/call {%s}: %d, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+}

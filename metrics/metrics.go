@@ -1,0 +1,132 @@
+// Package metrics holds mcphost's Prometheus metrics and serves them at
+// /metrics in the Prometheus text format. The MCP ones are those of
+// OpenTelemetry's semantic conventions for MCP (docs/observability.md names
+// the version), named and labelled as OpenTelemetry's Prometheus
+// compatibility rules turn them into Prometheus names: dots become
+// underscores and the unit a suffix, so mcp.server.operation.duration is
+// mcp_server_operation_duration_seconds and mcp.method.name the label
+// mcp_method_name.
+package metrics
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Options configure Metrics.
+type Options struct {
+	// ItemNames puts the tool, prompt and resource a request named on the
+	// operation metric (gen_ai.tool.name, gen_ai.prompt.name,
+	// mcp.resource.uri). Off, they are left empty: a plugin can invent
+	// names without end, and every name is a new series.
+	ItemNames bool
+	// Version is mcphost's version, for mcphost_build_info.
+	Version string
+}
+
+// Metrics are mcphost's metrics, in a registry of their own. It is a
+// host.Observer.
+type Metrics struct {
+	reg       *prometheus.Registry
+	operation *prometheus.HistogramVec
+	itemNames bool
+}
+
+// durationBuckets are the bucket boundaries, in seconds, that the MCP
+// semantic conventions advise for their duration histograms.
+var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// operationLabels are the labels of mcp_server_operation_duration_seconds,
+// the attributes of mcp.server.operation.duration.
+var operationLabels = []string{
+	"mcp_method_name", "error_type", "rpc_response_status_code", "gen_ai_operation_name",
+	"mcp_protocol_version", "network_transport", "network_protocol_name",
+	"gen_ai_tool_name", "gen_ai_prompt_name", "mcp_resource_uri",
+}
+
+// New returns the metrics, with the Go runtime's and the process's.
+func New(opts Options) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), itemNames: opts.ItemNames}
+	m.operation = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcp_server_operation_duration_seconds",
+		Help:    "MCP request duration as observed on the server, from the time it was received until the result was sent (mcp.server.operation.duration).",
+		Buckets: durationBuckets,
+	}, operationLabels)
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcphost_build_info",
+		Help: "Always 1: the version of mcphost and of the Go toolchain that built it.",
+	}, []string{"version", "goversion"})
+	goVersion := "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		goVersion = info.GoVersion
+	}
+	build.WithLabelValues(opts.Version, goVersion).Set(1)
+	m.reg.MustRegister(m.operation, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// notErrors are the JSON-RPC error codes that the conventions do not count
+// as a server's errors: the client's mistakes (parse error, invalid
+// request, method not found, invalid params, resource not found). They
+// are recorded as rpc_response_status_code, without error_type.
+var notErrors = map[int]bool{
+	host.CodeParseError:       true,
+	host.CodeInvalidRequest:   true,
+	host.CodeMethodNotFound:   true,
+	host.CodeInvalidParams:    true,
+	host.CodeResourceNotFound: true,
+}
+
+// Served records a request the server answered (host.Observer).
+func (m *Metrics) Served(op host.Operation) {
+	var errorType, status, operation, transport, protocol string
+	if op.ErrorCode != 0 {
+		status = strconv.Itoa(op.ErrorCode)
+		if !notErrors[op.ErrorCode] {
+			errorType = status
+		}
+	} else if op.ToolError {
+		errorType = "tool_error"
+	}
+	if op.Method == "tools/call" {
+		operation = "execute_tool"
+	}
+	switch op.Transport {
+	case host.TransportStdio:
+		transport = "pipe"
+	case host.TransportHTTP:
+		transport, protocol = "tcp", "http"
+	}
+	var tool, prompt, uri string
+	if m.itemNames {
+		tool, prompt, uri = op.Tool, op.Prompt, op.ResourceURI
+	}
+	m.operation.WithLabelValues(op.Method, errorType, status, operation, op.ProtocolVersion, transport, protocol,
+		tool, prompt, uri).Observe(op.Duration.Seconds())
+}
+
+// Handler serves the metrics in the Prometheus text format. With a token,
+// only to requests that bear it (Authorization: Bearer); others get 401.
+func (m *Metrics) Handler(token string) http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	if token == "" {
+		return h
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost metrics"`)
+			http.Error(w, "a bearer token is required for /metrics", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,157 @@
+package metrics
+
+import (
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape fetches /metrics from h with the bearer token (none when empty)
+// and parses it with Prometheus's own text parser.
+func scrape(t *testing.T, h http.Handler, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("the scrape does not parse: %v", err)
+	}
+	return families
+}
+
+// series returns the label values of each series of a histogram family,
+// as name=value pairs sorted and joined by commas (empty labels left out),
+// with its sample count.
+func series(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]uint64 {
+	t.Helper()
+	f := families[name]
+	if f == nil {
+		t.Fatalf("no %s in the scrape", name)
+	}
+	out := map[string]uint64{}
+	for _, m := range f.GetMetric() {
+		var labels []string
+		for _, l := range m.GetLabel() {
+			if l.GetValue() != "" {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+		}
+		slices.Sort(labels)
+		out[strings.Join(labels, ",")] += m.GetHistogram().GetSampleCount()
+	}
+	return out
+}
+
+// The operation histogram is mcp.server.operation.duration as the MCP
+// semantic conventions define it: a tool call is execute_tool; a tool
+// error and a JSON-RPC error are error_type, except the client's mistakes
+// (-32700, -32600, -32601, -32602, -32002), which are only
+// rpc_response_status_code; stdio is the pipe transport, HTTP tcp with
+// protocol http. Tool, prompt and resource names stay off unless asked
+// for.
+func TestOperationDurationFollowsTheConventions(t *testing.T) {
+	ops := []host.Operation{
+		{Method: "tools/call", Tool: "greet", ProtocolVersion: "2025-11-25", Transport: host.TransportStdio, Duration: 3 * time.Millisecond},
+		{Method: "tools/call", Tool: "greet", ProtocolVersion: "2025-11-25", Transport: host.TransportStdio, Duration: 40 * time.Millisecond},
+		{Method: "tools/call", Tool: "greet", ProtocolVersion: "2025-11-25", Transport: host.TransportStdio, ToolError: true},
+		{Method: "tools/call", Tool: "nope", ProtocolVersion: "2026-07-28", Transport: host.TransportHTTP, ErrorCode: host.CodeInvalidParams},
+		{Method: "resources/read", ResourceURI: "memo://a", ProtocolVersion: "2025-06-18", Transport: host.TransportHTTP, ErrorCode: host.CodeResourceNotFound},
+		{Method: "prompts/get", Prompt: "welcome", ProtocolVersion: "2025-06-18", Transport: host.TransportHTTP, ErrorCode: host.CodeInternalError},
+	}
+	for _, itemNames := range []bool{false, true} {
+		m := New(Options{ItemNames: itemNames, Version: "v9.9.9"})
+		for _, op := range ops {
+			m.Served(op)
+		}
+		families := scrape(t, m.Handler(""), "")
+		got := series(t, families, "mcp_server_operation_duration_seconds")
+		// key is a series' labels, pairs of name and value, as series
+		// gives them; an item name only when asked for.
+		key := func(item string, pairs ...string) string {
+			if itemNames {
+				pairs = append(pairs, strings.SplitN(item, "=", 2)...)
+			}
+			var kv []string
+			for i := 0; i < len(pairs); i += 2 {
+				kv = append(kv, pairs[i]+"="+pairs[i+1])
+			}
+			slices.Sort(kv)
+			return strings.Join(kv, ",")
+		}
+		overStdio := []string{"mcp_protocol_version", "2025-11-25", "network_transport", "pipe"}
+		overHTTP := []string{"network_transport", "tcp", "network_protocol_name", "http"}
+		want := map[string]uint64{
+			key("gen_ai_tool_name=greet", append([]string{"mcp_method_name", "tools/call", "gen_ai_operation_name", "execute_tool"}, overStdio...)...):                                                                           2,
+			key("gen_ai_tool_name=greet", append([]string{"mcp_method_name", "tools/call", "gen_ai_operation_name", "execute_tool", "error_type", "tool_error"}, overStdio...)...):                                               1,
+			key("gen_ai_tool_name=nope", append([]string{"mcp_method_name", "tools/call", "gen_ai_operation_name", "execute_tool", "rpc_response_status_code", "-32602", "mcp_protocol_version", "2026-07-28"}, overHTTP...)...): 1,
+			key("mcp_resource_uri=memo://a", append([]string{"mcp_method_name", "resources/read", "rpc_response_status_code", "-32002", "mcp_protocol_version", "2025-06-18"}, overHTTP...)...):                                  1,
+			key("gen_ai_prompt_name=welcome", append([]string{"mcp_method_name", "prompts/get", "error_type", "-32603", "rpc_response_status_code", "-32603", "mcp_protocol_version", "2025-06-18"}, overHTTP...)...):            1,
+		}
+		if len(got) != len(want) {
+			t.Errorf("item names %v: %d series, want %d:\n%v", itemNames, len(got), len(want), got)
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("item names %v: series {%s} counts %d, want %d; the scrape has:\n%v", itemNames, k, got[k], n, got)
+			}
+		}
+		// The advised buckets, in seconds: the 3 ms call falls in the
+		// first (10 ms), the 40 ms one in the third (50 ms).
+		for _, s := range families["mcp_server_operation_duration_seconds"].GetMetric() {
+			if s.GetHistogram().GetSampleCount() != 2 {
+				continue
+			}
+			b := s.GetHistogram().GetBucket()
+			var bounds []float64
+			for _, x := range b {
+				bounds = append(bounds, x.GetUpperBound())
+			}
+			if want := append(slices.Clone(durationBuckets), math.Inf(1)); !slices.Equal(bounds, want) {
+				t.Fatalf("bucket bounds %v, want the conventions' %v", bounds, want)
+			}
+			if b[0].GetCumulativeCount() != 1 || b[2].GetCumulativeCount() != 2 {
+				t.Errorf("3 ms and 40 ms: cumulative counts %d (<= 10 ms) and %d (<= 50 ms), want 1 and 2", b[0].GetCumulativeCount(), b[2].GetCumulativeCount())
+			}
+		}
+		info := families["mcphost_build_info"]
+		if info == nil || len(info.GetMetric()) != 1 || info.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("mcphost_build_info: %v", info)
+		}
+	}
+}
+
+// With a token, /metrics answers only requests that bear it.
+func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
+	h := New(Options{}).Handler("s3cret")
+	for _, auth := range []string{"", "Bearer wrong", "s3cret", "Basic s3cret"} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("Authorization %q: %d %q, want 401 with a Bearer challenge", auth, rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
+	}
+	if families := scrape(t, h, "s3cret"); families["mcphost_build_info"] == nil {
+		t.Error("the scrape with the token lacks mcphost_build_info")
+	}
+}
