@@ -35,8 +35,10 @@ const ceilingSlack = 1.25
 //     WebAssembly, no function over 2.5% of the server's samples).
 //   - js (1.2x): QuickJS, compiled to WebAssembly, interprets the tool's
 //     source at every call.
-//   - extism (1.3x, by a hundredth or so): the standard Go toolchain,
-//     under the official Extism Go PDK, which mcphost does not change.
+//   - extism (1.3x, by a few hundredths): the standard Go toolchain,
+//     under the official Extism Go PDK, which mcphost does not change
+//     (perf: the plugin's code is half the server's samples, most of it
+//     encoding/json's decoder and the allocator, in WebAssembly).
 //
 // Requests run on reused goroutines (internal/gopool), and a pipe on
 // stdin is read through the runtime's poller (RATIONALE.md, "Why is a
