@@ -6,11 +6,25 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-// Observer is told of every request the server answers, for metrics and
-// traces (Options.Observer). Served runs on the request's goroutine once
-// its response is sent: it must be quick and must not block.
+// Observer is told of every request the server answers and of every
+// session that ends, for metrics and traces (Options.Observer). Served
+// runs on the request's goroutine once its response is sent, SessionEnded
+// on the goroutine that closes the session: both must be quick and must
+// not block.
 type Observer interface {
 	Served(op Operation)
+	SessionEnded(s EndedSession)
+}
+
+// EndedSession is a session that ended (its first Session.Close).
+type EndedSession struct {
+	// Transport is its SessionOptions.Transport.
+	Transport string
+	// ProtocolVersion is the version it negotiated; empty when it never
+	// initialized.
+	ProtocolVersion string
+	// Duration runs from its opening to its end.
+	Duration time.Duration
 }
 
 // Operation is a request the server answered, as OpenTelemetry's MCP

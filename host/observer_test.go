@@ -13,8 +13,21 @@ import (
 
 // observed records what an Observer is told.
 type observed struct {
-	mu  sync.Mutex
-	ops []Operation
+	mu    sync.Mutex
+	ops   []Operation
+	ended []EndedSession
+}
+
+func (o *observed) SessionEnded(s EndedSession) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = append(o.ended, s)
+}
+
+func (o *observed) sessionsEnded() []EndedSession {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]EndedSession(nil), o.ended...)
 }
 
 func (o *observed) Served(op Operation) {
@@ -90,5 +103,30 @@ func TestObserverIsToldOfEveryRequestAnswered(t *testing.T) {
 		if op != want[i] {
 			t.Errorf("request %d observed as %+v, want %+v", i, op, want[i])
 		}
+	}
+}
+
+// The Observer is told once of each session that ends, with the version it
+// negotiated (none if it never initialized), its transport and how long
+// it lasted, however often it is closed.
+func TestObserverIsToldOfEachSessionThatEnds(t *testing.T) {
+	rec := &observed{}
+	srv := NewServer(Options{Observer: rec}, BuildCatalog(t.Context(), nil, nil))
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP}), out: out}
+	h.init(t, Version20250618)
+	h.sess.Close()
+	h.sess.Close()
+	idle := srv.OpenSession(newRecorder(), SessionOptions{Transport: TransportStdio})
+	idle.Close()
+	got := rec.sessionsEnded()
+	if len(got) != 2 {
+		t.Fatalf("%d sessions ended, want 2: %+v", len(got), got)
+	}
+	if got[0].ProtocolVersion != Version20250618 || got[0].Transport != TransportHTTP || got[0].Duration <= 0 {
+		t.Errorf("the initialized session ended as %+v, want %s over %s with a duration", got[0], Version20250618, TransportHTTP)
+	}
+	if got[1].ProtocolVersion != "" || got[1].Transport != TransportStdio {
+		t.Errorf("the session that never initialized ended as %+v, want no version, over %s", got[1], TransportStdio)
 	}
 }

@@ -31,6 +31,9 @@ type Session struct {
 	pending       map[string]chan *message // requests sent to the client, by id
 	nextID        int64
 	maxBatchReply int64 // bytes of a batch's reply
+
+	opened time.Time // for Observer.SessionEnded
+	ended  sync.Once // reports the end once, whoever closes it first
 }
 
 // NewSession starts a session, serving every plugin, whose
@@ -58,7 +61,8 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 	if opts.MaxBatchReplyBytes <= 0 {
 		opts.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
 	}
-	sess := &Session{conn: s.newConn(out, opts.Plugins, opts.Transport), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes}
+	sess := &Session{conn: s.newConn(out, opts.Plugins, opts.Transport), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes,
+		opened: time.Now()}
 	s.sessions.add(sess)
 	return sess
 }
@@ -323,6 +327,12 @@ func toRPCError(err error) *RPCError {
 // Close cancels the session's in-flight requests; it takes no new ones.
 // Its record leaves the store.
 func (sess *Session) Close() {
+	if o := sess.srv.opts.Observer; o != nil {
+		version := sess.Version() // before its record goes
+		sess.ended.Do(func() {
+			o.SessionEnded(EndedSession{Transport: sess.transport, ProtocolVersion: version, Duration: time.Since(sess.opened)})
+		})
+	}
 	sess.close()
 	sess.srv.subs.forget(sess)
 	sess.srv.sessions.remove(sess)

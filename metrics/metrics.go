@@ -36,6 +36,7 @@ type Options struct {
 type Metrics struct {
 	reg       *prometheus.Registry
 	operation *prometheus.HistogramVec
+	session   *prometheus.HistogramVec
 	itemNames bool
 }
 
@@ -59,6 +60,11 @@ func New(opts Options) *Metrics {
 		Help:    "MCP request duration as observed on the server, from the time it was received until the result was sent (mcp.server.operation.duration).",
 		Buckets: durationBuckets,
 	}, operationLabels)
+	m.session = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcp_server_session_duration_seconds",
+		Help:    "The duration of the MCP session as observed on the MCP server (mcp.server.session.duration); sessions of 2026-07-28, which has none, are not counted.",
+		Buckets: durationBuckets,
+	}, []string{"mcp_protocol_version", "network_transport", "network_protocol_name"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mcphost_build_info",
 		Help: "Always 1: the version of mcphost and of the Go toolchain that built it.",
@@ -68,7 +74,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, build,
+	m.reg.MustRegister(m.operation, m.session, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,7 +93,7 @@ var notErrors = map[int]bool{
 
 // Served records a request the server answered (host.Observer).
 func (m *Metrics) Served(op host.Operation) {
-	var errorType, status, operation, transport, protocol string
+	var errorType, status, operation string
 	if op.ErrorCode != 0 {
 		status = strconv.Itoa(op.ErrorCode)
 		if !notErrors[op.ErrorCode] {
@@ -99,18 +105,32 @@ func (m *Metrics) Served(op host.Operation) {
 	if op.Method == "tools/call" {
 		operation = "execute_tool"
 	}
-	switch op.Transport {
-	case host.TransportStdio:
-		transport = "pipe"
-	case host.TransportHTTP:
-		transport, protocol = "tcp", "http"
-	}
+	transport, protocol := network(op.Transport)
 	var tool, prompt, uri string
 	if m.itemNames {
 		tool, prompt, uri = op.Tool, op.Prompt, op.ResourceURI
 	}
 	m.operation.WithLabelValues(op.Method, errorType, status, operation, op.ProtocolVersion, transport, protocol,
 		tool, prompt, uri).Observe(op.Duration.Seconds())
+}
+
+// SessionEnded records a session that ended (host.Observer).
+func (m *Metrics) SessionEnded(s host.EndedSession) {
+	transport, protocol := network(s.Transport)
+	m.session.WithLabelValues(s.ProtocolVersion, transport, protocol).Observe(s.Duration.Seconds())
+}
+
+// network returns the conventions' network.transport and
+// network.protocol.name of a host transport: pipe for stdio, tcp and http
+// for HTTP.
+func network(hostTransport string) (transport, protocol string) {
+	switch hostTransport {
+	case host.TransportStdio:
+		return "pipe", ""
+	case host.TransportHTTP:
+		return "tcp", "http"
+	}
+	return "", ""
 }
 
 // Handler serves the metrics in the Prometheus text format. With a token,

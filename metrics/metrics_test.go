@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/promtest"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // scrape fetches /metrics from h with the bearer token (none when empty)
@@ -28,12 +27,7 @@ func scrape(t *testing.T, h http.Handler, token string) map[string]*dto.MetricFa
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("the scrape does not parse: %v", err)
-	}
-	return families
+	return promtest.Parse(t, rec.Body)
 }
 
 // series returns the label values of each series of a histogram family,
@@ -47,14 +41,7 @@ func series(t *testing.T, families map[string]*dto.MetricFamily, name string) ma
 	}
 	out := map[string]uint64{}
 	for _, m := range f.GetMetric() {
-		var labels []string
-		for _, l := range m.GetLabel() {
-			if l.GetValue() != "" {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-		}
-		slices.Sort(labels)
-		out[strings.Join(labels, ",")] += m.GetHistogram().GetSampleCount()
+		out[promtest.Labels(m)] += m.GetHistogram().GetSampleCount()
 	}
 	return out
 }
@@ -153,5 +140,27 @@ func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
 	}
 	if families := scrape(t, h, "s3cret"); families["mcphost_build_info"] == nil {
 		t.Error("the scrape with the token lacks mcphost_build_info")
+	}
+}
+
+// The session histogram is mcp.server.session.duration: by version and
+// transport, in the conventions' buckets.
+func TestSessionDurationFollowsTheConventions(t *testing.T) {
+	m := New(Options{})
+	m.SessionEnded(host.EndedSession{Transport: host.TransportHTTP, ProtocolVersion: "2025-11-25", Duration: 90 * time.Second})
+	m.SessionEnded(host.EndedSession{Transport: host.TransportHTTP, ProtocolVersion: "2025-11-25", Duration: time.Second})
+	m.SessionEnded(host.EndedSession{Transport: host.TransportStdio, ProtocolVersion: "2025-06-18", Duration: time.Hour})
+	got := series(t, scrape(t, m.Handler(""), ""), "mcp_server_session_duration_seconds")
+	want := map[string]uint64{
+		"mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp": 2,
+		"mcp_protocol_version=2025-06-18,network_transport=pipe":                           1,
+	}
+	if len(got) != len(want) {
+		t.Errorf("session series %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("session series {%s}: %d, want %d (all: %v)", k, got[k], n, got)
+		}
 	}
 }

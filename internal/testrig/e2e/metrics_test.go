@@ -1,16 +1,18 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/promtest"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // scrapeMetrics GETs url (a /metrics) with the bearer token and parses the
@@ -33,12 +35,7 @@ func scrapeMetrics(t *testing.T, url, token string) (map[string]*dto.MetricFamil
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.StatusCode
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s does not parse: %v", url, err)
-	}
-	return families, http.StatusOK
+	return promtest.Parse(t, resp.Body), http.StatusOK
 }
 
 // toolCallSeries returns the sample count of each tools/call series of
@@ -52,19 +49,8 @@ func toolCallSeries(t *testing.T, families map[string]*dto.MetricFamily) map[str
 	}
 	out := map[string]uint64{}
 	for _, m := range f.GetMetric() {
-		var labels []string
-		call := false
-		for _, l := range m.GetLabel() {
-			switch {
-			case l.GetName() == "mcp_method_name":
-				call = l.GetValue() == "tools/call"
-			case l.GetValue() != "":
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-		}
-		if call {
-			slices.Sort(labels)
-			out[strings.Join(labels, ",")] += m.GetHistogram().GetSampleCount()
+		if promtest.Label(m, "mcp_method_name") == "tools/call" {
+			out[promtest.Labels(m, "mcp_method_name")] += m.GetHistogram().GetSampleCount()
 		}
 	}
 	return out
@@ -74,7 +60,8 @@ func toolCallSeries(t *testing.T, families map[string]*dto.MetricFamily) map[str
 // token of [telemetry] metrics_token_file; a scrape after a tool call that
 // succeeds, one whose arguments fail the tool's schema (a tool error) and
 // one of a tool that does not exist (the client's mistake, -32602) counts
-// each once, labelled as the MCP semantic conventions say.
+// each once, labelled as the MCP semantic conventions say; a 2025-11-25
+// session ended with DELETE is counted in the session histogram.
 func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 	token := filepath.Join(t.TempDir(), "metrics-token")
 	if err := os.WriteFile(token, []byte("scrape-me\n"), 0o600); err != nil {
@@ -121,5 +108,71 @@ func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 		if got[k] != n {
 			t.Errorf("tools/call {%s}: %d, want %d (all: %v)", k, got[k], n, got)
 		}
+	}
+	// A 2025-11-25 session (the client above is session-less, on
+	// 2026-07-28) that ends with DELETE: mcp.server.session.duration counts
+	// it, by its version, over tcp.
+	endSession20251125(t, srv.url)
+	sessionKey := "mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp"
+	defer func() {
+		if t.Failed() {
+			families, _ := scrapeMetrics(t, metricsURL, "scrape-me")
+			t.Logf("session series: %v", families["mcp_server_session_duration_seconds"])
+		}
+	}()
+	poll.Until(t, 10*time.Second, "the ended session counted", func() bool {
+		families, _ := scrapeMetrics(t, metricsURL, "scrape-me")
+		f := families["mcp_server_session_duration_seconds"]
+		for _, m := range f.GetMetric() {
+			if promtest.Labels(m) == sessionKey && m.GetHistogram().GetSampleCount() == 1 {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// endSession20251125 opens a 2025-11-25 session at url with raw requests
+// and ends it with DELETE.
+func endSession20251125(t *testing.T, url string) {
+	t.Helper()
+	post := func(body, session string) *http.Response {
+		req, err := http.NewRequestWithContext(ctxT(t), "POST", url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"metrics-test","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize at 2025-11-25: %d, session %q", resp.StatusCode, session)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	req, err := http.NewRequestWithContext(ctxT(t), "DELETE", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	del, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del.Body.Close()
+	if del.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE of the session: %d", del.StatusCode)
 	}
 }
