@@ -156,7 +156,9 @@ type TelemetryConfig struct {
 	// on any listener, MetricsOff nowhere.
 	Metrics string
 	// MetricsListen is a host:port of its own for /metrics: the only way to
-	// scrape a stdio server. Empty: the HTTP transport's listener.
+	// scrape a stdio server. Empty: the HTTP transport's listener. serve
+	// refuses one open to the network without MetricsTokenFile, unless
+	// Metrics is MetricsOn.
 	MetricsListen string
 	// MetricsTokenFile is the absolute path of a file holding the bearer
 	// token /metrics requires; empty: none.

@@ -384,7 +384,8 @@
 //	                       # nowhere
 //	metrics_listen = ""    # a host:port of its own for /metrics (the only
 //	                       # way to scrape a stdio server); default the HTTP
-//	                       # transport's listener
+//	                       # transport's listener; one open to the network
+//	                       # needs metrics_token_file (or metrics = "on")
 //	metrics_token_file = ""  # a file holding the bearer token /metrics
 //	                       # requires (relative to the file's directory);
 //	                       # default none

@@ -40,7 +40,8 @@ func (s *servedMetrics) onMCPListener() http.Handler {
 // set, else on the MCP listener mcpLn (nil over stdio) when metrics = "on",
 // or "auto" and it is a loopback address. metrics_listen is listened on
 // now, and the token file read, so that a taken port or a missing token
-// fails before anything is served.
+// fails before anything is served; a metrics_listen open to the network
+// needs a token file, or metrics = "on" to serve them to anyone on purpose.
 func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*servedMetrics, error) {
 	tc := cfg.Telemetry
 	if tc.Metrics == config.MetricsOff {
@@ -62,6 +63,11 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 		ln, err := net.Listen("tcp", tc.MetricsListen)
 		if err != nil {
 			return nil, fmt.Errorf("[telemetry] metrics_listen: %w", err)
+		}
+		if token == "" && tc.Metrics != config.MetricsOn && !isLoopback(ln.Addr()) {
+			ln.Close()
+			return nil, fmt.Errorf("[telemetry] metrics_listen = %q is open to the network: set metrics_token_file, or metrics = %q to serve the metrics to anyone on purpose",
+				tc.MetricsListen, config.MetricsOn)
 		}
 		s.own = ln
 	case mcpLn == nil:

@@ -77,3 +77,33 @@ func TestMetricsTokenFileMustHoldAToken(t *testing.T) {
 		}
 	}
 }
+
+// A metrics_listen open to the network is refused without a token, unless
+// metrics = "on" says to serve the metrics to anyone.
+func TestOpenMetricsListenNeedsATokenOrOn(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("t0ken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		telemetry config.TelemetryConfig
+		refused   bool
+	}{
+		{"auto, no token", config.TelemetryConfig{Metrics: config.MetricsAuto, MetricsListen: "0.0.0.0:0"}, true},
+		{"auto, a token", config.TelemetryConfig{Metrics: config.MetricsAuto, MetricsListen: "0.0.0.0:0", MetricsTokenFile: token}, false},
+		{"on, no token", config.TelemetryConfig{Metrics: config.MetricsOn, MetricsListen: "0.0.0.0:0"}, false},
+	} {
+		cfg := config.Default()
+		cfg.Telemetry = c.telemetry
+		s, err := setupMetrics(cfg, nil, "test")
+		if s != nil && s.own != nil {
+			s.own.Close()
+		}
+		if refused := err != nil; refused != c.refused {
+			t.Errorf("%s: error %v, want refused %v", c.name, err, c.refused)
+		} else if refused && !strings.Contains(err.Error(), "metrics_token_file") {
+			t.Errorf("%s: %v does not say how to serve them", c.name, err)
+		}
+	}
+}
