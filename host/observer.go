@@ -14,7 +14,28 @@ import (
 type Observer interface {
 	Served(op Operation)
 	SessionEnded(s EndedSession)
+	PluginCalled(c PluginCall)
 }
+
+// PluginCall is a call of a plugin's export made for a client's request.
+type PluginCall struct {
+	Plugin, Export string
+	// Outcome is how it ended: OutcomeOK, OutcomeToolError, or the
+	// CallError's Outcome.
+	Outcome string
+	// Duration runs from the call to its answer, the wait for an instance
+	// included.
+	Duration time.Duration
+}
+
+// The outcomes of PluginCall. CallError.Outcome names the others (the
+// sandbox's limits, the plugin host's policy).
+const (
+	OutcomeOK              = "ok"               // the export answered
+	OutcomeToolError       = "tool_error"       // a tool result with isError
+	OutcomeMalformedOutput = "malformed_output" // output that does not decode
+	OutcomeError           = "error"            // a failure that names no outcome
+)
 
 // EndedSession is a session that ended (its first Session.Close).
 type EndedSession struct {

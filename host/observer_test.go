@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -16,30 +17,30 @@ type observed struct {
 	mu    sync.Mutex
 	ops   []Operation
 	ended []EndedSession
+	calls []PluginCall
 }
 
-func (o *observed) SessionEnded(s EndedSession) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ended = append(o.ended, s)
-}
-
+func (o *observed) PluginCalled(c PluginCall)   { record(&o.mu, &o.calls, c) }
+func (o *observed) pluginCalls() []PluginCall   { return recorded(&o.mu, o.calls) }
+func (o *observed) SessionEnded(s EndedSession) { record(&o.mu, &o.ended, s) }
 func (o *observed) sessionsEnded() []EndedSession {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]EndedSession(nil), o.ended...)
+	return recorded(&o.mu, o.ended)
+}
+func (o *observed) Served(op Operation) { record(&o.mu, &o.ops, op) }
+func (o *observed) all() []Operation    { return recorded(&o.mu, o.ops) }
+
+// record appends v to list under mu.
+func record[T any](mu *sync.Mutex, list *[]T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*list = append(*list, v)
 }
 
-func (o *observed) Served(op Operation) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ops = append(o.ops, op)
-}
-
-func (o *observed) all() []Operation {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]Operation(nil), o.ops...)
+// recorded returns a copy of list, read under mu.
+func recorded[T any](mu *sync.Mutex, list []T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), list...)
 }
 
 // The Observer is told of every request the server answers, once its
@@ -128,5 +129,54 @@ func TestObserverIsToldOfEachSessionThatEnds(t *testing.T) {
 	}
 	if got[1].ProtocolVersion != "" || got[1].Transport != TransportStdio {
 		t.Errorf("the session that never initialized ended as %+v, want no version, over %s", got[1], TransportStdio)
+	}
+}
+
+// The Observer is told of each plugin call made for a request, with how it
+// ended: ok, a tool error, the outcome a failed call's CallError names (or
+// "error" when it names none), malformed output; not of the listings the
+// host makes on its own.
+func TestObserverIsToldOfEachPluginCall(t *testing.T) {
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{
+			{Name: "ok", InputSchema: objectSchema}, {Name: "bad", InputSchema: objectSchema}, {Name: "late", InputSchema: objectSchema},
+			{Name: "odd", InputSchema: objectSchema}, {Name: "garbled", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
+			var input struct{ Request abi.CallToolParams }
+			_ = json.Unmarshal(in, &input)
+			switch input.Request.Name {
+			case "late":
+				return nil, &CallError{Reason: "plugin call timed out", Message: "2s", Outcome: "timeout"}
+			case "odd":
+				return nil, errors.New("no outcome named")
+			case "garbled":
+				return []byte("{"), nil
+			}
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "x"}}, IsError: input.Request.Name == "bad"})
+		},
+	})
+	rec := &observed{}
+	srv := NewServer(Options{Observer: rec}, BuildCatalog(t.Context(), []*Plugin{p}, nil))
+	h := session(t, srv)
+	h.init(t, Version20251125)
+	want := []PluginCall{}
+	for i, c := range []struct{ tool, outcome string }{
+		{"ok", OutcomeOK}, {"bad", OutcomeToolError}, {"late", "timeout"}, {"odd", OutcomeError}, {"garbled", OutcomeMalformedOutput},
+	} {
+		h.call(t, i+1, "tools/call", map[string]any{"name": c.tool, "arguments": map[string]any{"n": 1}})
+		want = append(want, PluginCall{Plugin: "p", Export: abi.ExportCallTool, Outcome: c.outcome})
+	}
+	got := rec.pluginCalls()
+	if len(got) != len(want) {
+		t.Fatalf("%d plugin calls observed, want %d (the listing at load not among them): %+v", len(got), len(want), got)
+	}
+	for i, c := range got {
+		if c.Duration <= 0 {
+			t.Errorf("call %d: no duration", i)
+		}
+		c.Duration = 0
+		if c != want[i] {
+			t.Errorf("call %d observed as %+v, want %+v", i, c, want[i])
+		}
 	}
 }

@@ -36,6 +36,9 @@ type CallError struct {
 	Own bool
 	// Canceled is true when the caller canceled the call.
 	Canceled bool
+	// Outcome names how the call ended, as PluginCall.Outcome counts it
+	// (OutcomeTimeout, ...); empty counts as OutcomeError.
+	Outcome string
 }
 
 // Error implements the error interface.
@@ -196,15 +199,43 @@ func (p *Plugin) call(ctx context.Context, export string, input, out any) error 
 			return err
 		}
 	}
+	start := time.Now()
 	raw, err := p.rt.Call(ctx, export, in)
 	if err != nil {
+		p.observe(ctx, export, start, outcomeOf(err))
 		return p.failure(export, err)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
+		p.observe(ctx, export, start, OutcomeMalformedOutput)
 		return &pluginError{rpc: RPCError{Code: CodeInternalError,
 			Message: fmt.Sprintf("plugin %s returned malformed output from %s: %v", p.Name, export, err)}}
 	}
+	outcome := OutcomeOK
+	if r, ok := out.(*abi.CallToolResult); ok && r.IsError {
+		outcome = OutcomeToolError
+	}
+	p.observe(ctx, export, start, outcome)
 	return nil
+}
+
+// observe tells the Observer of the server whose request ctx serves of a
+// call of export that began at start (calls the host makes on its own,
+// such as listings at load, serve no request and are not told).
+func (p *Plugin) observe(ctx context.Context, export string, start time.Time, outcome string) {
+	req := requestFrom(ctx)
+	if req == nil || req.srv.opts.Observer == nil {
+		return
+	}
+	req.srv.opts.Observer.PluginCalled(PluginCall{Plugin: p.Name, Export: export, Outcome: outcome, Duration: time.Since(start)})
+}
+
+// outcomeOf returns the outcome of a call that failed with err.
+func outcomeOf(err error) string {
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Outcome != "" {
+		return ce.Outcome
+	}
+	return OutcomeError
 }
 
 // failure turns a runtime error into a pluginError.

@@ -37,6 +37,7 @@ type Metrics struct {
 	reg       *prometheus.Registry
 	operation *prometheus.HistogramVec
 	session   *prometheus.HistogramVec
+	calls     *prometheus.HistogramVec
 	itemNames bool
 }
 
@@ -65,6 +66,11 @@ func New(opts Options) *Metrics {
 		Help:    "The duration of the MCP session as observed on the MCP server (mcp.server.session.duration); sessions of 2026-07-28, which has none, are not counted.",
 		Buckets: durationBuckets,
 	}, []string{"mcp_protocol_version", "network_transport", "network_protocol_name"})
+	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcphost_plugin_call_duration_seconds",
+		Help:    "Calls of a plugin's exports made for clients' requests, by plugin, export and outcome (ok, tool_error, timeout, trap, out_of_memory, output_too_large, queue_full, memory_budget, rate_limited, breaker_open, ...), from the call to its answer.",
+		Buckets: durationBuckets,
+	}, []string{"plugin", "export", "outcome"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mcphost_build_info",
 		Help: "Always 1: the version of mcphost and of the Go toolchain that built it.",
@@ -74,7 +80,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, m.session, build,
+	m.reg.MustRegister(m.operation, m.session, m.calls, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -118,6 +124,13 @@ func (m *Metrics) Served(op host.Operation) {
 func (m *Metrics) SessionEnded(s host.EndedSession) {
 	transport, protocol := network(s.Transport)
 	m.session.WithLabelValues(s.ProtocolVersion, transport, protocol).Observe(s.Duration.Seconds())
+}
+
+// PluginCalled records a plugin call made for a request (host.Observer).
+// The plugin's name is a label: the operator installs plugins, a plugin
+// cannot make more of them.
+func (m *Metrics) PluginCalled(c host.PluginCall) {
+	m.calls.WithLabelValues(c.Plugin, c.Export, c.Outcome).Observe(c.Duration.Seconds())
 }
 
 // network returns the conventions' network.transport and

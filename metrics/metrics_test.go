@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -91,14 +92,8 @@ func TestOperationDurationFollowsTheConventions(t *testing.T) {
 			key("mcp_resource_uri=memo://a", append([]string{"mcp_method_name", "resources/read", "rpc_response_status_code", "-32002", "mcp_protocol_version", "2025-06-18"}, overHTTP...)...):                                  1,
 			key("gen_ai_prompt_name=welcome", append([]string{"mcp_method_name", "prompts/get", "error_type", "-32603", "rpc_response_status_code", "-32603", "mcp_protocol_version", "2025-06-18"}, overHTTP...)...):            1,
 		}
-		if len(got) != len(want) {
-			t.Errorf("item names %v: %d series, want %d:\n%v", itemNames, len(got), len(want), got)
-		}
-		for k, n := range want {
-			if got[k] != n {
-				t.Errorf("item names %v: series {%s} counts %d, want %d; the scrape has:\n%v", itemNames, k, got[k], n, got)
-			}
-		}
+		t.Logf("item names %v", itemNames)
+		wantSeries(t, got, want)
 		// The advised buckets, in seconds: the 3 ms call falls in the
 		// first (10 ms), the 40 ms one in the third (50 ms).
 		for _, s := range families["mcp_server_operation_duration_seconds"].GetMetric() {
@@ -155,12 +150,34 @@ func TestSessionDurationFollowsTheConventions(t *testing.T) {
 		"mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp": 2,
 		"mcp_protocol_version=2025-06-18,network_transport=pipe":                           1,
 	}
-	if len(got) != len(want) {
-		t.Errorf("session series %v, want %v", got, want)
+	wantSeries(t, got, want)
+}
+
+// Plugin calls are counted by plugin, export and outcome.
+func TestPluginCallsByOutcome(t *testing.T) {
+	m := New(Options{})
+	for _, c := range []host.PluginCall{
+		{Plugin: "notes", Export: "call_tool", Outcome: host.OutcomeOK, Duration: time.Millisecond},
+		{Plugin: "notes", Export: "call_tool", Outcome: host.OutcomeOK, Duration: 2 * time.Millisecond},
+		{Plugin: "notes", Export: "call_tool", Outcome: "timeout", Duration: 30 * time.Second},
+		{Plugin: "files", Export: "read_resource", Outcome: "memory_budget"},
+	} {
+		m.PluginCalled(c)
 	}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("session series {%s}: %d, want %d (all: %v)", k, got[k], n, got)
-		}
+	got := series(t, scrape(t, m.Handler(""), ""), "mcphost_plugin_call_duration_seconds")
+	want := map[string]uint64{
+		"export=call_tool,outcome=ok,plugin=notes":                2,
+		"export=call_tool,outcome=timeout,plugin=notes":           1,
+		"export=read_resource,outcome=memory_budget,plugin=files": 1,
+	}
+	wantSeries(t, got, want)
+}
+
+// wantSeries fails unless got has exactly the series of want, with their
+// sample counts.
+func wantSeries(t *testing.T, got, want map[string]uint64) {
+	t.Helper()
+	if !maps.Equal(got, want) {
+		t.Errorf("series (labels: samples)\n  %v\nwant\n  %v", got, want)
 	}
 }

@@ -96,7 +96,7 @@ func (b *breaker) allow() (probe bool, err error) {
 func (b *breaker) refusal(when string) error {
 	return &host.CallError{Reason: reasonUnavailable, Message: fmt.Sprintf(
 		"circuit breaker open after repeated failures (last: %s); calls fail at once until a probe succeeds: %s",
-		b.lastErr, when)}
+		b.lastErr, when), Outcome: "breaker_open"}
 }
 
 // done records the outcome of a call allow let through.

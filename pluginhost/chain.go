@@ -79,11 +79,49 @@ func EngineErrors(plugin string) Middleware {
 			var ce *sandbox.CallError
 			if errors.As(err, &ce) {
 				return nil, &host.CallError{Reason: ce.Kind.String(), Message: ce.Message + raise(ce, plugin),
-					Own: ce.Kind == sandbox.KindPlugin, Canceled: ce.Kind == sandbox.KindCanceled}
+					Own: ce.Kind == sandbox.KindPlugin, Canceled: ce.Kind == sandbox.KindCanceled, Outcome: callOutcome(ce)}
 			}
 			return out, err
 		}}
 	}
+}
+
+// callOutcome names how a call that failed with ce ended, for metrics
+// (host.PluginCall): a word for each sandbox kind, and a busy plugin told
+// apart from a spent memory budget.
+func callOutcome(ce *sandbox.CallError) string {
+	switch ce.Kind {
+	case sandbox.KindPlugin:
+		return "plugin_error"
+	case sandbox.KindTrap:
+		return "trap"
+	case sandbox.KindTimeout:
+		return "timeout"
+	case sandbox.KindCanceled:
+		return "canceled"
+	case sandbox.KindInputTooLarge:
+		return "input_too_large"
+	case sandbox.KindOutputTooLarge:
+		return "output_too_large"
+	case sandbox.KindBusy:
+		if spentBudget(ce) {
+			return "memory_budget"
+		}
+		return "queue_full"
+	case sandbox.KindNoExport:
+		return "no_export"
+	case sandbox.KindMalformedOutput:
+		return host.OutcomeMalformedOutput
+	case sandbox.KindOutOfMemory:
+		return "out_of_memory"
+	}
+	return host.OutcomeError
+}
+
+// spentBudget reports whether a busy call found the server's memory budget
+// spent, rather than every instance busy and the queue full.
+func spentBudget(ce *sandbox.CallError) bool {
+	return strings.Contains(ce.Message, "memory_budget_mib")
 }
 
 // raise says which setting of plugin's table would raise the limit that
@@ -100,7 +138,7 @@ func raise(ce *sandbox.CallError, plugin string) string {
 	case sandbox.KindInputTooLarge:
 		return "; the input may take half of memory_mib: raise memory_mib" + inTable(plugin)
 	case sandbox.KindBusy:
-		if strings.Contains(ce.Message, "memory_budget_mib") { // the server's budget, named already
+		if spentBudget(ce) { // the server's budget, named already
 			return ""
 		}
 		keys = "max_instances or max_queue"
@@ -140,7 +178,8 @@ func rateLimit(plugin string, limiter *tokenBucket) Middleware {
 		return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
 			if !hostInitiated(export) && !limiter.take() {
 				return nil, &host.CallError{Reason: reasonRateLimited, Message: fmt.Sprintf(
-					"more than %g calls per second (calls_per_second of [plugins.%s]); try again shortly", limiter.rate, plugin)}
+					"more than %g calls per second (calls_per_second of [plugins.%s]); try again shortly", limiter.rate, plugin),
+					Outcome: "rate_limited"}
 			}
 			return next.Call(ctx, export, input)
 		}}

@@ -77,7 +77,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	fail() // the third within the window
 	_, err := b.allow()
 	var ce *host.CallError
-	if !errors.As(err, &ce) || ce.Reason != reasonUnavailable || !strings.Contains(err.Error(),
+	if !errors.As(err, &ce) || ce.Reason != reasonUnavailable || ce.Outcome != "breaker_open" || !strings.Contains(err.Error(),
 		"circuit breaker open after repeated failures (last: plugin trapped: boom); calls fail at once until a probe succeeds: next probe in 1s") {
 		t.Fatalf("open breaker: %v", err)
 	}
@@ -184,7 +184,7 @@ func TestRateLimitAnswersAtOnce(t *testing.T) {
 	start := time.Now()
 	_, err := limited.Call(t.Context(), abi.ExportCallTool, nil)
 	var ce *host.CallError
-	if !errors.As(err, &ce) || ce.Reason != reasonRateLimited ||
+	if !errors.As(err, &ce) || ce.Reason != reasonRateLimited || ce.Outcome != "rate_limited" ||
 		ce.Message != "more than 0.001 calls per second (calls_per_second of [plugins.slow]); try again shortly" {
 		t.Errorf("second call: %#v", err)
 	}
@@ -211,9 +211,9 @@ func TestEngineErrorsCarryTheSandboxKind(t *testing.T) {
 	}
 	c, _ := chain("p", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
 	for export, want := range map[string]host.CallError{
-		"own":  {Own: true, Reason: "plugin error", Message: "mine"},
-		"trap": {Reason: "plugin trapped", Message: "boom"},
-		"gone": {Reason: "plugin call canceled", Message: "x", Canceled: true},
+		"own":  {Own: true, Reason: "plugin error", Message: "mine", Outcome: "plugin_error"},
+		"trap": {Reason: "plugin trapped", Message: "boom", Outcome: "trap"},
+		"gone": {Reason: "plugin call canceled", Message: "x", Canceled: true, Outcome: "canceled"},
 	} {
 		_, err := c.Call(t.Context(), export, nil)
 		var ce *host.CallError
@@ -355,5 +355,27 @@ func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: %v\nwant %s", export, err, want)
 		}
+	}
+}
+
+// Each way a sandbox call fails has an outcome of its own for the metrics
+// (host.PluginCall); a spent memory budget is told apart from a full queue,
+// though both are the sandbox's KindBusy.
+func TestEngineErrorsNameTheOutcome(t *testing.T) {
+	for kind, want := range map[sandbox.ErrorKind]string{
+		sandbox.KindPlugin: "plugin_error", sandbox.KindTrap: "trap", sandbox.KindTimeout: "timeout",
+		sandbox.KindCanceled: "canceled", sandbox.KindInputTooLarge: "input_too_large",
+		sandbox.KindOutputTooLarge: "output_too_large", sandbox.KindNoExport: "no_export",
+		sandbox.KindMalformedOutput: host.OutcomeMalformedOutput, sandbox.KindOutOfMemory: "out_of_memory",
+	} {
+		if got := callOutcome(&sandbox.CallError{Kind: kind}); got != want {
+			t.Errorf("%v: outcome %q, want %q", kind, got, want)
+		}
+	}
+	if got := callOutcome(&sandbox.CallError{Kind: sandbox.KindBusy, Message: "4 calls running and 64 waiting"}); got != "queue_full" {
+		t.Errorf("a full queue: %q, want queue_full", got)
+	}
+	if got := callOutcome(&sandbox.CallError{Kind: sandbox.KindBusy, Message: "memory_budget_mib = 64 is spent: ..."}); got != "memory_budget" {
+		t.Errorf("a spent budget: %q, want memory_budget", got)
 	}
 }

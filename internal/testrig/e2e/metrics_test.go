@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,7 +61,8 @@ func toolCallSeries(t *testing.T, families map[string]*dto.MetricFamily) map[str
 // token of [telemetry] metrics_token_file; a scrape after a tool call that
 // succeeds, one whose arguments fail the tool's schema (a tool error) and
 // one of a tool that does not exist (the client's mistake, -32602) counts
-// each once, labelled as the MCP semantic conventions say; a 2025-11-25
+// each once, labelled as the MCP semantic conventions say, and the one
+// that reached the plugin as its call, ok; a 2025-11-25
 // session ended with DELETE is counted in the session histogram.
 func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 	token := filepath.Join(t.TempDir(), "metrics-token")
@@ -108,6 +110,14 @@ func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 		if got[k] != n {
 			t.Errorf("tools/call {%s}: %d, want %d (all: %v)", k, got[k], n, got)
 		}
+	}
+	// Of the three, one reached the plugin: the host refused the others.
+	calls := map[string]uint64{}
+	for _, m := range families["mcphost_plugin_call_duration_seconds"].GetMetric() {
+		calls[promtest.Labels(m)] += m.GetHistogram().GetSampleCount()
+	}
+	if want := map[string]uint64{"export=call_tool,outcome=ok,plugin=tools": 1}; !maps.Equal(calls, want) {
+		t.Errorf("plugin calls %v, want %v", calls, want)
 	}
 	// A 2025-11-25 session (the client above is session-less, on
 	// 2026-07-28) that ends with DELETE: mcp.server.session.duration counts
