@@ -21,13 +21,13 @@ type observed struct {
 }
 
 func (o *observed) PluginCalled(c PluginCall)   { record(&o.mu, &o.calls, c) }
-func (o *observed) pluginCalls() []PluginCall   { return recorded(&o.mu, o.calls) }
+func (o *observed) pluginCalls() []PluginCall   { return recorded(&o.mu, &o.calls) }
 func (o *observed) SessionEnded(s EndedSession) { record(&o.mu, &o.ended, s) }
 func (o *observed) sessionsEnded() []EndedSession {
-	return recorded(&o.mu, o.ended)
+	return recorded(&o.mu, &o.ended)
 }
 func (o *observed) Served(op Operation) { record(&o.mu, &o.ops, op) }
-func (o *observed) all() []Operation    { return recorded(&o.mu, o.ops) }
+func (o *observed) all() []Operation    { return recorded(&o.mu, &o.ops) }
 
 // record appends v to list under mu.
 func record[T any](mu *sync.Mutex, list *[]T, v T) {
@@ -36,11 +36,11 @@ func record[T any](mu *sync.Mutex, list *[]T, v T) {
 	*list = append(*list, v)
 }
 
-// recorded returns a copy of list, read under mu.
-func recorded[T any](mu *sync.Mutex, list []T) []T {
+// recorded returns a copy of *list, read under mu.
+func recorded[T any](mu *sync.Mutex, list *[]T) []T {
 	mu.Lock()
 	defer mu.Unlock()
-	return append([]T(nil), list...)
+	return append([]T(nil), *list...)
 }
 
 // The Observer is told of every request the server answers, once its
