@@ -89,7 +89,7 @@ func TestObserverIsToldOfEveryRequestAnswered(t *testing.T) {
 		{Method: "tools/call", Tool: "bad", ToolError: true},
 		{Method: "tools/call", Tool: "nope", ErrorCode: CodeInvalidParams},
 		{Method: "prompts/get", Prompt: "greet"},
-		{Method: "no/such/method", ErrorCode: CodeMethodNotFound},
+		{Method: MethodOther, ErrorCode: CodeMethodNotFound},
 	}
 	got := rec.all()
 	if len(got) != len(want) {
