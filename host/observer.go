@@ -51,7 +51,9 @@ type EndedSession struct {
 // Operation is a request the server answered, as OpenTelemetry's MCP
 // semantic conventions describe one (docs/observability.md).
 type Operation struct {
-	// Method is the request's JSON-RPC method, e.g. "tools/call".
+	// Method is the request's JSON-RPC method, e.g. "tools/call", or
+	// MethodOther for one the server does not have: a client can send
+	// names without end, and each would be a metric's series.
 	Method string
 	// Tool, Prompt and ResourceURI are what a tools/call, prompts/get or
 	// resources/read (or subscribe) named, as the client named it; empty
@@ -69,6 +71,10 @@ type Operation struct {
 	// ToolError is true for a tools/call whose result has isError set.
 	ToolError bool
 }
+
+// MethodOther is Operation.Method for a method the server does not have
+// (OpenTelemetry's fallback value).
+const MethodOther = "_OTHER"
 
 // The transports of SessionOptions.Transport.
 const (

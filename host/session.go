@@ -242,12 +242,14 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, batch *sync.WaitGroup) []byte {
 	start := time.Now()
 	var p params
+	observed := m.Method
 	refuse := func(rpcErr *RPCError) []byte {
-		c.observe(start, m.Method, e.version(), p, nil, rpcErr)
+		c.observe(start, observed, e.version(), p, nil, rpcErr)
 		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
 	h, rpcErr := e.method(m.Method)
 	if rpcErr != nil {
+		observed = MethodOther // a client may send any name: observers see no more of them
 		return refuse(rpcErr)
 	}
 	if p, rpcErr = h.decode(m.Params); rpcErr != nil {

@@ -113,7 +113,7 @@ func (m *Metrics) Served(op host.Operation) {
 	}
 	transport, protocol := network(op.Transport)
 	var tool, prompt, uri string
-	if m.itemNames {
+	if m.itemNames && op.ErrorCode == 0 { // a refused name may be any the client invented
 		tool, prompt, uri = op.Tool, op.Prompt, op.ResourceURI
 	}
 	m.operation.WithLabelValues(op.Method, errorType, status, operation, op.ProtocolVersion, transport, protocol,
