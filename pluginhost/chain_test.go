@@ -146,6 +146,7 @@ func TestClassify(t *testing.T) {
 		{&sandbox.CallError{Kind: sandbox.KindTimeout}, failure},
 		{&sandbox.CallError{Kind: sandbox.KindOutputTooLarge}, failure},
 		{&sandbox.CallError{Kind: sandbox.KindMalformedOutput}, failure},
+		{&sandbox.CallError{Kind: sandbox.KindDenied}, failure},
 		{&sandbox.CallError{Kind: sandbox.KindCanceled}, neutral},
 		{&sandbox.CallError{Kind: sandbox.KindBusy}, neutral},
 		{errors.New("plugin closed"), neutral},
@@ -324,6 +325,25 @@ func TestEitherNameOfElicitationCompleteGrantsBoth(t *testing.T) {
 	}
 }
 
+// TestHostFunctionsNotGrantedAreMarkedDenied: a function the plugin is not
+// granted, or that this mcphost lacks, is marked Denied, for the sandbox's
+// Observer to count its calls as denials; a granted one is not.
+func TestHostFunctionsNotGrantedAreMarkedDenied(t *testing.T) {
+	impl := map[string]host.HostFunc{
+		abi.HostCreateMessage:    func(context.Context, []byte) ([]byte, error) { return nil, nil },
+		abi.HostCreateElicitation: func(context.Context, []byte) ([]byte, error) { return nil, nil },
+	}
+	fns := hostFunctions("p", []string{abi.HostCreateMessage, abi.HostListRoots}, impl)
+	if len(fns) == 0 {
+		t.Fatal("no host functions")
+	}
+	for _, f := range fns {
+		if want := f.Name != abi.HostCreateMessage; f.Denied != want {
+			t.Errorf("%s: Denied = %v, want %v", f.Name, f.Denied, want)
+		}
+	}
+}
+
 // TestEngineErrorsNameTheSettingToChange: an error that a limit caused
 // names the key of the plugin's table that would raise it.
 func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
@@ -338,8 +358,10 @@ func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
 		"big":     fail(sandbox.KindOutputTooLarge, "output of 9 bytes exceeds the limit of 8"),
 		"input":   fail(sandbox.KindInputTooLarge, "input of 9 bytes exceeds the limit of 8"),
 		"queue":   fail(sandbox.KindBusy, "4 calls running and 64 waiting"),
-		"budget":  fail(sandbox.KindBusy, "memory_budget_mib = 64 is spent: ..."),
 		"crashed": fail(sandbox.KindTrap, "wasm error: unreachable"),
+		"budget": func(context.Context, []byte) ([]byte, error) {
+			return nil, &sandbox.CallError{Kind: sandbox.KindBusy, SpentBudget: true, Message: "memory_budget_mib = 64 is spent: ..."}
+		},
 	}
 	c, _ := chain("notes", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
 	for export, want := range map[string]string{
@@ -367,6 +389,7 @@ func TestEngineErrorsNameTheOutcome(t *testing.T) {
 		sandbox.KindCanceled: "canceled", sandbox.KindInputTooLarge: "input_too_large",
 		sandbox.KindOutputTooLarge: "output_too_large", sandbox.KindNoExport: "no_export",
 		sandbox.KindMalformedOutput: host.OutcomeMalformedOutput, sandbox.KindOutOfMemory: "out_of_memory",
+		sandbox.KindDenied: "denied",
 	} {
 		if got := callOutcome(&sandbox.CallError{Kind: kind}); got != want {
 			t.Errorf("%v: outcome %q, want %q", kind, got, want)
@@ -375,7 +398,7 @@ func TestEngineErrorsNameTheOutcome(t *testing.T) {
 	if got := callOutcome(&sandbox.CallError{Kind: sandbox.KindBusy, Message: "4 calls running and 64 waiting"}); got != "queue_full" {
 		t.Errorf("a full queue: %q, want queue_full", got)
 	}
-	if got := callOutcome(&sandbox.CallError{Kind: sandbox.KindBusy, Message: "memory_budget_mib = 64 is spent: ..."}); got != "memory_budget" {
+	if got := callOutcome(&sandbox.CallError{Kind: sandbox.KindBusy, SpentBudget: true, Message: "no room"}); got != "memory_budget" {
 		t.Errorf("a spent budget: %q, want memory_budget", got)
 	}
 }

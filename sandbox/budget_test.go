@@ -148,6 +148,9 @@ func TestBudgetWaitsThenRefuses(t *testing.T) {
 	}
 	for _, err := range []error{err, errNow} {
 		ce := wantKind(t, err, KindBusy)
+		if !ce.SpentBudget {
+			t.Error("a call refused for the budget is not told apart from a full queue: SpentBudget is false")
+		}
 		for _, want := range []string{fmt.Sprintf("memory_budget_mib = %d is spent", budget), "sleeper 1 ("} {
 			if !strings.Contains(ce.Message, want) {
 				t.Errorf("error %q lacks %q", ce.Message, want)

@@ -13,8 +13,9 @@ const (
 	// KindPlugin: the export failed on its own terms, by returning a
 	// non-zero status or setting an error with error_set.
 	KindPlugin ErrorKind = iota + 1
-	// KindTrap: the plugin crashed: a wasm trap, a panic, running out of
-	// memory, exiting, or a denied capability such as a forbidden HTTP host.
+	// KindTrap: the plugin crashed: a wasm trap, a panic, exiting, or a
+	// host function that stopped the call (a block over its cap, too many
+	// host calls a second).
 	KindTrap
 	// KindTimeout: the call ran past Limits.Timeout or the caller's deadline.
 	KindTimeout
@@ -25,7 +26,8 @@ const (
 	// KindOutputTooLarge: the output exceeded Limits.MaxOutputBytes.
 	KindOutputTooLarge
 	// KindBusy: every instance was in use and the queue was full, or the
-	// Engine's memory budget had no room for a new instance.
+	// Engine's memory budget had no room for a new instance
+	// (CallError.SpentBudget).
 	KindBusy
 	// KindNoExport: the plugin has no such export.
 	KindNoExport
@@ -34,6 +36,11 @@ const (
 	// KindOutOfMemory: the plugin crashed for want of memory, having used
 	// up its Limits.MemoryMiB.
 	KindOutOfMemory
+	// KindDenied: the plugin's grants refused what it asked for, and that
+	// stopped the call: an HTTP request to a host, port, scheme or address
+	// its allowed_hosts do not grant, under Extism's contract, which fails
+	// the call rather than answer the plugin.
+	KindDenied
 )
 
 // Sentinels matching CallErrors of each kind with errors.Is.
@@ -48,6 +55,7 @@ var (
 	ErrNoExport        = errors.New("no such plugin export")
 	ErrMalformedOutput = errors.New("plugin output malformed")
 	ErrOutOfMemory     = errors.New("plugin ran out of memory")
+	ErrDenied          = errors.New("denied by the plugin's grants")
 )
 
 // ErrClosed is returned by calls on a closed Plugin.
@@ -64,6 +72,7 @@ var kindErrors = [...]error{
 	KindNoExport:        ErrNoExport,
 	KindMalformedOutput: ErrMalformedOutput,
 	KindOutOfMemory:     ErrOutOfMemory,
+	KindDenied:          ErrDenied,
 }
 
 // sentinel returns the sentinel error of k, nil for an unknown kind.
@@ -89,6 +98,10 @@ type CallError struct {
 	Export  string
 	Kind    ErrorKind
 	Message string
+	// SpentBudget is true for a KindBusy call that found the Engine's
+	// memory budget without room for a new instance, false for one that
+	// found every instance busy and the queue full.
+	SpentBudget bool
 }
 
 // Error implements the error interface.

@@ -31,6 +31,9 @@ type HostFunction struct {
 	// Fn fails, instead of abi.HostFunctionError (hyper-mcp's functions
 	// that answer null or nothing); the error is then logged.
 	Failure []byte
+	// Denied marks a function the plugin is not granted: Fn only says so.
+	// An Observer counts its calls as denials.
+	Denied bool
 }
 
 // toExtism returns f as an Extism host function that logs to logger and

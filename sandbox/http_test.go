@@ -47,14 +47,21 @@ func httpGet(t *testing.T, p *Plugin, url string) (string, error) {
 	return string(out), err
 }
 
-// wantRefused checks that err is a trap whose message contains want.
+// wantRefused checks that the plugin's grants refused a request and that
+// stopped the call: err is KindDenied, with a message that contains want.
 func wantRefused(t *testing.T, what string, err error, want string) {
 	t.Helper()
+	wantFailed(t, what, err, KindDenied, want)
+}
+
+// wantFailed checks that err is of kind and its message contains want.
+func wantFailed(t *testing.T, what string, err error, kind ErrorKind, want string) {
+	t.Helper()
 	if err == nil {
-		t.Errorf("%s: request went through; want it refused with %q", what, want)
+		t.Errorf("%s: request went through; want it to fail with %q", what, want)
 		return
 	}
-	if ce := wantKind(t, err, KindTrap); !strings.Contains(ce.Message, want) {
+	if ce := wantKind(t, err, kind); !strings.Contains(ce.Message, want) {
 		t.Errorf("%s: got %q, want it to contain %q", what, ce.Message, want)
 	}
 }
@@ -175,7 +182,7 @@ func TestHTTPSizeAndTimeCaps(t *testing.T) {
 		}
 	}))
 	_, err := httpGet(t, load(t, "guest", grantHosts("127.0.0.1:"+big.port)), big.URL)
-	wantRefused(t, "response over the cap", err, "failed: the response body exceeds the limit of 16777216 bytes (16 MiB) on HTTP responses")
+	wantFailed(t, "response over the cap", err, KindTrap, "failed: the response body exceeds the limit of 16777216 bytes (16 MiB) on HTTP responses")
 
 	release := make(chan struct{})
 	slow := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -259,7 +266,7 @@ func TestDeniedHTTPRequestsSayWhichGrantWouldAllowThem(t *testing.T) {
 	t.Parallel()
 	_, err := httpGet(t, load(t, "guest", grantHosts("example.com")), "http://api.example.org/v1")
 	wantRefused(t, "a host not granted", err, `HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin guest (add "api.example.org" to allowed_hosts in [plugins.guest])`)
-	if ce := wantKind(t, err, KindTrap); strings.Contains(ce.Message, "wasm stack trace") || strings.Contains(ce.Message, "\n") {
+	if ce := wantKind(t, err, KindDenied); strings.Contains(ce.Message, "wasm stack trace") || strings.Contains(ce.Message, "\n") {
 		t.Errorf("the refusal carries a stack trace: %q", ce.Message)
 	}
 }
@@ -284,11 +291,13 @@ func pdkFetch(t *testing.T, p *Plugin, url string) string {
 // under and the message that says why; PLUGIN in want stands for the
 // plugin's name.
 type httpFailure struct {
-	name         string
-	url          string
-	hosts        []string
-	allowPrivate bool
-	want         string
+	name  string
+	url   string
+	hosts []string
+	// kind is the kind of the failure of a call the request stops:
+	// KindDenied when the grants refuse it, KindTrap when it fails.
+	kind ErrorKind
+	want string
 }
 
 // httpFailures returns a request that fails for each reason a request can
@@ -316,23 +325,23 @@ func httpFailures(t *testing.T) (_ []httpFailure, unreached func() int32) {
 
 	tp := target.port
 	return []httpFailure{
-		{"host not granted", "http://api.example.org/v1", []string{"example.com"}, false,
+		{"host not granted", "http://api.example.org/v1", []string{"example.com"}, KindDenied,
 			`HTTP request to 'http://api.example.org/v1' is not allowed: host api.example.org is not in the allowed_hosts of plugin PLUGIN (add "api.example.org" to allowed_hosts in [plugins.PLUGIN])`},
-		{"port not granted", target.URL, []string{"127.0.0.1"}, false,
+		{"port not granted", target.URL, []string{"127.0.0.1"}, KindDenied,
 			`HTTP request to '` + target.URL + `' is not allowed: port ` + tp + ` of 127.0.0.1 is not in the allowed_hosts of plugin PLUGIN (add "127.0.0.1:` + tp + `" to allowed_hosts in [plugins.PLUGIN])`},
-		{"scheme not granted", target.URL, []string{"https://127.0.0.1:" + tp}, false,
+		{"scheme not granted", target.URL, []string{"https://127.0.0.1:" + tp}, KindDenied,
 			`HTTP request to '` + target.URL + `' is not allowed: http to 127.0.0.1:` + tp + ` is not in the allowed_hosts of plugin PLUGIN (add "http://127.0.0.1:` + tp + `" to allowed_hosts in [plugins.PLUGIN])`},
-		{"private address", target.URL, []string{"*:*"}, false,
+		{"private address", target.URL, []string{"*:*"}, KindDenied,
 			`HTTP request to '` + target.URL + `' is not allowed: address 127.0.0.1 is a loopback address: plugin PLUGIN may not connect to it (set allow_private_network = true in [plugins.PLUGIN], or add "127.0.0.1:` + tp + `" to its allowed_hosts)`},
-		{"redirect to a host not granted", redirect.URL, []string{"127.0.0.1:" + redirect.port}, false,
+		{"redirect to a host not granted", redirect.URL, []string{"127.0.0.1:" + redirect.port}, KindDenied,
 			`HTTP request to '` + redirect.URL + `' is not allowed: redirect to http://api.example.org/: host api.example.org is not in the allowed_hosts of plugin PLUGIN (add "api.example.org" to allowed_hosts in [plugins.PLUGIN])`},
-		{"invalid URL", "http://[::1", []string{"*:*"}, false,
+		{"invalid URL", "http://[::1", []string{"*:*"}, KindTrap,
 			`HTTP request to 'http://[::1' failed: invalid URL: missing ']' in host`},
-		{"connection refused", "http://127.0.0.1:" + closedPort + "/", []string{"127.0.0.1:" + closedPort}, false,
+		{"connection refused", "http://127.0.0.1:" + closedPort + "/", []string{"127.0.0.1:" + closedPort}, KindTrap,
 			`HTTP request to 'http://127.0.0.1:` + closedPort + `/' failed: could not connect: dial tcp 127.0.0.1:` + closedPort + `: connect: connection refused`},
-		{"TLS error", tlsServer.URL, []string{"127.0.0.1:" + tlsPort}, false,
+		{"TLS error", tlsServer.URL, []string{"127.0.0.1:" + tlsPort}, KindTrap,
 			`HTTP request to '` + tlsServer.URL + `' failed: TLS error: tls: failed to verify certificate: x509: certificate signed by unknown authority`},
-		{"response too large", big.URL, []string{"127.0.0.1:" + big.port}, false,
+		{"response too large", big.URL, []string{"127.0.0.1:" + big.port}, KindTrap,
 			`HTTP request to '` + big.URL + `' failed: the response body exceeds the limit of 16777216 bytes (16 MiB) on HTTP responses`},
 	}, target.hits.Load
 }
@@ -381,7 +390,7 @@ func TestHTTPFailuresFailExtismPDKCalls(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			p := load(t, "extismfetch", grantHosts(f.hosts...))
 			_, err := p.Call(t.Context(), "http", []byte(f.url))
-			if ce := wantKind(t, err, KindTrap); ce.Message != strings.ReplaceAll(f.want, "PLUGIN", "extismfetch") {
+			if ce := wantKind(t, err, f.kind); ce.Message != strings.ReplaceAll(f.want, "PLUGIN", "extismfetch") {
 				t.Errorf("got  %q\nwant %q", ce.Message, strings.ReplaceAll(f.want, "PLUGIN", "extismfetch"))
 			}
 		})

@@ -65,6 +65,9 @@ type Options struct {
 	// must give the bytes the plugin was loaded from, or fail; a failure
 	// fails the call that needed the build, and the next call tries again.
 	Reread func() ([]byte, error)
+	// Observer, when set, is told of every call, host function call and
+	// HTTP request the plugin makes.
+	Observer Observer
 }
 
 // Limits bounds what a plugin may consume. A zero field takes its default;

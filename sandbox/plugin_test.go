@@ -220,7 +220,9 @@ func TestBusy(t *testing.T) {
 	poll.Until(t, 10*time.Second, "a call waits in the queue", func() bool { return p.pool.waiting.Load() == 1 })
 
 	_, err := p.Call(t.Context(), "call_wait", nil)
-	wantKind(t, err, KindBusy)
+	if wantKind(t, err, KindBusy).SpentBudget {
+		t.Error("a full queue is reported as a spent memory budget")
+	}
 	if !errors.Is(err, ErrBusy) {
 		t.Error("not ErrBusy")
 	}

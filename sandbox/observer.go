@@ -1,0 +1,30 @@
+package sandbox
+
+import "time"
+
+// Observer is told what a plugin does, for metrics (Options.Observer). Its
+// methods run on the goroutine of the plugin's call and must be quick.
+type Observer interface {
+	// Called is told of each call of an export once it ended.
+	Called(c CallReport)
+	// HostCalled is told of each call the plugin made of a host function
+	// of abi.HostModule; denied when the plugin is not granted the
+	// function (HostFunction.Denied).
+	HostCalled(function string, denied bool)
+	// Requested is told of each HTTP request the plugin made: rule is the
+	// allowed_hosts entry, as granted, that matched its URL ("" when none
+	// did); denied when the grants refused it or a redirect it led to.
+	Requested(rule string, denied bool)
+}
+
+// CallReport is a call of a plugin's export, as an Observer is told of it.
+type CallReport struct {
+	Export string
+	// Wait is how long the call waited before it ran: for the plugin's
+	// build, for room in the memory budget, for an instance.
+	Wait time.Duration
+	// Run is how long it ran on an instance.
+	Run time.Duration
+	// Kind is the kind of its error; zero when it succeeded.
+	Kind ErrorKind
+}
