@@ -184,7 +184,7 @@ func classify(err error) (outcome, string) {
 	}
 	var ce *sandbox.CallError
 	switch sandbox.KindOf(err) {
-	case sandbox.KindTrap, sandbox.KindOutOfMemory, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
+	case sandbox.KindTrap, sandbox.KindDenied, sandbox.KindOutOfMemory, sandbox.KindTimeout, sandbox.KindOutputTooLarge, sandbox.KindMalformedOutput:
 		// The words a client reads, without the sandbox's own prefix
 		// (package, plugin, export): the refusal quotes them.
 		if errors.As(err, &ce) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -104,7 +103,7 @@ func callOutcome(ce *sandbox.CallError) string {
 	case sandbox.KindOutputTooLarge:
 		return "output_too_large"
 	case sandbox.KindBusy:
-		if spentBudget(ce) {
+		if ce.SpentBudget {
 			return "memory_budget"
 		}
 		return "queue_full"
@@ -114,14 +113,10 @@ func callOutcome(ce *sandbox.CallError) string {
 		return host.OutcomeMalformedOutput
 	case sandbox.KindOutOfMemory:
 		return "out_of_memory"
+	case sandbox.KindDenied:
+		return "denied"
 	}
 	return host.OutcomeError
-}
-
-// spentBudget reports whether a busy call found the server's memory budget
-// spent, rather than every instance busy and the queue full.
-func spentBudget(ce *sandbox.CallError) bool {
-	return strings.Contains(ce.Message, "memory_budget_mib")
 }
 
 // raise says which setting of plugin's table would raise the limit that
@@ -138,7 +133,7 @@ func raise(ce *sandbox.CallError, plugin string) string {
 	case sandbox.KindInputTooLarge:
 		return "; the input may take half of memory_mib: raise memory_mib" + inTable(plugin)
 	case sandbox.KindBusy:
-		if spentBudget(ce) { // the server's budget, named already
+		if ce.SpentBudget { // the server's budget, named already
 			return ""
 		}
 		keys = "max_instances or max_queue"

@@ -330,7 +330,7 @@ func TestEitherNameOfElicitationCompleteGrantsBoth(t *testing.T) {
 // Observer to count its calls as denials; a granted one is not.
 func TestHostFunctionsNotGrantedAreMarkedDenied(t *testing.T) {
 	impl := map[string]host.HostFunc{
-		abi.HostCreateMessage:    func(context.Context, []byte) ([]byte, error) { return nil, nil },
+		abi.HostCreateMessage:     func(context.Context, []byte) ([]byte, error) { return nil, nil },
 		abi.HostCreateElicitation: func(context.Context, []byte) ([]byte, error) { return nil, nil },
 	}
 	fns := hostFunctions("p", []string{abi.HostCreateMessage, abi.HostListRoots}, impl)

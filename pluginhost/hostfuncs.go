@@ -23,9 +23,9 @@ func hostFunctions(plugin string, granted []string, impl map[string]host.HostFun
 		fn, ok := impl[name]
 		switch {
 		case !isGranted(granted, name):
-			f.Fn = denied(fmt.Sprintf("host function %s is not granted to plugin %s (add it to host_functions in [plugins.%s])", name, plugin, plugin))
+			f.Fn, f.Denied = denied(fmt.Sprintf("host function %s is not granted to plugin %s (add it to host_functions in [plugins.%s])", name, plugin, plugin)), true
 		case !ok:
-			f.Fn = denied(fmt.Sprintf("host function %s is not supported by this version of mcphost", name))
+			f.Fn, f.Denied = denied(fmt.Sprintf("host function %s is not supported by this version of mcphost", name)), true
 		default:
 			f.Fn = fn
 		}

@@ -22,6 +22,9 @@ type callState struct {
 	output struct{ offset, length uint64 }
 	// kernel is the instance's kernel functions (kernel.go).
 	kernel *kernelFunctions
+	// denied is set when the plugin's grants refused a request and that
+	// stops the call (kernel.httpRequest): its trap is KindDenied.
+	denied bool
 
 	mu     sync.Mutex
 	tokens float64

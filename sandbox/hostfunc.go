@@ -36,9 +36,10 @@ type HostFunction struct {
 	Denied bool
 }
 
-// toExtism returns f as an Extism host function that logs to logger and
-// refuses inputs of more than maxInput bytes (Limits.MaxOutputBytes).
-func (f HostFunction) toExtism(logger *slog.Logger, maxInput int) extism.HostFunction {
+// toExtism returns f as an Extism host function that logs to logger,
+// refuses inputs of more than maxInput bytes (Limits.MaxOutputBytes) and
+// tells observer, when not nil, of each call.
+func (f HostFunction) toExtism(logger *slog.Logger, maxInput int, observer Observer) extism.HostFunction {
 	var params, results []extism.ValueType
 	if f.Input {
 		params = []extism.ValueType{extism.ValueTypePTR}
@@ -50,6 +51,9 @@ func (f HostFunction) toExtism(logger *slog.Logger, maxInput int) extism.HostFun
 		state := callStateFrom(ctx)
 		if err := state.takeHostCall(f.Name); err != nil {
 			panic(err) // stops the call: a trap
+		}
+		if observer != nil {
+			observer.HostCalled(f.Name, f.Denied)
 		}
 		var input []byte
 		if f.Input {
@@ -106,8 +110,9 @@ func errorEnvelope(err error) []byte {
 
 // hostFunctions checks fns and that they provide every function info
 // imports from abi.HostModule, and returns them as Extism host functions
-// whose inputs may take up to maxInput bytes.
-func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger, maxInput int) ([]extism.HostFunction, error) {
+// whose inputs may take up to maxInput bytes, which tell observer of their
+// calls.
+func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger, maxInput int, observer Observer) ([]extism.HostFunction, error) {
 	out := make([]extism.HostFunction, 0, len(fns))
 	provided := make(map[string]bool, len(fns))
 	for _, f := range fns {
@@ -120,7 +125,7 @@ func hostFunctions(info *Info, fns []HostFunction, logger *slog.Logger, maxInput
 			return nil, fmt.Errorf("host function %s defined twice", f.Name)
 		}
 		provided[f.Name] = true
-		out = append(out, f.toExtism(logger, maxInput))
+		out = append(out, f.toExtism(logger, maxInput, observer))
 	}
 	for _, name := range info.HostImports() {
 		if !provided[name] {

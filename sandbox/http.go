@@ -264,14 +264,9 @@ func (pol *netPolicy) denied(what, scheme, host, port string, withScheme bool) *
 // checkURL returns why the plugin may not request u (a *deniedError), or
 // nil.
 func (pol *netPolicy) checkURL(u *url.URL) error {
-	scheme := strings.ToLower(u.Scheme)
+	scheme, host, port := target(u)
 	if scheme != "http" && scheme != "https" {
 		return &deniedError{fmt.Sprintf("scheme %q is not allowed (only http and https)", u.Scheme)}
-	}
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		port = defaultPort(scheme)
 	}
 	hostOK, portOK := false, false
 	for _, r := range pol.rules {
@@ -290,6 +285,29 @@ func (pol *netPolicy) checkURL(u *url.URL) error {
 		return pol.denied("port "+port+" of "+host, scheme, host, port, false)
 	}
 	return pol.denied(scheme+" to "+net.JoinHostPort(host, port), scheme, host, port, true)
+}
+
+// rule returns the allowed_hosts entry, as granted, that grants u, "" when
+// none does.
+func (pol *netPolicy) rule(u *url.URL) string {
+	scheme, host, port := target(u)
+	for _, r := range pol.rules {
+		if r.matches(scheme, host, port) {
+			return r.text
+		}
+	}
+	return ""
+}
+
+// target returns the scheme and host of u in lower case, and its port, the
+// scheme's default when it names none: what a rule matches.
+func target(u *url.URL) (scheme, host, port string) {
+	scheme = strings.ToLower(u.Scheme)
+	port = u.Port()
+	if port == "" {
+		port = defaultPort(scheme)
+	}
+	return scheme, strings.ToLower(u.Hostname()), port
 }
 
 // schemeOr returns the rule's scheme, or scheme when the rule has none.

@@ -194,6 +194,8 @@ type kernel struct {
 	// requests and their bodies (keys and variables have bounds of their
 	// own).
 	maxBlock int
+	// observer is Options.Observer, told of each request; nil for none.
+	observer Observer
 }
 
 // functions returns the kernel functions the sandbox serves, in
@@ -379,6 +381,9 @@ func (k *kernel) httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stac
 	status, body, err := k.send(ctx, cp, stack[0], stack[1], plugin.MaxHttpResponseBytes)
 	if err != nil {
 		if !k.httpErrors {
+			if state := callStateFrom(ctx); state != nil && err.denied {
+				state.denied = true
+			}
 			panic(err)
 		}
 		logRequestError(ctx, err)
@@ -398,6 +403,22 @@ func (k *kernel) send(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, 
 	if rerr != nil {
 		return 0, nil, rerr
 	}
+	status, out, rerr := k.do(req, maxResponse)
+	k.requested(req.URL, rerr != nil && rerr.denied)
+	return status, out, rerr
+}
+
+// requested tells the observer, if any, of a request to u, and whether the
+// grants refused it.
+func (k *kernel) requested(u *url.URL, denied bool) {
+	if k.observer != nil {
+		k.observer.Requested(k.net.rule(u), denied)
+	}
+}
+
+// do sends req with the plugin's client and reads at most maxResponse
+// bytes of the response's body.
+func (k *kernel) do(req *http.Request, maxResponse int64) (int, []byte, *requestError) {
 	resp, err := k.net.client.Do(req)
 	if err != nil {
 		return 0, nil, describeFailure(req.URL.Redacted(), err)
@@ -433,6 +454,7 @@ func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOf
 		return nil, &requestError{msg: fmt.Sprintf("HTTP request to '%s' failed: invalid URL: %v", request.Url, urlCause(err))}
 	}
 	if err := k.net.checkURL(u); err != nil {
+		k.requested(u, true)
 		return nil, describeFailure(u.Redacted(), err)
 	}
 	var body io.Reader

@@ -36,6 +36,7 @@ type Plugin struct {
 	engine       *Engine
 	net          *netPolicy
 	interpret    bool // on wazero's interpreter (Options.Interpret)
+	observer     Observer
 
 	// buildMu guards the build: the module as given (unless reread gives
 	// it at each build) and the host functions it is compiled with, and
@@ -179,11 +180,11 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 		logger = slog.New(redactHandler{next: logger.Handler(), r: redact})
 	}
 	logger = logger.With(slog.String("plugin", name))
-	hostFns, err := hostFunctions(info, opts.HostFunctions, logger, limits.MaxOutputBytes)
+	hostFns, err := hostFunctions(info, opts.HostFunctions, logger, limits.MaxOutputBytes, opts.Observer)
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes}
+	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes, observer: opts.Observer}
 	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
 	p := &Plugin{
 		name:         name,
@@ -200,6 +201,7 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 		reread:       opts.Reread,
 		hostFns:      hostFns,
 		net:          pol,
+		observer:     opts.Observer,
 	}
 	if p.reread != nil && e.code.releasable() {
 		p.idle.unloadable = true
@@ -554,6 +556,19 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 // instance of another owner is closed when a new one would exceed
 // MaxInstances. The owner "" is Call's: such calls share instances.
 func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte) ([]byte, error) {
+	if p.observer == nil {
+		return p.callAs(ctx, owner, export, input, nil)
+	}
+	start := time.Now()
+	var run time.Duration
+	out, err := p.callAs(ctx, owner, export, input, &run)
+	p.observer.Called(CallReport{Export: export, Wait: time.Since(start) - run, Run: run, Kind: KindOf(err)})
+	return out, err
+}
+
+// callAs is CallAs, which adds the time the call ran on an instance to
+// *ran unless ran is nil.
+func (p *Plugin) callAs(ctx context.Context, owner, export string, input []byte, ran *time.Duration) ([]byte, error) {
 	if !p.info.HasExport(export) {
 		return nil, p.callError(export, KindNoExport, "the plugin has no export "+export)
 	}
@@ -571,7 +586,7 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	if err := p.build(ctx, p.pool.queue > 0); err != nil {
 		var spent *budgetError
 		if errors.As(err, &spent) {
-			return nil, p.callError(export, KindBusy, spent.msg)
+			return nil, p.budgetError(export, spent)
 		}
 		return nil, fmt.Errorf("sandbox: plugin %s: %w", p.name, err)
 	}
@@ -582,7 +597,14 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 		if err != nil {
 			return nil, err
 		}
+		var started time.Time
+		if ran != nil {
+			started = time.Now()
+		}
 		out, cerr := p.run(ctx, inst, export, input)
+		if ran != nil {
+			*ran += time.Since(started)
+		}
 		// A call whose context ended may have closed the instance even if
 		// it returned first.
 		// An instance that wrote malformed output may be in any state: it
@@ -611,7 +633,7 @@ func (p *Plugin) acquire(ctx context.Context, owner, export string) (*instance, 
 	var spent *budgetError // on the heap: not made for a call that got an instance
 	switch {
 	case errors.As(err, &spent):
-		return nil, p.callError(export, KindBusy, spent.msg)
+		return nil, p.budgetError(export, spent)
 	case errors.Is(err, errQueueFull):
 		return nil, p.callError(export, KindBusy, fmt.Sprintf(
 			"%d calls running and %d waiting", p.limits.MaxInstances, p.limits.MaxQueue))
@@ -653,6 +675,8 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 		return nil, p.ctxError(export, ctx)
 	case err != nil && err.Error() == errExited.Message:
 		return nil, errExited
+	case err != nil && state.denied:
+		return nil, p.callError(export, KindDenied, p.trapMessage(export, err))
 	// The sandbox serves error_set, so Extism never sees an error the
 	// plugin set: any error it reports comes from wazero, the instance
 	// crashed.
@@ -721,6 +745,14 @@ func (p *Plugin) explainTrap(export string, err error, said string) (ErrorKind, 
 // callError returns a CallError of the plugin.
 func (p *Plugin) callError(export string, kind ErrorKind, msg string) *CallError {
 	return &CallError{Plugin: p.name, Export: export, Kind: kind, Message: p.redacted(msg)}
+}
+
+// budgetError is the error of a call that found no room in the memory
+// budget for a new instance.
+func (p *Plugin) budgetError(export string, spent *budgetError) *CallError {
+	ce := p.callError(export, KindBusy, spent.msg)
+	ce.SpentBudget = true
+	return ce
 }
 
 // ctxError is the error of a call whose context ended: a timeout when its
