@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,4 +163,10 @@ func (m *Metrics) Handler(token string) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// Sandbox returns the sandbox Observer of the plugin name
+// (sandbox.Options.Observer).
+func (m *Metrics) Sandbox(plugin string) sandbox.Observer {
+	return nil
 }

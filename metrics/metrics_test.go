@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testrig/promtest"
+	"github.com/mcphost/mcphost/sandbox"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -180,5 +181,73 @@ func wantSeries(t *testing.T, got, want map[string]uint64) {
 	t.Helper()
 	if !maps.Equal(got, want) {
 		t.Errorf("series (labels: samples)\n  %v\nwant\n  %v", got, want)
+	}
+}
+
+// counters returns the value of each series of a counter family, named by
+// its labels as series names them.
+func counters(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]float64 {
+	t.Helper()
+	f := families[name]
+	if f == nil {
+		t.Fatalf("no %s in the scrape", name)
+	}
+	out := map[string]float64{}
+	for _, m := range f.GetMetric() {
+		out[promtest.Labels(m)] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// A plugin's sandbox reports each call's wait for an instance apart from
+// its run, in buckets fine enough for calls of a fraction of a
+// millisecond; its host function calls by function, allowed or denied;
+// its HTTP requests by the allowed_hosts entry that granted them, or
+// denied.
+func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
+	m := New(Options{})
+	notes := m.Sandbox("notes")
+	notes.Called(sandbox.CallReport{Export: "call_tool", Wait: 2 * time.Millisecond, Run: 300 * time.Microsecond})
+	notes.Called(sandbox.CallReport{Export: "call_tool", Run: 50 * time.Millisecond, Kind: sandbox.KindTimeout})
+	notes.Called(sandbox.CallReport{Export: "list_tools", Run: time.Millisecond})
+	notes.HostCalled("create_message", false)
+	notes.HostCalled("create_message", false)
+	notes.HostCalled("list_roots", true)
+	notes.Requested("*.example.com", false)
+	notes.Requested("", true)
+	m.Sandbox("files").Requested("*.example.com", false)
+
+	families := scrape(t, m.Handler(""), "")
+	wantSeries(t, series(t, families, "mcphost_plugin_call_wait_seconds"), map[string]uint64{"plugin=notes": 3})
+	wantSeries(t, series(t, families, "mcphost_plugin_call_run_seconds"), map[string]uint64{
+		"export=call_tool,plugin=notes":  2,
+		"export=list_tools,plugin=notes": 1,
+	})
+	for _, s := range families["mcphost_plugin_call_run_seconds"].GetMetric() {
+		if promtest.Label(s, "export") != "call_tool" {
+			continue
+		}
+		for _, b := range s.GetHistogram().GetBucket() {
+			if b.GetUpperBound() == 0.0005 && b.GetCumulativeCount() != 1 {
+				t.Errorf("the 300µs run is not counted in the bucket up to 0.5 ms: %d", b.GetCumulativeCount())
+			}
+		}
+	}
+	gotHost := counters(t, families, "mcphost_plugin_host_function_calls_total")
+	wantHost := map[string]float64{
+		"function=create_message,outcome=allowed,plugin=notes": 2,
+		"function=list_roots,outcome=denied,plugin=notes":      1,
+	}
+	if !maps.Equal(gotHost, wantHost) {
+		t.Errorf("host function calls %v, want %v", gotHost, wantHost)
+	}
+	gotHTTP := counters(t, families, "mcphost_plugin_http_requests_total")
+	wantHTTP := map[string]float64{
+		"outcome=allowed,plugin=notes,rule=*.example.com": 1,
+		"outcome=denied,plugin=notes":                     1,
+		"outcome=allowed,plugin=files,rule=*.example.com": 1,
+	}
+	if !maps.Equal(gotHTTP, wantHTTP) {
+		t.Errorf("HTTP requests %v, want %v", gotHTTP, wantHTTP)
 	}
 }
