@@ -39,12 +39,21 @@ type Metrics struct {
 	operation *prometheus.HistogramVec
 	session   *prometheus.HistogramVec
 	calls     *prometheus.HistogramVec
+	wait      *prometheus.HistogramVec
+	run       *prometheus.HistogramVec
+	hostCalls *prometheus.CounterVec
+	requests  *prometheus.CounterVec
 	itemNames bool
 }
 
 // durationBuckets are the bucket boundaries, in seconds, that the MCP
 // semantic conventions advise for their duration histograms.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// callBuckets are the bucket boundaries, in seconds, of mcphost's own
+// histograms of plugin calls, which often take a fraction of a
+// millisecond: from 0.1 ms to the conventions' 300 s.
+var callBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
 // operationLabels are the labels of mcp_server_operation_duration_seconds,
 // the attributes of mcp.server.operation.duration.
@@ -69,9 +78,27 @@ func New(opts Options) *Metrics {
 	}, []string{"mcp_protocol_version", "network_transport", "network_protocol_name"})
 	m.calls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "mcphost_plugin_call_duration_seconds",
-		Help:    "Calls of a plugin's exports made for clients' requests, by plugin, export and outcome (ok, tool_error, timeout, trap, out_of_memory, output_too_large, queue_full, memory_budget, rate_limited, breaker_open, ...), from the call to its answer.",
-		Buckets: durationBuckets,
+		Help:    "Calls of a plugin's exports made for clients' requests, by plugin, export and outcome (ok, tool_error, timeout, trap, out_of_memory, output_too_large, queue_full, memory_budget, rate_limited, breaker_open, denied, ...), from the call to its answer.",
+		Buckets: callBuckets,
 	}, []string{"plugin", "export", "outcome"})
+	m.wait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcphost_plugin_call_wait_seconds",
+		Help:    "How long each call the sandbox ran waited before running: for the plugin's build, room in the memory budget, an instance.",
+		Buckets: callBuckets,
+	}, []string{"plugin"})
+	m.run = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "mcphost_plugin_call_run_seconds",
+		Help:    "How long each call the sandbox ran took on its instance, by plugin and export.",
+		Buckets: callBuckets,
+	}, []string{"plugin", "export"})
+	m.hostCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_plugin_host_function_calls_total",
+		Help: "Calls plugins made of mcphost's host functions, by plugin, function and outcome: allowed, or denied when the plugin is not granted the function.",
+	}, []string{"plugin", "function", "outcome"})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_plugin_http_requests_total",
+		Help: "HTTP requests plugins made, by plugin, the allowed_hosts entry that granted the URL (empty when none did) and outcome: allowed, or denied by the plugin's grants.",
+	}, []string{"plugin", "rule", "outcome"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mcphost_build_info",
 		Help: "Always 1: the version of mcphost and of the Go toolchain that built it.",
@@ -81,7 +108,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, m.session, m.calls, build,
+	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -166,7 +193,42 @@ func (m *Metrics) Handler(token string) http.Handler {
 }
 
 // Sandbox returns the sandbox Observer of the plugin name
-// (sandbox.Options.Observer).
+// (sandbox.Options.Observer), which counts every call the sandbox runs,
+// the plugin host's own (listings) included.
 func (m *Metrics) Sandbox(plugin string) sandbox.Observer {
-	return nil
+	this := prometheus.Labels{"plugin": plugin}
+	return &pluginSandbox{
+		wait:     m.wait.With(this),
+		run:      m.run.MustCurryWith(this),
+		hostCall: m.hostCalls.MustCurryWith(this),
+		request:  m.requests.MustCurryWith(this),
+	}
+}
+
+// pluginSandbox records what one plugin's sandbox reports.
+type pluginSandbox struct {
+	wait              prometheus.Observer
+	run               prometheus.ObserverVec
+	hostCall, request *prometheus.CounterVec
+}
+
+func (s *pluginSandbox) Called(c sandbox.CallReport) {
+	s.wait.Observe(c.Wait.Seconds())
+	s.run.WithLabelValues(c.Export).Observe(c.Run.Seconds())
+}
+
+func (s *pluginSandbox) HostCalled(function string, denied bool) {
+	s.hostCall.WithLabelValues(function, allowedOrDenied(denied)).Inc()
+}
+
+func (s *pluginSandbox) Requested(rule string, denied bool) {
+	s.request.WithLabelValues(rule, allowedOrDenied(denied)).Inc()
+}
+
+// allowedOrDenied is the outcome label of a grant's check.
+func allowedOrDenied(denied bool) string {
+	if denied {
+		return "denied"
+	}
+	return "allowed"
 }

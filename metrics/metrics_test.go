@@ -218,7 +218,8 @@ func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
 	m.Sandbox("files").Requested("*.example.com", false)
 
 	families := scrape(t, m.Handler(""), "")
-	wantSeries(t, series(t, families, "mcphost_plugin_call_wait_seconds"), map[string]uint64{"plugin=notes": 3})
+	// A plugin's wait series exists from its load, before any call.
+	wantSeries(t, series(t, families, "mcphost_plugin_call_wait_seconds"), map[string]uint64{"plugin=notes": 3, "plugin=files": 0})
 	wantSeries(t, series(t, families, "mcphost_plugin_call_run_seconds"), map[string]uint64{
 		"export=call_tool,plugin=notes":  2,
 		"export=list_tools,plugin=notes": 1,

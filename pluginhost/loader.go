@@ -55,6 +55,9 @@ type Loader struct {
 	// call. Empty: every plugin is compiled, started and listed as it
 	// loads.
 	ListingCacheDir string
+	// Observe, when set, returns the sandbox Observer of the plugin name
+	// (metrics); nil observes nothing.
+	Observe func(plugin string) sandbox.Observer
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -275,6 +278,9 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		HostFunctions: hostFunctions(name, pc.HostFunctions, impl),
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
+	}
+	if l.Observe != nil {
+		sopts.Observer = l.Observe(name)
 	}
 	sum := held.sha256
 	cache := listingCache(l.ListingCacheDir)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bufio"
 	"errors"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/promtest"
+	dto "github.com/prometheus/client_model/go"
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -99,6 +103,7 @@ max_queue = 0
 		}
 		return got
 	}
+	limitedOK := 0 // calls of limited_ok that went through before the limit
 	scenarios := map[string]func() string{
 		"out of memory":                        func() string { return call("hog", nil) },
 		"timeout":                              func() string { return call("spin", nil) },
@@ -118,6 +123,7 @@ max_queue = 0
 				if got, isErr, err := hostileCall(ctx, cs, "limited_ok", nil); err == nil && isErr {
 					return got
 				}
+				limitedOK++
 			}
 			return "never limited"
 		},
@@ -150,5 +156,82 @@ max_queue = 0
 				t.Errorf("the client saw\n  %s\ndocs/errors.md says\n  %s", got, example)
 			}
 		})
+	}
+	wantErrorMetrics(t, strings.TrimSuffix(srv.url, "/mcp")+"/metrics", limitedOK)
+}
+
+// wantErrorMetrics checks what /metrics at url counted of the scenarios of
+// TestErrorsAsDocumented, each run once: every plugin call by its outcome;
+// each call that ran in the sandbox (a refusal by the rate limit or the
+// breaker never does) in the run histogram; the denied host function and
+// HTTP requests by grant rule. limitedOK is how many calls the rate limit
+// let through.
+func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
+	t.Helper()
+	families, status := scrapeMetrics(t, url, "")
+	if status != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", status)
+	}
+	histogramCounts := func(name string, keep func(*dto.Metric) bool) map[string]uint64 {
+		out := map[string]uint64{}
+		for _, m := range families[name].GetMetric() {
+			if keep(m) {
+				out[promtest.Labels(m)] += m.GetHistogram().GetSampleCount()
+			}
+		}
+		return out
+	}
+	toolCalls := func(m *dto.Metric) bool { return promtest.Label(m, "export") == "call_tool" }
+	outcome := func(plugin, outcome string) string {
+		return "export=call_tool,outcome=" + outcome + ",plugin=" + plugin
+	}
+	wantCounts(t, "plugin calls", histogramCounts("mcphost_plugin_call_duration_seconds", toolCalls), map[string]uint64{
+		outcome("hostile", "out_of_memory"):    1,
+		outcome("hostile", "timeout"):          1,
+		outcome("hostile", "output_too_large"): 1,
+		outcome("hostile", "trap"):             2, // crash, panic
+		outcome("worker", "timeout"):           1, // hold, which holds on until its 3s timeout
+		outcome("worker", "queue_full"):        1,
+		outcome("limited", "ok"):               uint64(limitedOK),
+		outcome("limited", "rate_limited"):     1,
+		outcome("flaky", "trap"):               2,
+		outcome("flaky", "breaker_open"):       1,
+		// The attacker's PDK hands it each refusal as an error value,
+		// which it returns as a tool error.
+		outcome("attacker", "tool_error"): 6, // fetch twice, roots, read, leak, getenv
+	})
+	run := func(plugin string) string { return "export=call_tool,plugin=" + plugin }
+	wantCounts(t, "calls run in the sandbox", histogramCounts("mcphost_plugin_call_run_seconds", toolCalls), map[string]uint64{
+		run("hostile"): 5, run("worker"): 2, run("limited"): uint64(limitedOK), run("flaky"): 2, run("attacker"): 6,
+	})
+	counted := func(name string, keep func(*dto.Metric) bool) map[string]uint64 {
+		out := map[string]uint64{}
+		for _, m := range families[name].GetMetric() {
+			if keep(m) {
+				out[promtest.Labels(m)] += uint64(m.GetCounter().GetValue())
+			}
+		}
+		return out
+	}
+	denied := func(m *dto.Metric) bool { return promtest.Label(m, "outcome") == "denied" }
+	wantCounts(t, "denied host function calls", counted("mcphost_plugin_host_function_calls_total", denied), map[string]uint64{
+		"function=list_roots,outcome=denied,plugin=attacker": 1,
+	})
+	wantCounts(t, "HTTP requests", counted("mcphost_plugin_http_requests_total", func(*dto.Metric) bool { return true }), map[string]uint64{
+		"outcome=denied,plugin=attacker":                  1, // example.com: no rule grants it
+		"outcome=denied,plugin=attacker,rule=localhost:1": 1, // granted by name, refused at its loopback address
+	})
+}
+
+// wantCounts fails unless got has exactly want's series and counts.
+func wantCounts(t *testing.T, what string, got, want map[string]uint64) {
+	t.Helper()
+	for k, n := range want {
+		if n == 0 {
+			delete(want, k)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s (labels: count)\n  %v\nwant\n  %v", what, got, want)
 	}
 }

@@ -182,8 +182,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	var observer host.Observer // nil, not a nil *metrics.Metrics: no metrics cost nothing
+	var observeSandbox func(plugin string) sandbox.Observer
 	if served.metrics != nil {
-		observer = served.metrics
+		observer, observeSandbox = served.metrics, served.metrics.Sandbox
 	}
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
@@ -197,7 +198,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		CatalogChanges: true,
 		Observer:       observer,
 	}, nil)
-	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger}
+	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox}
 	if cacheDir != "" {
 		// Plugins listed before are listed from there and compiled on their
 		// first call.
