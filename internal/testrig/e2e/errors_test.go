@@ -14,8 +14,8 @@ import (
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/internal/testrig/promtest"
-	dto "github.com/prometheus/client_model/go"
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // documentedErrors reads the table of docs/errors.md: each error's name
