@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,33 @@ func TestObserverIsToldOfEachPluginCall(t *testing.T) {
 		if c != want[i] {
 			t.Errorf("call %d observed as %+v, want %+v", i, c, want[i])
 		}
+	}
+}
+
+// Stats counts the open sessions by transport and the version they
+// negotiated, one not initialized yet under "", and forgets a closed one.
+func TestStatsCountSessionsByTransportAndVersion(t *testing.T) {
+	srv := NewServer(Options{}, BuildCatalog(t.Context(), nil, nil))
+	open := func(transport, version string) *Session {
+		out := newRecorder()
+		h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: transport}), out: out}
+		t.Cleanup(h.sess.Close)
+		if version != "" {
+			h.init(t, version)
+		}
+		return h.sess
+	}
+	open(TransportStdio, Version20251125)
+	open(TransportHTTP, Version20251125)
+	gone := open(TransportHTTP, Version20251125)
+	open(TransportHTTP, "")
+	gone.Close()
+	want := map[SessionKind]int{
+		{TransportStdio, Version20251125}: 1,
+		{TransportHTTP, Version20251125}:  1,
+		{TransportHTTP, ""}:               1,
+	}
+	if got := srv.Stats().Sessions; !maps.Equal(got, want) {
+		t.Errorf("sessions %v, want %v", got, want)
 	}
 }

@@ -94,6 +94,9 @@ type taskStore interface {
 	update(id string, change func(*taskRecord) bool) (taskRecord, bool)
 	// remove drops the record id, at the end of its ttl or of its owner.
 	remove(id string)
+	// counts returns how many records there are of each status, expired
+	// ones left out.
+	counts() map[string]int
 }
 
 // memoryTaskStore is the taskStore of one process.
@@ -176,4 +179,8 @@ func (s *memoryTaskStore) remove(id string) {
 	if s.perOwner[r.Owner]--; s.perOwner[r.Owner] <= 0 {
 		delete(s.perOwner, r.Owner)
 	}
+}
+
+func (s *memoryTaskStore) counts() map[string]int {
+	return nil
 }

@@ -64,6 +64,8 @@ func (s jsonTaskStore) update(id string, change func(*taskRecord) bool) (taskRec
 
 func (s jsonTaskStore) remove(id string) { s.inner.remove(id) }
 
+func (s jsonTaskStore) counts() map[string]int { return s.inner.counts() }
+
 // taskStoreCase is a task store the task tests run against.
 type taskStoreCase struct {
 	name     string
@@ -183,4 +185,33 @@ func TestTaskRecordIsPlainData(t *testing.T) {
 		}
 	}
 	check("taskRecord", reflect.TypeFor[taskRecord]())
+}
+
+// The store counts its records by status, of every owner, leaving out
+// those past their ttl.
+func TestTaskStoreCountsByStatus(t *testing.T) {
+	forEachTaskStore(t, func(t *testing.T, c taskStoreCase) {
+		s := c.newStore()
+		now := time.Now()
+		for i, r := range []struct {
+			owner  string
+			status string
+			ttl    time.Duration
+		}{
+			{"alice", taskWorking, time.Hour},
+			{"bob", taskWorking, time.Hour},
+			{"alice", taskCompleted, time.Hour},
+			{"bob", taskFailed, time.Hour},
+			{"bob", taskCompleted, -time.Minute}, // expired
+		} {
+			rec := taskRecord{ID: fmt.Sprint("t", i), Owner: taskOwner{Subject: r.owner}, Status: r.status, Created: now, TTL: r.ttl}
+			if _, err := s.create(rec, 100, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string]int{taskWorking: 2, taskCompleted: 1, taskFailed: 1}
+		if got := s.counts(); !reflect.DeepEqual(got, want) {
+			t.Errorf("counts %v, want %v", got, want)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/testrig/promtest"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -250,5 +251,75 @@ func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
 	}
 	if !maps.Equal(gotHTTP, wantHTTP) {
 		t.Errorf("HTTP requests %v, want %v", gotHTTP, wantHTTP)
+	}
+}
+
+// gauges returns the value of each series of a gauge family, named by its
+// labels as series names them.
+func gauges(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]float64 {
+	t.Helper()
+	f := families[name]
+	if f == nil {
+		t.Fatalf("no %s in the scrape", name)
+	}
+	out := map[string]float64{}
+	for _, m := range f.GetMetric() {
+		out[promtest.Labels(m)] = m.GetGauge().GetValue()
+	}
+	return out
+}
+
+// What the server holds is read at each scrape: open sessions by
+// transport and version, tasks by status, each plugin's instances, queue,
+// memory and breaker (one series per state, 1 for the current one), and
+// the memory budget.
+func TestWatchedStateIsReadAtEachScrape(t *testing.T) {
+	m := New(Options{})
+	sessions := 2
+	m.Watch(Sources{
+		Server: func() host.Stats {
+			return host.Stats{
+				Sessions: map[host.SessionKind]int{
+					{Transport: host.TransportHTTP, ProtocolVersion: "2025-11-25"}:  sessions,
+					{Transport: host.TransportStdio, ProtocolVersion: "2025-06-18"}: 1,
+				},
+				Tasks: map[string]int{"working": 3, "completed": 1},
+			}
+		},
+		Plugins: func() []pluginhost.PluginStats {
+			return []pluginhost.PluginStats{
+				{Name: "notes", Stats: sandbox.Stats{Busy: 2, Idle: 1, Waiting: 4, MemoryHeld: 64 << 20}, Breaker: pluginhost.BreakerOpen},
+				{Name: "files", Stats: sandbox.Stats{Idle: 1, MemoryHeld: 32 << 20}},
+			}
+		},
+		MemoryBudget: func() (limit, held uint64) { return 1 << 30, 96 << 20 },
+	})
+	families := scrape(t, m.Handler(""), "")
+	for name, want := range map[string]map[string]float64{
+		"mcphost_sessions": {
+			"mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp": 2,
+			"mcp_protocol_version=2025-06-18,network_transport=pipe":                           1,
+		},
+		"mcphost_tasks": {"status=working": 3, "status=completed": 1},
+		"mcphost_plugin_instances": {
+			"plugin=notes,state=busy": 2, "plugin=notes,state=idle": 1,
+			"plugin=files,state=busy": 0, "plugin=files,state=idle": 1,
+		},
+		"mcphost_plugin_queued_calls":      {"plugin=notes": 4, "plugin=files": 0},
+		"mcphost_plugin_memory_held_bytes": {"plugin=notes": 64 << 20, "plugin=files": 32 << 20},
+		"mcphost_plugin_breaker_state": {
+			"plugin=notes,state=closed": 0, "plugin=notes,state=open": 1, "plugin=notes,state=half_open": 0,
+		},
+		"mcphost_memory_budget_bytes":      {"": 1 << 30},
+		"mcphost_memory_budget_held_bytes": {"": 96 << 20},
+	} {
+		if got := gauges(t, families, name); !maps.Equal(got, want) {
+			t.Errorf("%s %v, want %v", name, got, want)
+		}
+	}
+	sessions = 5
+	got := gauges(t, scrape(t, m.Handler(""), ""), "mcphost_sessions")
+	if n := got["mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp"]; n != 5 {
+		t.Errorf("the next scrape reads 2025-11-25 sessions over HTTP as %v, want 5", n)
 	}
 }

@@ -31,6 +31,13 @@ type breakerSettings struct {
 
 type breakerState int
 
+// The states of a circuit breaker, as PluginStats reports them.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
 const (
 	breakerClosed breakerState = iota
 	breakerOpen
@@ -90,6 +97,12 @@ func (b *breaker) allow() (probe bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// stateName returns the breaker's state: BreakerClosed, BreakerOpen, or
+// BreakerHalfOpen once its back-off is over, before a call finds it so.
+func (b *breaker) stateName() string {
+	return ""
 }
 
 // refusal is the error of a call refused while the breaker is not closed.

@@ -51,6 +51,14 @@ func TestTokenBucket(t *testing.T) {
 	}
 }
 
+// wantBreakerState fails unless the breaker reports state.
+func wantBreakerState(t *testing.T, b *breaker, state string) {
+	t.Helper()
+	if got := b.stateName(); got != state {
+		t.Errorf("breaker state %q, want %q", got, state)
+	}
+}
+
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	var logs strings.Builder // the breaker logs from the test's goroutine only
@@ -74,7 +82,9 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 		t.Fatalf("opened by failures outside the window: %v", err)
 	}
 	b.done(false, success, "")
+	wantBreakerState(t, b, BreakerClosed)
 	fail() // the third within the window
+	wantBreakerState(t, b, BreakerOpen)
 	_, err := b.allow()
 	var ce *host.CallError
 	if !errors.As(err, &ce) || ce.Reason != reasonUnavailable || ce.Outcome != "breaker_open" || !strings.Contains(err.Error(),
@@ -83,6 +93,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	}
 	// Half-open: one probe runs, the others are refused.
 	clock.add(time.Second)
+	wantBreakerState(t, b, BreakerHalfOpen) // before the next call finds it so
 	probe, err := b.allow()
 	if err != nil || !probe {
 		t.Fatalf("half-open: probe=%v err=%v", probe, err)

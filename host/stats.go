@@ -1,0 +1,24 @@
+package host
+
+// Stats is what a server holds at a moment (Server.Stats): for metrics
+// and the status page.
+type Stats struct {
+	// Sessions counts the open sessions by transport and the protocol
+	// version they negotiated ("" for one not initialized yet). A
+	// 2026-07-28 request over HTTP opens none.
+	Sessions map[SessionKind]int
+	// Tasks counts the tasks held, by status (working, input_required,
+	// completed, failed, cancelled), expired ones left out.
+	Tasks map[string]int
+}
+
+// SessionKind is the transport (SessionOptions.Transport) and protocol
+// version of a session.
+type SessionKind struct {
+	Transport, ProtocolVersion string
+}
+
+// Stats returns what the server holds now.
+func (s *Server) Stats() Stats {
+	return Stats{}
+}
