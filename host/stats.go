@@ -1,5 +1,10 @@
 package host
 
+import (
+	"maps"
+	"slices"
+)
+
 // Stats is what a server holds at a moment (Server.Stats): for metrics
 // and the status page.
 type Stats struct {
@@ -20,5 +25,12 @@ type SessionKind struct {
 
 // Stats returns what the server holds now.
 func (s *Server) Stats() Stats {
-	return Stats{}
+	s.sessions.mu.Lock()
+	all := slices.Collect(maps.Keys(s.sessions.m))
+	s.sessions.mu.Unlock()
+	sessions := map[SessionKind]int{}
+	for _, sess := range all {
+		sessions[SessionKind{Transport: sess.transport, ProtocolVersion: sess.Version()}]++
+	}
+	return Stats{Sessions: sessions, Tasks: s.tasks.store.counts()}
 }

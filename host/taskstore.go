@@ -182,5 +182,14 @@ func (s *memoryTaskStore) remove(id string) {
 }
 
 func (s *memoryTaskStore) counts() map[string]int {
-	return nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	now := time.Now()
+	for _, r := range s.records {
+		if !r.expired(now) {
+			out[r.Status]++
+		}
+	}
+	return out
 }

@@ -102,7 +102,15 @@ func (b *breaker) allow() (probe bool, err error) {
 // stateName returns the breaker's state: BreakerClosed, BreakerOpen, or
 // BreakerHalfOpen once its back-off is over, before a call finds it so.
 func (b *breaker) stateName() string {
-	return ""
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.state == breakerClosed:
+		return BreakerClosed
+	case b.state == breakerOpen && b.now().Before(b.openUntil):
+		return BreakerOpen
+	}
+	return BreakerHalfOpen
 }
 
 // refusal is the error of a call refused while the breaker is not closed.

@@ -42,12 +42,13 @@ func chain(name string, pc config.PluginConfig, rt host.Runtime, logger *slog.Lo
 		mws = append(mws, rateLimit(name, newTokenBucket(pc.Limits.CallsPerSecond, time.Now)))
 	}
 	if pc.Limits.BreakerFailures > 0 {
-		mws = append(mws, newBreaker(name, breakerSettings{
+		d.breaker = newBreaker(name, breakerSettings{
 			failures:   pc.Limits.BreakerFailures,
 			window:     pc.Limits.BreakerWindow,
 			backoff:    pc.Limits.BreakerBackoff,
 			maxBackoff: pc.Limits.BreakerMaxBackoff,
-		}, logger, time.Now).wrap)
+		}, logger, time.Now)
+		mws = append(mws, d.breaker.wrap)
 	}
 	for i := len(mws) - 1; i >= 0; i-- {
 		rt = mws[i](rt)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // drain is the link of a plugin's call chain that lets a hot swap close a
@@ -31,6 +32,10 @@ type drain struct {
 	// listingRefresh): the Reloader runs it once, when it first serves the
 	// plugin.
 	refreshListing func(context.Context)
+	// sandbox and breaker are the version's sandboxed plugin and circuit
+	// breaker (nil when it has none), for PluginStats.
+	sandbox *sandbox.Plugin
+	breaker *breaker
 }
 
 // wrap is the drain as a Middleware.

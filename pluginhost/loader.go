@@ -356,6 +356,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		listing.startRecording()
 	}
 	rtChain, d := chain(name, pc, listing, l.logger())
+	d.sandbox = rt
 	if fromCache && mayListTheOutside(pc, grants) {
 		listedBy = "cache (listed again once served: it is granted host calls)"
 		d.refreshListing = l.listingRefresh(name, rt, listing, budget, func(e *listingEntry) error { return cache.write(key, sum, wasm, e) })

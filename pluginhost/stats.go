@@ -1,6 +1,11 @@
 package pluginhost
 
-import "github.com/mcphost/mcphost/sandbox"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
 
 // PluginStats is what a plugin that serves holds at a moment
 // (Reloader.PluginStats).
@@ -15,5 +20,20 @@ type PluginStats struct {
 
 // PluginStats returns what each plugin that serves holds now, by name.
 func (r *Reloader) PluginStats() []PluginStats {
-	return nil
+	var out []PluginStats
+	r.serving.Range(func(_, v any) bool {
+		if d, _ := v.(*drain); d != nil {
+			s := PluginStats{Name: d.name}
+			if d.sandbox != nil {
+				s.Stats = d.sandbox.Stats()
+			}
+			if d.breaker != nil {
+				s.Breaker = d.breaker.stateName()
+			}
+			out = append(out, s)
+		}
+		return true
+	})
+	slices.SortFunc(out, func(a, b PluginStats) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }

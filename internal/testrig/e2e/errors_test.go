@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +218,23 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	wantCounts(t, "denied host function calls", counted("mcphost_plugin_host_function_calls_total", denied), map[string]uint64{
 		"function=list_roots,outcome=denied,plugin=attacker": 1,
 	})
+	// What each plugin holds is read at the scrape: flaky's breaker is
+	// open; hostile has none (breaker_failures = 0).
+	breakers := map[string]uint64{}
+	for _, m := range families["mcphost_plugin_breaker_state"].GetMetric() {
+		breakers[promtest.Labels(m)] = uint64(m.GetGauge().GetValue())
+	}
+	if breakers["plugin=flaky,state=open"] != 1 || breakers["plugin=flaky,state=closed"] != 0 || breakers["plugin=hostile,state=closed"] != 0 ||
+		len(breakers) != 3*3 { // closed, open, half_open of flaky, limited and worker
+		t.Errorf("breaker states %v: want flaky's open and a series for each state of the three plugins with a breaker", breakers)
+	}
+	instances := map[string]bool{}
+	for _, m := range families["mcphost_plugin_instances"].GetMetric() {
+		instances[promtest.Label(m, "plugin")] = true
+	}
+	if len(instances) != 5 {
+		t.Errorf("instances reported of %v, want the 5 plugins", slices.Sorted(maps.Keys(instances)))
+	}
 	wantCounts(t, "HTTP requests", counted("mcphost_plugin_http_requests_total", func(*dto.Metric) bool { return true }), map[string]uint64{
 		"outcome=denied,plugin=attacker":                  1, // example.com: no rule grants it
 		"outcome=denied,plugin=attacker,rule=localhost:1": 1, // granted by name, refused at its loopback address

@@ -29,6 +29,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/mcphttp"
+	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/spf13/cobra"
@@ -205,6 +206,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		loader.ListingCacheDir = filepath.Join(cacheDir, "mcphost-listings")
 	}
 	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
+	if served.metrics != nil {
+		served.metrics.Watch(metrics.Sources{Server: srv.Stats, Plugins: reloader.PluginStats, MemoryBudget: engine.MemoryBudget})
+	}
 	defer func() {
 		for _, p := range srv.Catalog().Plugins() {
 			_ = p.Close(context.Background())
