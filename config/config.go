@@ -167,7 +167,31 @@ type TelemetryConfig struct {
 	// on the operation metric; off, as a plugin can invent names without
 	// end.
 	MetricsItemNames bool
+	// Traces says where spans go: TracesOff (the default) nowhere,
+	// TracesOTLP to an OpenTelemetry collector over OTLP. The standard
+	// OTEL_* environment variables win over the settings here.
+	Traces string
+	// OTLPEndpoint is the collector's URL; empty for the exporter's
+	// default (http://localhost:4318, or localhost:4317 over gRPC).
+	OTLPEndpoint string
+	// OTLPProtocol is OTLPHTTP (the default) or OTLPGRPC.
+	OTLPProtocol string
+	// TraceSampleRatio is the share of traces sampled, from 0 to 1
+	// (default 1), of requests without a sampled parent.
+	TraceSampleRatio float64
 }
+
+// The values of TelemetryConfig.Traces.
+const (
+	TracesOff  = "off"
+	TracesOTLP = "otlp"
+)
+
+// The values of TelemetryConfig.OTLPProtocol.
+const (
+	OTLPHTTP = "http/protobuf"
+	OTLPGRPC = "grpc"
+)
 
 // The values of TelemetryConfig.Metrics.
 const (

@@ -1187,8 +1187,12 @@ func TestUnloadIdleAfter(t *testing.T) {
 // (relative to the config file) and item names; a bad value or metrics
 // off with a listener of their own is an error with its line.
 func TestTelemetry(t *testing.T) {
-	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto}) {
-		t.Errorf("[telemetry] by default: %+v, want metrics auto and nothing else", got)
+	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1}) {
+		t.Errorf("[telemetry] by default: %+v, want metrics auto, traces off (over OTLP/HTTP, every one sampled) and nothing else", got)
+	}
+	traces := load(t, "[telemetry]\ntraces = \"otlp\"\notlp_endpoint = \"http://collector:4318\"\notlp_protocol = \"grpc\"\ntrace_sample_ratio = 0.25\n").Telemetry
+	if traces.Traces != TracesOTLP || traces.OTLPEndpoint != "http://collector:4318" || traces.OTLPProtocol != OTLPGRPC || traces.TraceSampleRatio != 0.25 {
+		t.Errorf("[telemetry] with traces: %+v", traces)
 	}
 	cfg := load(t, "[telemetry]\nmetrics = \"on\"\nmetrics_listen = \"127.0.0.1:9464\"\nmetrics_token_file = \"token\"\nmetrics_item_names = true\n")
 	tc := cfg.Telemetry
@@ -1202,6 +1206,10 @@ func TestTelemetry(t *testing.T) {
 		"[telemetry]\nmetrics_listen = \"nowhere\"\n":                           `:2: telemetry.metrics_listen:`,
 		"[telemetry]\nmetrics_item_names = \"yes\"\n":                           `:2: telemetry.metrics_item_names:`,
 		"[telemetry]\nmetric = \"on\"\n":                                        `:2: unknown key "telemetry.metric" (did you mean "metrics"?)`,
+		"[telemetry]\ntraces = \"jaeger\"\n":                                    `:2: telemetry.traces: "jaeger" is not one of "off" and "otlp"`,
+		"[telemetry]\notlp_protocol = \"http/json\"\n":                          `:2: telemetry.otlp_protocol: "http/json" is not one of "http/protobuf" and "grpc"`,
+		"[telemetry]\notlp_endpoint = \"collector:4318\"\n":                     `:2: telemetry.otlp_endpoint: "collector:4318" is not an http or https URL`,
+		"[telemetry]\ntrace_sample_ratio = 1.5\n":                               `:2: telemetry.trace_sample_ratio:`,
 	} {
 		_, errs := loadErrors(t, src)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
