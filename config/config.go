@@ -705,7 +705,7 @@ func Default() *Config {
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins:   map[string]PluginConfig{},
-		Telemetry: TelemetryConfig{Metrics: MetricsAuto},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

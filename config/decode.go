@@ -44,7 +44,8 @@ var (
 	mountKeys     = []string{"host", "guest", "mode"}
 	httpKeys      = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys      = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
-	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names"}
+	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
+		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -1061,9 +1062,30 @@ func (d *decoder) telemetry(v any, p keyPath, c *Config) {
 	if b, ok := d.boolean(t, p, "metrics_item_names"); ok {
 		tc.MetricsItemNames = b
 	}
+	if mode, ok := d.oneOf(t, p, "traces", TracesOff, TracesOTLP); ok {
+		tc.Traces = mode
+	}
+	if endpoint, ok := d.checked(t, p, "otlp_endpoint", checkHTTPURL); ok {
+		tc.OTLPEndpoint = endpoint
+	}
+	if protocol, ok := d.oneOf(t, p, "otlp_protocol", OTLPHTTP, OTLPGRPC); ok {
+		tc.OTLPProtocol = protocol
+	}
+	if ratio, ok := d.number(t, p, "trace_sample_ratio", 0, 1); ok {
+		tc.TraceSampleRatio = ratio
+	}
 	if tc.Metrics == MetricsOff && tc.MetricsListen != "" {
 		d.errorf(p.add("metrics_listen"), "metrics = %q: there are no metrics to listen for", MetricsOff)
 	}
+}
+
+// checkHTTPURL checks that s is an absolute http or https URL.
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", s)
+	}
+	return nil
 }
 
 // parseProxy reads a trusted_proxies entry: an IP address or a CIDR prefix.

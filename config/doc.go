@@ -392,6 +392,14 @@
 //	metrics_item_names = false  # label the operation metric with the tool,
 //	                       # prompt and resource a request named: a plugin
 //	                       # can invent names without end
+//	traces = "off"         # spans: "off", or "otlp" to an OpenTelemetry
+//	                       # collector; OTEL_TRACES_EXPORTER and the other
+//	                       # standard OTEL_* variables win over these keys
+//	otlp_endpoint = ""     # the collector's URL; default
+//	                       # http://localhost:4318 (4317 over gRPC)
+//	otlp_protocol = "http/protobuf"  # or "grpc"
+//	trace_sample_ratio = 1.0  # the share of traces sampled (0 to 1) of
+//	                       # requests without a sampled parent
 //
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins
