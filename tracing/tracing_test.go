@@ -1,0 +1,210 @@
+package tracing
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/config"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// receiver collects the spans an exporter sends it, decoded with the OTLP
+// protobuf types: what a real collector reads.
+type receiver struct {
+	url   string // the base URL to export to
+	spans chan *tracepb.ResourceSpans
+}
+
+// httpReceiver receives OTLP/HTTP protobuf exports at /v1/traces.
+func httpReceiver(t *testing.T) *receiver {
+	r := &receiver{spans: make(chan *tracepb.ResourceSpans, 16)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var export coltracepb.ExportTraceServiceRequest
+		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" || proto.Unmarshal(body, &export) != nil {
+			t.Errorf("an export to %s as %s does not decode", req.URL.Path, req.Header.Get("Content-Type"))
+			http.Error(w, "bad export", http.StatusBadRequest)
+			return
+		}
+		r.take(&export)
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+// grpcReceiver receives OTLP/gRPC exports.
+type grpcTraceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *receiver
+}
+
+func (s grpcTraceService) Export(_ context.Context, export *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	s.r.take(export)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+func grpcReceiver(t *testing.T) *receiver {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{spans: make(chan *tracepb.ResourceSpans, 16), url: "http://" + ln.Addr().String()}
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, grpcTraceService{r: r})
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return r
+}
+
+func (r *receiver) take(export *coltracepb.ExportTraceServiceRequest) {
+	for _, rs := range export.GetResourceSpans() {
+		r.spans <- rs
+	}
+}
+
+// env is environment variables to set for a test, which then cannot run
+// in parallel: the OpenTelemetry SDK reads the process's environment.
+type env map[string]string
+
+// set sets e's variables until the test ends, and unsets the others New
+// reads.
+func (e env) set(t *testing.T) {
+	for _, key := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
+		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
+		t.Setenv(key, e[key])
+	}
+}
+
+// exportOne starts and ends a span named name with tc and the environment
+// e, and shuts the tracing down, which exports it.
+func exportOne(t *testing.T, tc config.TelemetryConfig, e env, name string) {
+	t.Helper()
+	e.set(t)
+	tr, err := New(t.Context(), tc, "v1.2.3")
+	if err != nil || tr == nil {
+		t.Fatalf("New: %v, %v", tr, err)
+	}
+	_, span := tr.Tracer().Start(t.Context(), name)
+	span.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// wantSpan checks that r received the span name, from the resource of
+// service mcphost (or service), in mcphost's scope.
+func wantSpan(t *testing.T, r *receiver, name, service string) {
+	t.Helper()
+	select {
+	case rs := <-r.spans:
+		attrs := map[string]string{}
+		for _, kv := range rs.GetResource().GetAttributes() {
+			attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
+		}
+		if attrs["service.name"] != service || attrs["service.version"] != "v1.2.3" {
+			t.Errorf("resource %v: want service.name %s and service.version v1.2.3", attrs, service)
+		}
+		ss := rs.GetScopeSpans()
+		if len(ss) != 1 || ss[0].GetScope().GetName() != ScopeName || len(ss[0].GetSpans()) != 1 || ss[0].GetSpans()[0].GetName() != name {
+			t.Errorf("scope spans %v: want one span %q in scope %s", ss, name, ScopeName)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no span %q reached the receiver", name)
+	}
+}
+
+// wantNone checks that r received nothing.
+func wantNone(t *testing.T, r *receiver) {
+	t.Helper()
+	select {
+	case rs := <-r.spans:
+		t.Errorf("received %v, want nothing", rs)
+	default:
+	}
+}
+
+func otlp(protocol, endpoint string) config.TelemetryConfig {
+	return config.TelemetryConfig{Traces: config.TracesOTLP, OTLPProtocol: protocol, OTLPEndpoint: endpoint, TraceSampleRatio: 1}
+}
+
+// Spans reach a collector in the OTLP wire format of either protocol, at
+// the endpoint the config names.
+func TestSpansReachTheCollectorOverEitherProtocol(t *testing.T) {
+	overHTTP, overGRPC := httpReceiver(t), grpcReceiver(t)
+	exportOne(t, otlp(config.OTLPHTTP, overHTTP.url), env{}, "over http")
+	wantSpan(t, overHTTP, "over http", "mcphost")
+	exportOne(t, otlp(config.OTLPGRPC, overGRPC.url), env{}, "over grpc")
+	wantSpan(t, overGRPC, "over grpc", "mcphost")
+}
+
+// The standard environment variables win over the config: the endpoint,
+// the protocol, the service name; OTEL_TRACES_EXPORTER turns traces on or
+// off, and names only what mcphost has.
+func TestTheEnvironmentWinsOverTheConfig(t *testing.T) {
+	configured, fromEnv, fromEnvGRPC := httpReceiver(t), httpReceiver(t), grpcReceiver(t)
+	exportOne(t, otlp(config.OTLPHTTP, configured.url), env{"OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.url, "OTEL_SERVICE_NAME": "team-tools"}, "env endpoint")
+	wantSpan(t, fromEnv, "env endpoint", "team-tools")
+	wantNone(t, configured)
+	exportOne(t, otlp(config.OTLPHTTP, ""), env{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnvGRPC.url}, "env protocol")
+	wantSpan(t, fromEnvGRPC, "env protocol", "mcphost")
+	exportOne(t, config.TelemetryConfig{Traces: config.TracesOff, TraceSampleRatio: 1}, env{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.url}, "env on")
+	wantSpan(t, fromEnv, "env on", "mcphost")
+
+	for _, e := range []env{{"OTEL_TRACES_EXPORTER": "none"}, {"OTEL_SDK_DISABLED": "true"}} {
+		e.set(t)
+		if tr, err := New(t.Context(), otlp(config.OTLPHTTP, configured.url), "v1.2.3"); tr != nil || err != nil {
+			t.Errorf("%v: %v, %v; want traces off", e, tr, err)
+		}
+	}
+	for _, e := range []env{{"OTEL_TRACES_EXPORTER": "zipkin"}, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}} {
+		e.set(t)
+		if _, err := New(t.Context(), otlp(config.OTLPHTTP, configured.url), "v1.2.3"); err == nil {
+			t.Errorf("%v: no error", e)
+		}
+	}
+}
+
+// trace_sample_ratio samples that share of new traces; OTEL_TRACES_SAMPLER
+// wins over it.
+func TestSamplingFollowsTheRatioUnlessTheEnvironmentSaysOtherwise(t *testing.T) {
+	r := httpReceiver(t)
+	for _, c := range []struct {
+		ratio   float64
+		e       env
+		sampled bool
+	}{
+		{1, env{}, true},
+		{0, env{}, false},
+		{1, env{"OTEL_TRACES_SAMPLER": "always_off"}, false},
+		{0, env{"OTEL_TRACES_SAMPLER": "always_on"}, true},
+	} {
+		tc := otlp(config.OTLPHTTP, r.url)
+		tc.TraceSampleRatio = c.ratio
+		c.e.set(t)
+		tr, err := New(t.Context(), tc, "v1.2.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, span := tr.Tracer().Start(t.Context(), "x")
+		if span.IsRecording() != c.sampled {
+			t.Errorf("ratio %v, %v: sampled %v, want %v", c.ratio, c.e, span.IsRecording(), c.sampled)
+		}
+		span.End()
+		_ = tr.Shutdown(t.Context())
+	}
+}
