@@ -1,9 +1,11 @@
 package host
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Observer is told of every request the server answers and of every
@@ -68,8 +70,56 @@ type Operation struct {
 	Duration time.Duration
 	// ErrorCode is the JSON-RPC error code of the response; 0 for a result.
 	ErrorCode int
+	// ErrorMessage is the JSON-RPC error's message, for a span's status.
+	ErrorMessage string
 	// ToolError is true for a tools/call whose result has isError set.
 	ToolError bool
+}
+
+// clientMistakes are the JSON-RPC error codes that the conventions do not
+// count as a server's errors: parse error, invalid request, method not
+// found, invalid params, resource not found.
+var clientMistakes = map[int]bool{
+	CodeParseError:       true,
+	CodeInvalidRequest:   true,
+	CodeMethodNotFound:   true,
+	CodeInvalidParams:    true,
+	CodeResourceNotFound: true,
+}
+
+// ErrorType is the conventions' error.type of the request: its JSON-RPC
+// error code, unless the client's mistake; "tool_error" for a tool result
+// with isError; "" when it did not fail on the server's side.
+func (op Operation) ErrorType() string {
+	switch {
+	case op.ErrorCode != 0 && !clientMistakes[op.ErrorCode]:
+		return strconv.Itoa(op.ErrorCode)
+	case op.ErrorCode == 0 && op.ToolError:
+		return "tool_error"
+	}
+	return ""
+}
+
+// StatusCode is the conventions' rpc.response.status_code: the JSON-RPC
+// error code of the response, "" for a result.
+func (op Operation) StatusCode() string {
+	if op.ErrorCode == 0 {
+		return ""
+	}
+	return strconv.Itoa(op.ErrorCode)
+}
+
+// Network returns the conventions' network.transport and
+// network.protocol.name of a transport (SessionOptions.Transport): pipe
+// for stdio; tcp and http for HTTP.
+func Network(transport string) (network, protocol string) {
+	switch transport {
+	case TransportStdio:
+		return "pipe", ""
+	case TransportHTTP:
+		return "tcp", "http"
+	}
+	return "", ""
 }
 
 // MethodOther is Operation.Method for a method the server does not have
@@ -83,10 +133,11 @@ const (
 )
 
 // observe reports a request of method with params p (nil when they did
-// not decode), served at version since start, to the server's Observer.
-func (c *conn) observe(start time.Time, method, version string, p params, res any, rpcErr *RPCError) {
+// not decode), served at version since start, to the server's Observer,
+// and ends its span (nil when it has none).
+func (c *conn) observe(start time.Time, span trace.Span, method, version string, p params, res any, rpcErr *RPCError) {
 	o := c.srv.opts.Observer
-	if o == nil {
+	if o == nil && span == nil {
 		return
 	}
 	op := Operation{Method: method, ProtocolVersion: version, Transport: c.transport, Duration: time.Since(start)}
@@ -99,9 +150,14 @@ func (c *conn) observe(start time.Time, method, version string, p params, res an
 		op.ResourceURI = x.URI
 	}
 	if rpcErr != nil {
-		op.ErrorCode = rpcErr.Code
+		op.ErrorCode, op.ErrorMessage = rpcErr.Code, rpcErr.Message
 	} else if r, ok := res.(*abi.CallToolResult); ok && r.IsError {
 		op.ToolError = true
 	}
-	o.Served(op)
+	if o != nil {
+		o.Served(op)
+	}
+	if span != nil {
+		endSpan(span, op)
+	}
 }

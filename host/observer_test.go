@@ -88,9 +88,9 @@ func TestObserverIsToldOfEveryRequestAnswered(t *testing.T) {
 		{Method: "initialize"},
 		{Method: "tools/call", Tool: "ok"},
 		{Method: "tools/call", Tool: "bad", ToolError: true},
-		{Method: "tools/call", Tool: "nope", ErrorCode: CodeInvalidParams},
+		{Method: "tools/call", Tool: "nope", ErrorCode: CodeInvalidParams, ErrorMessage: `unknown tool: "nope"`},
 		{Method: "prompts/get", Prompt: "greet"},
-		{Method: MethodOther, ErrorCode: CodeMethodNotFound},
+		{Method: MethodOther, ErrorCode: CodeMethodNotFound, ErrorMessage: "method not found: no/such/method"},
 	}
 	got := rec.all()
 	if len(got) != len(want) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Runtime runs a plugin's exports. The plugin host (package pluginhost)
@@ -200,29 +201,40 @@ func (p *Plugin) call(ctx context.Context, export string, input, out any) error 
 		}
 	}
 	start := time.Now()
+	req := requestFrom(ctx)
+	var span trace.Span
+	if req != nil {
+		ctx, span = startPluginSpan(ctx, req.srv.opts.Tracer, p.Name, export)
+	}
 	raw, err := p.rt.Call(ctx, export, in)
 	if err != nil {
-		p.observe(ctx, export, start, outcomeOf(err))
-		return p.failure(export, err)
+		outcome := outcomeOf(err)
+		err = p.failure(export, err)
+		p.observe(req, span, export, start, outcome, err)
+		return err
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		p.observe(ctx, export, start, OutcomeMalformedOutput)
-		return &pluginError{rpc: RPCError{Code: CodeInternalError,
+		err := &pluginError{rpc: RPCError{Code: CodeInternalError,
 			Message: fmt.Sprintf("plugin %s returned malformed output from %s: %v", p.Name, export, err)}}
+		p.observe(req, span, export, start, OutcomeMalformedOutput, err)
+		return err
 	}
 	outcome := OutcomeOK
 	if r, ok := out.(*abi.CallToolResult); ok && r.IsError {
 		outcome = OutcomeToolError
 	}
-	p.observe(ctx, export, start, outcome)
+	p.observe(req, span, export, start, outcome, nil)
 	return nil
 }
 
-// observe tells the Observer of the server whose request ctx serves of a
-// call of export that began at start (calls the host makes on its own,
-// such as listings at load, serve no request and are not told).
-func (p *Plugin) observe(ctx context.Context, export string, start time.Time, outcome string) {
-	req := requestFrom(ctx)
+// observe tells the Observer of the server whose request req (nil for
+// none) is of a call of export that began at start, and ends its span
+// (nil for none). Calls the host makes on its own, such as listings at
+// load, serve no request and are not told.
+func (p *Plugin) observe(req *request, span trace.Span, export string, start time.Time, outcome string, err error) {
+	if span != nil {
+		endPluginSpan(span, outcome, err)
+	}
 	if req == nil || req.srv.opts.Observer == nil {
 		return
 	}

@@ -25,6 +25,8 @@ type conn struct {
 	plugins *PluginSet
 	// transport is what it is served on (SessionOptions.Transport).
 	transport string
+	// sessionHash is the hashed SessionOptions.ID, "" for none.
+	sessionHash string
 
 	closeCtx    context.Context // ends when the conn closes
 	cancelClose context.CancelFunc

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/gopool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Server.
@@ -62,8 +63,11 @@ type Options struct {
 	// positive.
 	MaxTasksPerUser int
 	// Observer, when set, is told of every request the server answers
-	// (observer.go): metrics and traces. Nil costs nothing.
+	// (observer.go), for metrics. Nil costs nothing.
 	Observer Observer
+	// Tracer, when set, starts a span per request and per plugin call
+	// (trace.go). Nil costs nothing.
+	Tracer trace.Tracer
 }
 
 // Server answers MCP requests from the plugins of its catalog. It is safe for

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/jsonrpc"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Outbound delivers messages from the server to a client.
@@ -54,6 +55,9 @@ type SessionOptions struct {
 	// Transport is what the session is served on, TransportStdio or
 	// TransportHTTP, as Observer sees it; empty when unknown.
 	Transport string
+	// ID is the session's id on its transport (Mcp-Session-Id), which
+	// spans carry hashed (mcp.session.id), never as it is; empty for none.
+	ID string
 }
 
 // OpenSession starts a session whose server-initiated messages go to out.
@@ -61,7 +65,9 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 	if opts.MaxBatchReplyBytes <= 0 {
 		opts.MaxBatchReplyBytes = DefaultMaxBatchReplyBytes
 	}
-	sess := &Session{conn: s.newConn(out, opts.Plugins, opts.Transport), pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes,
+	c := s.newConn(out, opts.Plugins, opts.Transport)
+	c.sessionHash = hashSession(opts.ID)
+	sess := &Session{conn: c, pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes,
 		opened: time.Now()}
 	s.sessions.add(sess)
 	return sess
@@ -227,9 +233,10 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		return sess.serve(ctx, m, e, reply, batch)
 	case m.Method == "initialize":
 		start := time.Now()
+		ctx, span := sess.startSpan(ctx, start, m.Method, nil, m.ID)
 		res, err := sess.initialize(ctx, m.Params)
 		rpcErr := toRPCError(err)
-		sess.observe(start, m.Method, sess.Version(), nil, res, rpcErr)
+		sess.observe(start, span, m.Method, sess.Version(), nil, res, rpcErr)
 		return encodeResponse(m.ID, res, rpcErr)
 	}
 	return sess.serve(ctx, m, era20251125{sess}, reply, batch)
@@ -242,9 +249,13 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, batch *sync.WaitGroup) []byte {
 	start := time.Now()
 	var p params
+	var span trace.Span // once started; nil without a Tracer
 	observed := m.Method
 	refuse := func(rpcErr *RPCError) []byte {
-		c.observe(start, observed, e.version(), p, nil, rpcErr)
+		if span == nil {
+			_, span = c.startSpan(ctx, start, observed, p, m.ID)
+		}
+		c.observe(start, span, observed, e.version(), p, nil, rpcErr)
 		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
 	h, rpcErr := e.method(m.Method)
@@ -255,6 +266,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 	if p, rpcErr = h.decode(m.Params); rpcErr != nil {
 		return refuse(rpcErr)
 	}
+	ctx, span = c.startSpan(ctx, start, m.Method, p, m.ID)
 	round, rpcErr := e.openRound(ctx, c.srv, m.Method, p)
 	if rpcErr != nil {
 		return refuse(rpcErr)
@@ -291,7 +303,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 		}
 		rpcErr := toRPCError(err)
 		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, rpcErr))
-		c.observe(start, m.Method, req.version(), p, res, rpcErr)
+		c.observe(start, span, m.Method, req.version(), p, res, rpcErr)
 	})
 	return nil
 }

@@ -345,7 +345,7 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes, Transport: host.TransportHTTP})
+	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes, Transport: host.TransportHTTP, ID: hs.id})
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
@@ -464,7 +464,7 @@ func (h *Handler) handOver(w http.ResponseWriter, r *http.Request, hs *httpSessi
 		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", errClosing))
 		return false
 	}
-	hs.sess.Handle(context.WithoutCancel(r.Context()), body, reply)
+	hs.sess.Handle(withTraceHeader(context.WithoutCancel(r.Context()), r), body, reply)
 	return true
 }
 

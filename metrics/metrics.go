@@ -12,7 +12,6 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sandbox"
@@ -113,44 +112,24 @@ func New(opts Options) *Metrics {
 	return m
 }
 
-// notErrors are the JSON-RPC error codes that the conventions do not count
-// as a server's errors: the client's mistakes (parse error, invalid
-// request, method not found, invalid params, resource not found). They
-// are recorded as rpc_response_status_code, without error_type.
-var notErrors = map[int]bool{
-	host.CodeParseError:       true,
-	host.CodeInvalidRequest:   true,
-	host.CodeMethodNotFound:   true,
-	host.CodeInvalidParams:    true,
-	host.CodeResourceNotFound: true,
-}
-
 // Served records a request the server answered (host.Observer).
 func (m *Metrics) Served(op host.Operation) {
-	var errorType, status, operation string
-	if op.ErrorCode != 0 {
-		status = strconv.Itoa(op.ErrorCode)
-		if !notErrors[op.ErrorCode] {
-			errorType = status
-		}
-	} else if op.ToolError {
-		errorType = "tool_error"
-	}
+	var operation string
 	if op.Method == "tools/call" {
 		operation = "execute_tool"
 	}
-	transport, protocol := network(op.Transport)
+	transport, protocol := host.Network(op.Transport)
 	var tool, prompt, uri string
 	if m.itemNames && op.ErrorCode == 0 { // a refused name may be any the client invented
 		tool, prompt, uri = op.Tool, op.Prompt, op.ResourceURI
 	}
-	m.operation.WithLabelValues(op.Method, errorType, status, operation, op.ProtocolVersion, transport, protocol,
+	m.operation.WithLabelValues(op.Method, op.ErrorType(), op.StatusCode(), operation, op.ProtocolVersion, transport, protocol,
 		tool, prompt, uri).Observe(op.Duration.Seconds())
 }
 
 // SessionEnded records a session that ended (host.Observer).
 func (m *Metrics) SessionEnded(s host.EndedSession) {
-	transport, protocol := network(s.Transport)
+	transport, protocol := host.Network(s.Transport)
 	m.session.WithLabelValues(s.ProtocolVersion, transport, protocol).Observe(s.Duration.Seconds())
 }
 
@@ -159,19 +138,6 @@ func (m *Metrics) SessionEnded(s host.EndedSession) {
 // cannot make more of them.
 func (m *Metrics) PluginCalled(c host.PluginCall) {
 	m.calls.WithLabelValues(c.Plugin, c.Export, c.Outcome).Observe(c.Duration.Seconds())
-}
-
-// network returns the conventions' network.transport and
-// network.protocol.name of a host transport: pipe for stdio, tcp and http
-// for HTTP.
-func network(hostTransport string) (transport, protocol string) {
-	switch hostTransport {
-	case host.TransportStdio:
-		return "pipe", ""
-	case host.TransportHTTP:
-		return "tcp", "http"
-	}
-	return "", ""
 }
 
 // Handler serves the metrics in the Prometheus text format. With a token,

@@ -68,7 +68,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.src.Server != nil {
 		s := c.src.Server()
 		for kind, n := range s.Sessions {
-			transport, protocol := network(kind.Transport)
+			transport, protocol := host.Network(kind.Transport)
 			gauge(sessionsDesc, float64(n), kind.ProtocolVersion, transport, protocol)
 		}
 		for status, n := range s.Tasks {

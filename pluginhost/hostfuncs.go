@@ -9,6 +9,9 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sandbox"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // hostFunctions links every host function of the ABI into a plugin: those
@@ -29,6 +32,7 @@ func hostFunctions(plugin string, granted []string, impl map[string]host.HostFun
 		default:
 			f.Fn = fn
 		}
+		f.Fn = traced(name, f.Denied, f.Fn)
 		fns = append(fns, f)
 	}
 	return fns
@@ -56,4 +60,27 @@ func isGranted(granted []string, name string) bool {
 
 func denied(msg string) func(context.Context, []byte) ([]byte, error) {
 	return func(context.Context, []byte) ([]byte, error) { return nil, errors.New(msg) }
+}
+
+// scopeName is the instrumentation scope of the host functions' spans.
+const scopeName = "github.com/mcphost/mcphost/pluginhost"
+
+// traced returns fn, the host function name, as a span of its own under
+// the span of the plugin call that calls it, when that one is recording;
+// denied marks a function the plugin is not granted.
+func traced(name string, denied bool, fn host.HostFunc) host.HostFunc {
+	return func(ctx context.Context, input []byte) ([]byte, error) {
+		parent := trace.SpanFromContext(ctx)
+		if !parent.IsRecording() {
+			return fn(ctx, input)
+		}
+		ctx, span := parent.TracerProvider().Tracer(scopeName).Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attribute.String("mcphost.host_function.name", name), attribute.Bool("mcphost.host_function.denied", denied)))
+		defer span.End()
+		out, err := fn(ctx, input)
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		return out, err
+	}
 }

@@ -18,6 +18,10 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 	"github.com/tetratelabs/wazero/api"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The Extism kernel functions the sandbox serves itself.
@@ -196,6 +200,9 @@ type kernel struct {
 	maxBlock int
 	// observer is Options.Observer, told of each request; nil for none.
 	observer Observer
+	// redact removes the plugin's secret values from what its spans say;
+	// nil when it has none.
+	redact *strings.Replacer
 }
 
 // functions returns the kernel functions the sandbox serves, in
@@ -398,21 +405,64 @@ func (k *kernel) httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stac
 
 // send sends the request of an http_request call and returns the
 // response's status and body, at most maxResponse bytes of it.
-func (k *kernel) send(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64, maxResponse int64) (int, []byte, *requestError) {
-	req, rerr := k.newRequest(ctx, cp, reqOffset, bodyOffset)
+//
+// Under a recording span (the plugin call's), the request is a client
+// span of its own, named after the grant rule that allowed it (never the
+// host a plugin chose under a wildcard), whose trace context the request
+// carries in its traceparent header.
+func (k *kernel) send(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64, maxResponse int64) (status int, out []byte, rerr *requestError) {
+	var span trace.Span
+	if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
+		ctx, span = parent.TracerProvider().Tracer(scopeName).Start(ctx, "http_request", trace.WithSpanKind(trace.SpanKindClient))
+		defer func() { k.endRequestSpan(span, status, rerr) }()
+	}
+	req, rerr := k.newRequest(ctx, cp, reqOffset, bodyOffset, span)
 	if rerr != nil {
 		return 0, nil, rerr
 	}
-	status, out, rerr := k.do(req, maxResponse)
-	k.requested(req.URL, rerr != nil && rerr.denied)
+	if span != nil {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
+	status, out, rerr = k.do(req, maxResponse)
+	k.requested(req.URL, rerr != nil && rerr.denied, span)
 	return status, out, rerr
 }
 
+// scopeName is the instrumentation scope of the sandbox's spans.
+const scopeName = "github.com/mcphost/mcphost/sandbox"
+
+// endRequestSpan ends the span of an http_request that answered status
+// or failed with rerr, whose message may quote a secret of the plugin's in
+// its URL: the span says it redacted.
+func (k *kernel) endRequestSpan(span trace.Span, status int, rerr *requestError) {
+	switch {
+	case rerr != nil && k.redact != nil:
+		span.SetStatus(codes.Error, k.redact.Replace(rerr.msg))
+	case rerr != nil:
+		span.SetStatus(codes.Error, rerr.msg)
+	case status > 0:
+		span.SetAttributes(attribute.Int("http.response.status_code", status))
+	}
+	span.End()
+}
+
 // requested tells the observer, if any, of a request to u, and whether the
-// grants refused it.
-func (k *kernel) requested(u *url.URL, denied bool) {
+// grants refused it, and puts the rule that granted it and the outcome on
+// span (nil for none).
+func (k *kernel) requested(u *url.URL, denied bool, span trace.Span) {
+	if k.observer == nil && span == nil {
+		return
+	}
+	rule := k.net.rule(u)
 	if k.observer != nil {
-		k.observer.Requested(k.net.rule(u), denied)
+		k.observer.Requested(rule, denied)
+	}
+	if span != nil {
+		outcome := "allowed"
+		if denied {
+			outcome = "denied"
+		}
+		span.SetAttributes(attribute.String("mcphost.grant.rule", rule), attribute.String("mcphost.grant.outcome", outcome))
 	}
 }
 
@@ -434,7 +484,7 @@ func (k *kernel) do(req *http.Request, maxResponse int64) (int, []byte, *request
 // newRequest reads the request and body blocks of an http_request call,
 // frees them, and returns the request once the plugin's grants allow its
 // URL.
-func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64) (*http.Request, *requestError) {
+func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, bodyOffset uint64, span trace.Span) (*http.Request, *requestError) {
 	defer func() {
 		_ = cp.Free(reqOffset) // as Extism: a failure to free is not the plugin's error
 		if bodyOffset != 0 {
@@ -454,7 +504,7 @@ func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOf
 		return nil, &requestError{msg: fmt.Sprintf("HTTP request to '%s' failed: invalid URL: %v", request.Url, urlCause(err))}
 	}
 	if err := k.net.checkURL(u); err != nil {
-		k.requested(u, true)
+		k.requested(u, true, span)
 		return nil, describeFailure(u.Redacted(), err)
 	}
 	var body io.Reader

@@ -17,6 +17,8 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/internal/wasmpass"
 	"github.com/tetratelabs/wazero"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Plugin is a loaded plugin: compiled once, run on a pool of instances.
@@ -184,7 +186,7 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes, observer: opts.Observer}
+	k := &kernel{net: pol, httpErrors: info.HasExport(abi.ExportHTTPErrors), config: configValues(opts.Grants), maxBlock: limits.MaxOutputBytes, observer: opts.Observer, redact: redact}
 	hostFns = append(append(hostFns, k.functions()...), interruptFunction())
 	p := &Plugin{
 		name:         name,
@@ -555,14 +557,24 @@ func (p *Plugin) Call(ctx context.Context, export string, input []byte) ([]byte,
 // calls leave in an instance's memory or vars reaches another's. An idle
 // instance of another owner is closed when a new one would exceed
 // MaxInstances. The owner "" is Call's: such calls share instances.
+//
+// With an Observer, the call is reported to it; under a recording span
+// (OpenTelemetry's, in ctx) the span is given the call's wait and run.
 func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte) ([]byte, error) {
-	if p.observer == nil {
+	span := trace.SpanFromContext(ctx)
+	if p.observer == nil && !span.IsRecording() {
 		return p.callAs(ctx, owner, export, input, nil)
 	}
 	start := time.Now()
 	var run time.Duration
 	out, err := p.callAs(ctx, owner, export, input, &run)
-	p.observer.Called(CallReport{Export: export, Wait: time.Since(start) - run, Run: run, Kind: KindOf(err)})
+	wait := time.Since(start) - run
+	if p.observer != nil {
+		p.observer.Called(CallReport{Export: export, Wait: wait, Run: run, Kind: KindOf(err)})
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Float64("mcphost.plugin.wait", wait.Seconds()), attribute.Float64("mcphost.plugin.run", run.Seconds()))
+	}
 	return out, err
 }
 

@@ -2,77 +2,12 @@ package tracing
 
 import (
 	"context"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/config"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
+	"github.com/mcphost/mcphost/internal/testrig/otlptest"
 )
-
-// receiver collects the spans an exporter sends it, decoded with the OTLP
-// protobuf types: what a real collector reads.
-type receiver struct {
-	url   string // the base URL to export to
-	spans chan *tracepb.ResourceSpans
-}
-
-// httpReceiver receives OTLP/HTTP protobuf exports at /v1/traces.
-func httpReceiver(t *testing.T) *receiver {
-	r := &receiver{spans: make(chan *tracepb.ResourceSpans, 16)}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		var export coltracepb.ExportTraceServiceRequest
-		if req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" || proto.Unmarshal(body, &export) != nil {
-			t.Errorf("an export to %s as %s does not decode", req.URL.Path, req.Header.Get("Content-Type"))
-			http.Error(w, "bad export", http.StatusBadRequest)
-			return
-		}
-		r.take(&export)
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(srv.Close)
-	r.url = srv.URL
-	return r
-}
-
-// grpcReceiver receives OTLP/gRPC exports.
-type grpcTraceService struct {
-	coltracepb.UnimplementedTraceServiceServer
-	r *receiver
-}
-
-func (s grpcTraceService) Export(_ context.Context, export *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	s.r.take(export)
-	return &coltracepb.ExportTraceServiceResponse{}, nil
-}
-
-func grpcReceiver(t *testing.T) *receiver {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{spans: make(chan *tracepb.ResourceSpans, 16), url: "http://" + ln.Addr().String()}
-	srv := grpc.NewServer()
-	coltracepb.RegisterTraceServiceServer(srv, grpcTraceService{r: r})
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-	return r
-}
-
-func (r *receiver) take(export *coltracepb.ExportTraceServiceRequest) {
-	for _, rs := range export.GetResourceSpans() {
-		r.spans <- rs
-	}
-}
 
 // env is environment variables to set for a test, which then cannot run
 // in parallel: the OpenTelemetry SDK reads the process's environment.
@@ -108,10 +43,9 @@ func exportOne(t *testing.T, tc config.TelemetryConfig, e env, name string) {
 
 // wantSpan checks that r received the span name, from the resource of
 // service mcphost (or service), in mcphost's scope.
-func wantSpan(t *testing.T, r *receiver, name, service string) {
+func wantSpan(t *testing.T, r *otlptest.Receiver, name, service string) {
 	t.Helper()
-	select {
-	case rs := <-r.spans:
+	if rs := r.Next(t, 10*time.Second); rs != nil {
 		attrs := map[string]string{}
 		for _, kv := range rs.GetResource().GetAttributes() {
 			attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
@@ -123,18 +57,14 @@ func wantSpan(t *testing.T, r *receiver, name, service string) {
 		if len(ss) != 1 || ss[0].GetScope().GetName() != ScopeName || len(ss[0].GetSpans()) != 1 || ss[0].GetSpans()[0].GetName() != name {
 			t.Errorf("scope spans %v: want one span %q in scope %s", ss, name, ScopeName)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no span %q reached the receiver", name)
 	}
 }
 
 // wantNone checks that r received nothing.
-func wantNone(t *testing.T, r *receiver) {
+func wantNone(t *testing.T, r *otlptest.Receiver) {
 	t.Helper()
-	select {
-	case rs := <-r.spans:
+	if rs := r.Received(); len(rs) > 0 {
 		t.Errorf("received %v, want nothing", rs)
-	default:
 	}
 }
 
@@ -145,10 +75,10 @@ func otlp(protocol, endpoint string) config.TelemetryConfig {
 // Spans reach a collector in the OTLP wire format of either protocol, at
 // the endpoint the config names.
 func TestSpansReachTheCollectorOverEitherProtocol(t *testing.T) {
-	overHTTP, overGRPC := httpReceiver(t), grpcReceiver(t)
-	exportOne(t, otlp(config.OTLPHTTP, overHTTP.url), env{}, "over http")
+	overHTTP, overGRPC := otlptest.HTTP(t), otlptest.GRPC(t)
+	exportOne(t, otlp(config.OTLPHTTP, overHTTP.URL), env{}, "over http")
 	wantSpan(t, overHTTP, "over http", "mcphost")
-	exportOne(t, otlp(config.OTLPGRPC, overGRPC.url), env{}, "over grpc")
+	exportOne(t, otlp(config.OTLPGRPC, overGRPC.URL), env{}, "over grpc")
 	wantSpan(t, overGRPC, "over grpc", "mcphost")
 }
 
@@ -156,24 +86,24 @@ func TestSpansReachTheCollectorOverEitherProtocol(t *testing.T) {
 // the protocol, the service name; OTEL_TRACES_EXPORTER turns traces on or
 // off, and names only what mcphost has.
 func TestTheEnvironmentWinsOverTheConfig(t *testing.T) {
-	configured, fromEnv, fromEnvGRPC := httpReceiver(t), httpReceiver(t), grpcReceiver(t)
-	exportOne(t, otlp(config.OTLPHTTP, configured.url), env{"OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.url, "OTEL_SERVICE_NAME": "team-tools"}, "env endpoint")
+	configured, fromEnv, fromEnvGRPC := otlptest.HTTP(t), otlptest.HTTP(t), otlptest.GRPC(t)
+	exportOne(t, otlp(config.OTLPHTTP, configured.URL), env{"OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.URL, "OTEL_SERVICE_NAME": "team-tools"}, "env endpoint")
 	wantSpan(t, fromEnv, "env endpoint", "team-tools")
 	wantNone(t, configured)
-	exportOne(t, otlp(config.OTLPHTTP, ""), env{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnvGRPC.url}, "env protocol")
+	exportOne(t, otlp(config.OTLPHTTP, ""), env{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnvGRPC.URL}, "env protocol")
 	wantSpan(t, fromEnvGRPC, "env protocol", "mcphost")
-	exportOne(t, config.TelemetryConfig{Traces: config.TracesOff, TraceSampleRatio: 1}, env{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.url}, "env on")
+	exportOne(t, config.TelemetryConfig{Traces: config.TracesOff, TraceSampleRatio: 1}, env{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": fromEnv.URL}, "env on")
 	wantSpan(t, fromEnv, "env on", "mcphost")
 
 	for _, e := range []env{{"OTEL_TRACES_EXPORTER": "none"}, {"OTEL_SDK_DISABLED": "true"}} {
 		e.set(t)
-		if tr, err := New(t.Context(), otlp(config.OTLPHTTP, configured.url), "v1.2.3"); tr != nil || err != nil {
+		if tr, err := New(t.Context(), otlp(config.OTLPHTTP, configured.URL), "v1.2.3"); tr != nil || err != nil {
 			t.Errorf("%v: %v, %v; want traces off", e, tr, err)
 		}
 	}
 	for _, e := range []env{{"OTEL_TRACES_EXPORTER": "zipkin"}, {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}} {
 		e.set(t)
-		if _, err := New(t.Context(), otlp(config.OTLPHTTP, configured.url), "v1.2.3"); err == nil {
+		if _, err := New(t.Context(), otlp(config.OTLPHTTP, configured.URL), "v1.2.3"); err == nil {
 			t.Errorf("%v: no error", e)
 		}
 	}
@@ -182,7 +112,7 @@ func TestTheEnvironmentWinsOverTheConfig(t *testing.T) {
 // trace_sample_ratio samples that share of new traces; OTEL_TRACES_SAMPLER
 // wins over it.
 func TestSamplingFollowsTheRatioUnlessTheEnvironmentSaysOtherwise(t *testing.T) {
-	r := httpReceiver(t)
+	r := otlptest.HTTP(t)
 	for _, c := range []struct {
 		ratio   float64
 		e       env
@@ -193,7 +123,7 @@ func TestSamplingFollowsTheRatioUnlessTheEnvironmentSaysOtherwise(t *testing.T) 
 		{1, env{"OTEL_TRACES_SAMPLER": "always_off"}, false},
 		{0, env{"OTEL_TRACES_SAMPLER": "always_on"}, true},
 	} {
-		tc := otlp(config.OTLPHTTP, r.url)
+		tc := otlp(config.OTLPHTTP, r.URL)
 		tc.TraceSampleRatio = c.ratio
 		c.e.set(t)
 		tr, err := New(t.Context(), tc, "v1.2.3")

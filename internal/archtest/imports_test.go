@@ -68,7 +68,12 @@ var boundaries = []boundary{
 	{pkg: module + "/pdk/go", dir: "pdk/go", only: []string{module + "/abi"}, why: "a plugin must not pull in the server"},
 	{pkg: module + "/host", only: []string{
 		module + "/abi", module + "/internal/jsonrpc", module + "/internal/gopool", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "github.com/yosida95/uritemplate/v3",
+		// OpenTelemetry's tracing API (spans, trace context), of which
+		// the attribute package hashes with xxhash.
+		"go.opentelemetry.io/otel", "github.com/cespare/xxhash/v2",
 	}, why: "host is the MCP engine: no sandbox, plugin loading, config, auth, CLI, Extism, wazero or JWT"},
+	{pkg: module + "/host", forbidden: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+		why: "the engine starts spans through OpenTelemetry's API; the SDK and its exporters are the operator's choice (package tracing)"},
 	{pkg: module + "/host", forbidden: []string{module + "/mcphttp"},
 		why: "the engine never imports its HTTP front door: the front door is built on the engine's exported API"},
 	{pkg: module + "/mcphttp", forbidden: []string{module + "/sandbox", module + "/pluginhost", module + "/config", module + "/auth", module + "/cmd", "github.com/extism", "github.com/tetratelabs/wazero"},

@@ -32,7 +32,9 @@ import (
 	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/tracing"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // shutdownGrace is how long requests in flight at stdin EOF may run on.
@@ -182,6 +184,21 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	traces, err := tracing.New(ctx, cfg.Telemetry, f.version)
+	if err != nil {
+		return err
+	}
+	var tracer trace.Tracer // nil: no traces cost nothing
+	if traces != nil {
+		tracer = traces.Tracer()
+		defer func() { // sends the spans of the last requests
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := traces.Shutdown(shut); err != nil {
+				logger.Warn("sending the last spans failed", "err", err)
+			}
+		}()
+	}
 	var observer host.Observer // nil, not a nil *metrics.Metrics: no metrics cost nothing
 	var observeSandbox func(plugin string) sandbox.Observer
 	if served.metrics != nil {
@@ -198,6 +215,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		// --watch).
 		CatalogChanges: true,
 		Observer:       observer,
+		Tracer:         tracer,
 	}, nil)
 	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox}
 	if cacheDir != "" {

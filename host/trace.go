@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Spans, as OpenTelemetry's MCP semantic conventions describe them
+// (docs/observability.md): a server span per request, named
+// "{mcp.method.name} {target}", and under it an internal span per plugin
+// call. A request's parent is the trace context of its params._meta
+// (traceparent, tracestate); the context its transport found in the
+// request (an HTTP traceparent header) is linked, not its parent.
+
+// startSpan starts the span of a request of method with params p (nil
+// when they did not decode) and id that arrived at start, when the server
+// has a Tracer; else it returns ctx and nil.
+func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p params, id json.RawMessage) (context.Context, trace.Span) {
+	tracer := c.srv.opts.Tracer
+	if tracer == nil {
+		return ctx, nil
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start)}
+	if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
+	}
+	parent := ctx
+	if p != nil {
+		parent = traceContext.Extract(ctx, metaCarrier(p.metadata()))
+	}
+	if parent == ctx || !trace.SpanContextFromContext(parent).IsRemote() {
+		opts = append(opts, trace.WithNewRoot()) // no _meta context: the ambient one is only linked
+	}
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+	if id != nil {
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", requestID(id)))
+	}
+	if c.sessionHash != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", c.sessionHash))
+	}
+	transport, protocol := Network(c.transport)
+	attrs = append(attrs, attribute.String("network.transport", transport))
+	if protocol != "" {
+		attrs = append(attrs, attribute.String("network.protocol.name", protocol))
+	}
+	name := method
+	switch x := p.(type) {
+	case *callToolParams:
+		name += " " + x.Name
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", x.Name), attribute.String("gen_ai.operation.name", "execute_tool"))
+	case *getPromptParams:
+		name += " " + x.Name
+		attrs = append(attrs, attribute.String("gen_ai.prompt.name", x.Name))
+	case *readResourceParams:
+		attrs = append(attrs, attribute.String("mcp.resource.uri", x.URI))
+	}
+	opts = append(opts, trace.WithAttributes(attrs...))
+	return tracer.Start(parent, name, opts...)
+}
+
+// endSpan ends the span of the request op as the conventions say: a
+// server error (ErrorType) sets error.type and the span's status.
+func endSpan(span trace.Span, op Operation) {
+	if op.ProtocolVersion != "" {
+		span.SetAttributes(attribute.String("mcp.protocol.version", op.ProtocolVersion))
+	}
+	if code := op.StatusCode(); code != "" {
+		span.SetAttributes(attribute.String("rpc.response.status_code", code))
+	}
+	if errorType := op.ErrorType(); errorType != "" {
+		span.SetAttributes(attribute.String("error.type", errorType))
+		span.SetStatus(codes.Error, op.ErrorMessage)
+	}
+	span.End()
+}
+
+// traceContext reads the W3C trace context of a request's _meta.
+var traceContext propagation.TraceContext
+
+// metaCarrier reads a request's _meta as a propagation carrier: its
+// string values under their keys.
+type metaCarrier abi.Meta
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(string, string) {} // never written
+
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// requestID is a JSON-RPC id as jsonrpc.request.id: a string's value, or
+// a number's digits.
+func requestID(id json.RawMessage) string {
+	if s, err := strconv.Unquote(string(id)); err == nil && len(id) > 0 && id[0] == '"' {
+		return s
+	}
+	return string(id)
+}
+
+// hashSession returns what spans and audit records carry of a session id:
+// the first 16 hex digits of its SHA-256. The id itself, without auth, is
+// as good as a password.
+func hashSession(id string) string {
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}
+
+// startPluginSpan starts the span of a call of plugin's export under the
+// request's span in ctx, when that one is recording; else it returns ctx
+// and nil.
+func startPluginSpan(ctx context.Context, tracer trace.Tracer, plugin, export string) (context.Context, trace.Span) {
+	if tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nil
+	}
+	return tracer.Start(ctx, export+" "+plugin, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		attribute.String("mcphost.plugin.name", plugin), attribute.String("mcphost.plugin.export", export)))
+}
+
+// endPluginSpan ends the span of a plugin call that ended with outcome
+// (PluginCall.Outcome): one but ok and tool_error is an error.
+func endPluginSpan(span trace.Span, outcome string, err error) {
+	span.SetAttributes(attribute.String("mcphost.plugin.outcome", outcome))
+	if outcome != OutcomeOK && outcome != OutcomeToolError {
+		msg := outcome
+		if err != nil {
+			msg = err.Error()
+		}
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End()
+}

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/otlptest"
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+)
+
+// headerTrace adds a traceparent header of its own trace to each request
+// it sends: the trace context of the HTTP request, which the server links.
+type headerTrace struct{ traceID string }
+
+func (h headerTrace) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("traceparent", "00-"+h.traceID+"-1111111111111111-01")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// With [telemetry] traces = "otlp", a tools/call is exported to a
+// collector (a loopback OTLP/HTTP receiver, decoded with the OTLP protobuf
+// types) as a server span under the client's _meta.traceparent, linked to
+// the HTTP request's traceparent header; the plugin call is its child,
+// and the plugin's HTTP request a client span under that, named by the
+// grant rule that allowed it, whose trace context reaches the server the
+// plugin called in its traceparent header.
+func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
+	collector := otlptest.HTTP(t)
+	var mu sync.Mutex
+	var seen []string // the traceparent headers the plugin's requests carried
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("traceparent"))
+		mu.Unlock()
+		fmt.Fprint(w, "pong")
+	}))
+	t.Cleanup(target.Close)
+	rule := strings.TrimPrefix(target.URL, "http://")
+	attacker, err := os.ReadFile(plugintest.Build(t, "internal/testrig/testplugins/attacker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fmt.Sprintf("[telemetry]\ntraces = \"otlp\"\notlp_endpoint = %q\n[plugins.attacker]\nallowed_hosts = [%q]\n", collector.URL, rule))
+	writePlugin(t, f, "attacker.wasm", attacker)
+	srv := f.start(t, "OTEL_BSP_SCHEDULE_DELAY=50") // export each batch within 50 ms
+
+	const clientTrace, clientSpan, headerTraceID = "0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7", "22222222222222222222222222222222"
+	client := mcp.NewClient(&mcp.Implementation{Name: "traces-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: srv.url, HTTPClient: &http.Client{Transport: headerTrace{headerTraceID}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": target.URL},
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"}})
+	if err != nil || res.IsError || text(t, res.Content) != "200 pong" {
+		t.Fatalf("fetch: %v %+v", err, res)
+	}
+
+	var spans []*tracepb.Span
+	byName := map[string]*tracepb.Span{}
+	deadline := time.Now().Add(20 * time.Second)
+	for byName["http_request"] == nil || byName["tools/call fetch"] == nil || byName["call_tool attacker"] == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("spans received: %v; want tools/call fetch, call_tool attacker and http_request", byName)
+		}
+		for _, s := range otlptest.Spans([]*tracepb.ResourceSpans{collector.Next(t, 20*time.Second)}) {
+			spans = append(spans, s)
+			byName[s.GetName()] = s
+		}
+	}
+	call, plugin, request := byName["tools/call fetch"], byName["call_tool attacker"], byName["http_request"]
+	id := func(b []byte) string { return hex.EncodeToString(b) }
+	if id(call.GetTraceId()) != clientTrace || id(call.GetParentSpanId()) != clientSpan || call.GetKind() != tracepb.Span_SPAN_KIND_SERVER {
+		t.Errorf("tools/call fetch: trace %s, parent %s, kind %v; want a server span under the client's %s-%s", id(call.GetTraceId()), id(call.GetParentSpanId()), call.GetKind(), clientTrace, clientSpan)
+	}
+	if links := call.GetLinks(); len(links) != 1 || id(links[0].GetTraceId()) != headerTraceID {
+		t.Errorf("tools/call fetch: links %v, want the HTTP traceparent header's trace %s", links, headerTraceID)
+	}
+	attrs := otlptest.Attrs(call)
+	for k, v := range map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "fetch", "network.transport": "tcp", "network.protocol.name": "http"} {
+		if attrs[k] != v {
+			t.Errorf("tools/call fetch: %s = %q, want %q", k, attrs[k], v)
+		}
+	}
+	if !bytesEqual(plugin.GetParentSpanId(), call.GetSpanId()) || !bytesEqual(request.GetParentSpanId(), plugin.GetSpanId()) {
+		t.Errorf("the plugin call's parent %s, the HTTP request's %s: want tools/call fetch (%s), then the plugin call (%s)",
+			id(plugin.GetParentSpanId()), id(request.GetParentSpanId()), id(call.GetSpanId()), id(plugin.GetSpanId()))
+	}
+	if got := otlptest.Attrs(plugin)["mcphost.plugin.outcome"]; got != "ok" {
+		t.Errorf("the plugin call's outcome %q, want ok", got)
+	}
+	if a := otlptest.Attrs(request); a["mcphost.grant.rule"] != rule || a["mcphost.grant.outcome"] != "allowed" || request.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("http_request: %v, kind %v; want a client span of the rule %q, allowed", a, request.GetKind(), rule)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "00-" + clientTrace + "-" + id(request.GetSpanId()) + "-01"
+	if len(seen) != 1 || seen[0] != want {
+		t.Errorf("the plugin's request carried traceparent %q, want %q", seen, want)
+	}
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
