@@ -69,7 +69,7 @@ func TestDefault(t *testing.T) {
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins:   map[string]PluginConfig{},
-		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,
@@ -1187,8 +1187,16 @@ func TestUnloadIdleAfter(t *testing.T) {
 // (relative to the config file) and item names; a bad value or metrics
 // off with a listener of their own is an error with its line.
 func TestTelemetry(t *testing.T) {
-	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1}) {
-		t.Errorf("[telemetry] by default: %+v, want metrics auto, traces off (over OTLP/HTTP, every one sampled) and nothing else", got)
+	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1,
+		Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5}) {
+		t.Errorf("[telemetry] by default: %+v, want metrics auto, traces off (over OTLP/HTTP, every one sampled), no audit trail (100 MiB files, 5 kept) and nothing else", got)
+	}
+	audit := load(t, "[telemetry]\naudit = \"file\"\naudit_file = \"audit.jsonl\"\naudit_max_mib = 10\naudit_max_files = 3\n")
+	if at := audit.Telemetry; at.Audit != AuditFile || at.AuditFile != filepath.Join(filepath.Dir(audit.Path), "audit.jsonl") || at.AuditMaxMiB != 10 || at.AuditMaxFiles != 3 {
+		t.Errorf("[telemetry] with an audit file: %+v", at)
+	}
+	if pc := load(t, "[plugins.notes]\naudit_arguments = true\n").Plugins["notes"]; !pc.AuditArguments {
+		t.Error("[plugins.notes] audit_arguments = true is not read")
 	}
 	traces := load(t, "[telemetry]\ntraces = \"otlp\"\notlp_endpoint = \"http://collector:4318\"\notlp_protocol = \"grpc\"\ntrace_sample_ratio = 0.25\n").Telemetry
 	if traces.Traces != TracesOTLP || traces.OTLPEndpoint != "http://collector:4318" || traces.OTLPProtocol != OTLPGRPC || traces.TraceSampleRatio != 0.25 {
@@ -1210,6 +1218,9 @@ func TestTelemetry(t *testing.T) {
 		"[telemetry]\notlp_protocol = \"http/json\"\n":                          `:2: telemetry.otlp_protocol: "http/json" is not one of "http/protobuf" and "grpc"`,
 		"[telemetry]\notlp_endpoint = \"collector:4318\"\n":                     `:2: telemetry.otlp_endpoint: "collector:4318" is not an http or https URL`,
 		"[telemetry]\ntrace_sample_ratio = 1.5\n":                               `:2: telemetry.trace_sample_ratio:`,
+		"[telemetry]\naudit = \"file\"\n":                                       `:2: telemetry.audit: "file" needs audit_file`,
+		"[telemetry]\naudit = \"syslog\"\n":                                     `:2: telemetry.audit: "syslog" is not one of "off", "stderr" and "file"`,
+		"[telemetry]\naudit_max_files = 0\n":                                    `:2: telemetry.audit_max_files:`,
 	} {
 		_, errs := loadErrors(t, src)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
