@@ -179,7 +179,23 @@ type TelemetryConfig struct {
 	// TraceSampleRatio is the share of traces sampled, from 0 to 1
 	// (default 1), of requests without a sampled parent.
 	TraceSampleRatio float64
+	// Audit says where the audit trail goes: AuditOff (the default)
+	// nowhere, AuditStderr to stderr, AuditFile to AuditFile.
+	Audit string
+	// AuditFile is the absolute path of the audit trail's file, which
+	// turns over at AuditMaxMiB (default 100), keeping AuditMaxFiles
+	// (default 5) older files.
+	AuditFile     string
+	AuditMaxMiB   int
+	AuditMaxFiles int
 }
+
+// The values of TelemetryConfig.Audit.
+const (
+	AuditOff    = "off"
+	AuditStderr = "stderr"
+	AuditFile   = "file"
+)
 
 // The values of TelemetryConfig.Traces.
 const (
@@ -480,6 +496,9 @@ type PluginConfig struct {
 	// OAuth2 are the OAuth2 clients the plugin may get access tokens of
 	// with get_access_token.
 	OAuth2 []OAuth2Client
+	// AuditArguments puts the arguments of the plugin's tool calls in the
+	// audit trail, its secret values redacted; off by default.
+	AuditArguments bool
 	// RequireScopes are the OAuth scopes a client's token must all hold
 	// for the client to see the plugin at all (its tools, prompts,
 	// resources, templates and completions); nil for every client. Only
@@ -705,7 +724,7 @@ func Default() *Config {
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins:   map[string]PluginConfig{},
-		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

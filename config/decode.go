@@ -40,12 +40,13 @@ var (
 		"calls_per_second", "host_calls_per_second", "max_module_mib", "max_list_items", "load_budget", "breaker_failures", "breaker_window", "breaker_backoff", "breaker_max_backoff", "wazero_checks"}
 	pluginKeys = append([]string{"prefix", "disabled", "isolation", "cache_ttl", "cache_scope", "host_functions", "allowed_hosts", "allow_private_network",
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
-		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes"}, defaultsKeys...)
+		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes", "audit_arguments"}, defaultsKeys...)
 	mountKeys     = []string{"host", "guest", "mode"}
 	httpKeys      = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
 	authKeys      = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
-		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio"}
+		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
+		"audit", "audit_file", "audit_max_mib", "audit_max_files"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -632,6 +633,9 @@ func (d *decoder) plugin(v any, p keyPath, defaults Limits, toolNames string) Pl
 	pc.TaskSupport = d.taskSupport(t, p)
 	pc.Keyring = d.keyring(t, p)
 	pc.OAuth2 = d.oauth2(t, p)
+	if b, ok := d.boolean(t, p, "audit_arguments"); ok {
+		pc.AuditArguments = b
+	}
 	if _, ok := t["require_scopes"]; ok {
 		pc.RequireScopes = d.strs(t, p, "require_scopes", checkScope)
 		if len(pc.RequireScopes) == 0 {
@@ -1073,6 +1077,21 @@ func (d *decoder) telemetry(v any, p keyPath, c *Config) {
 	}
 	if ratio, ok := d.number(t, p, "trace_sample_ratio", 0, 1); ok {
 		tc.TraceSampleRatio = ratio
+	}
+	if mode, ok := d.oneOf(t, p, "audit", AuditOff, AuditStderr, AuditFile); ok {
+		tc.Audit = mode
+	}
+	if file, ok := d.checked(t, p, "audit_file", notEmpty); ok {
+		tc.AuditFile = d.abs(file)
+	}
+	if n, ok := d.integer(t, p, "audit_max_mib", 1, 1<<20); ok {
+		tc.AuditMaxMiB = n
+	}
+	if n, ok := d.integer(t, p, "audit_max_files", 1, 1000); ok {
+		tc.AuditMaxFiles = n
+	}
+	if tc.Audit == AuditFile && tc.AuditFile == "" {
+		d.errorf(p.add("audit"), "%q needs audit_file: the file the audit trail goes to", AuditFile)
 	}
 	if tc.Metrics == MetricsOff && tc.MetricsListen != "" {
 		d.errorf(p.add("metrics_listen"), "metrics = %q: there are no metrics to listen for", MetricsOff)

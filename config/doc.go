@@ -245,6 +245,9 @@
 //	                       # Keychain, Windows' Credential Manager), read
 //	                       # when the plugin loads: an entry missing there
 //	                       # fails the load; no other entry is readable
+//	audit_arguments = false  # put the arguments of its tool calls in the
+//	                       # audit trail ([telemetry] audit), its secrets'
+//	                       # values redacted
 //	require_scopes = ["notes:read", "team-a"]
 //	                       # OAuth scopes a client's token must all hold
 //	                       # for the client to see the plugin at all: to a
@@ -400,6 +403,12 @@
 //	otlp_protocol = "http/protobuf"  # or "grpc"
 //	trace_sample_ratio = 1.0  # the share of traces sampled (0 to 1) of
 //	                       # requests without a sampled parent
+//	audit = "off"          # the audit trail, one JSON record per call and
+//	                       # per denial: "off", "stderr" or "file"
+//	audit_file = ""        # its file, for audit = "file" (relative to the
+//	                       # config file's directory)
+//	audit_max_mib = 100    # the file turns over at this size ...
+//	audit_max_files = 5    # ... keeping this many older files
 //
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins
