@@ -60,6 +60,9 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	if p.ClientInfo != nil {
 		srv.logger.Info("client initialized", "client", p.ClientInfo.Name, "clientVersion", p.ClientInfo.Version, "protocolVersion", version)
+		sess.mu.Lock()
+		sess.client = p.ClientInfo.Name
+		sess.mu.Unlock()
 	}
 	loading := srv.awaitStartup(ctx)
 	return initializeResult{

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -17,6 +19,10 @@ type Observer interface {
 	Served(op Operation)
 	SessionEnded(s EndedSession)
 	PluginCalled(c PluginCall)
+	// Denied is told of each thing the server refused a request
+	// (audit.go): a hidden item, a rate limit, a plugin's denied egress or
+	// host function.
+	Denied(d Denial)
 }
 
 // PluginCall is a call of a plugin's export made for a client's request.
@@ -74,6 +80,19 @@ type Operation struct {
 	ErrorMessage string
 	// ToolError is true for a tools/call whose result has isError set.
 	ToolError bool
+
+	// Who asked, for the audit trail: the authenticated subject ("" for
+	// none), the client's name (its clientInfo), the session's id hashed
+	// ("" for none), and the request's trace id when it has a span.
+	Subject, Client, Session, TraceID string
+	// Plugin is the plugin the request's last plugin call went to, with
+	// its outcome (PluginCall.Outcome) and how long it waited for an
+	// instance and ran (zero when unknown); empty when it called none.
+	Plugin, PluginOutcome string
+	Wait, Run             time.Duration
+	// Arguments are a tools/call's arguments when its plugin audits them
+	// (WithAuditArguments), redacted; nil otherwise.
+	Arguments json.RawMessage
 }
 
 // clientMistakes are the JSON-RPC error codes that the conventions do not
@@ -135,12 +154,28 @@ const (
 // observe reports a request of method with params p (nil when they did
 // not decode), served at version since start, to the server's Observer,
 // and ends its span (nil when it has none).
-func (c *conn) observe(start time.Time, span trace.Span, method, version string, p params, res any, rpcErr *RPCError) {
+//
+// req is the request, nil when it was refused before it started; ctx is
+// its context, or the one it arrived with.
+func (c *conn) observe(ctx context.Context, req *request, start time.Time, span trace.Span, method, version string, p params, res any, rpcErr *RPCError) {
 	o := c.srv.opts.Observer
 	if o == nil && span == nil {
 		return
 	}
-	op := Operation{Method: method, ProtocolVersion: version, Transport: c.transport, Duration: time.Since(start)}
+	op := Operation{Method: method, ProtocolVersion: version, Transport: c.transport, Duration: time.Since(start),
+		Session: c.sessionHash, TraceID: traceID(ctx)}
+	if o != nil {
+		op.Subject, op.Client = c.srv.subject(ctx), c.clientName(p)
+	}
+	if req != nil {
+		req.mu.Lock()
+		call := req.call
+		req.mu.Unlock()
+		if call.plugin != nil {
+			op.Plugin, op.PluginOutcome, op.Wait, op.Run = call.plugin.Name, call.outcome, call.wait, call.run
+			op.Arguments = auditArguments(p, call)
+		}
+	}
 	switch x := p.(type) {
 	case *callToolParams:
 		op.Tool = x.Name

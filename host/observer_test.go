@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,11 +17,15 @@ import (
 
 // observed records what an Observer is told.
 type observed struct {
-	mu    sync.Mutex
-	ops   []Operation
-	ended []EndedSession
-	calls []PluginCall
+	mu      sync.Mutex
+	ops     []Operation
+	ended   []EndedSession
+	calls   []PluginCall
+	denials []Denial
 }
+
+func (o *observed) Denied(d Denial)      { record(&o.mu, &o.denials, d) }
+func (o *observed) allDenials() []Denial { return recorded(&o.mu, &o.denials) }
 
 func (o *observed) PluginCalled(c PluginCall)   { record(&o.mu, &o.calls, c) }
 func (o *observed) pluginCalls() []PluginCall   { return recorded(&o.mu, &o.calls) }
@@ -102,7 +108,8 @@ func TestObserverIsToldOfEveryRequestAnswered(t *testing.T) {
 				i, op.Method, op.ProtocolVersion, op.Transport, op.Duration, Version20251125, TransportStdio)
 		}
 		op.ProtocolVersion, op.Transport, op.Duration = "", "", 0
-		if op != want[i] {
+		op.Client, op.Plugin, op.PluginOutcome, op.Wait, op.Run = "", "", "", 0, 0 // TestOperationsNameWhoAskedAndTheirPluginCall
+		if !reflect.DeepEqual(op, want[i]) {
 			t.Errorf("request %d observed as %+v, want %+v", i, op, want[i])
 		}
 	}
@@ -207,5 +214,96 @@ func TestStatsCountSessionsByTransportAndVersion(t *testing.T) {
 	}
 	if got := srv.Stats().Sessions; !maps.Equal(got, want) {
 		t.Errorf("sessions %v, want %v", got, want)
+	}
+}
+
+// An Operation names who asked (subject, client, hashed session) and the
+// plugin call it made: the plugin, its outcome, and how long it waited and
+// ran as its runtime reported (ReportCallTimes); a plugin that audits
+// arguments has them there, redacted.
+func TestOperationsNameWhoAskedAndTheirPluginCall(t *testing.T) {
+	callTool := func(_ context.Context, in []byte) ([]byte, error) {
+		return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "x"}}})
+	}
+	timed := fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "timed", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
+			ReportCallTimes(ctx, 2*time.Millisecond, 3*time.Millisecond)
+			return callTool(ctx, in)
+		},
+	}
+	audited := fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "audited", InputSchema: objectSchema}}}),
+		abi.ExportCallTool:  callTool,
+	}
+	redact := func(s string) string { return strings.ReplaceAll(s, "s3cret", "[REDACTED]") }
+	rec := &observed{}
+	srv := NewServer(Options{Observer: rec, Subject: func(context.Context) string { return "alice" }}, BuildCatalog(t.Context(), []*Plugin{
+		NewPlugin("p", "", timed), NewPlugin("q", "", audited, WithAuditArguments(redact)),
+	}, nil))
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: "the-session"}), out: out}
+	t.Cleanup(h.sess.Close)
+	h.init(t, Version20251125)
+	h.call(t, 1, "tools/call", map[string]any{"name": "timed", "arguments": map[string]any{"n": 1}})
+	h.call(t, 2, "tools/call", map[string]any{"name": "audited", "arguments": map[string]any{"n": 1, "key": "s3cret"}})
+	poll.Until(t, 5*time.Second, "three requests observed", func() bool { return len(rec.all()) == 3 })
+	ops := rec.all()
+	timedOp, auditedOp := ops[1], ops[2]
+	if timedOp.Subject != "alice" || timedOp.Client != "t" || timedOp.Session != hashSession("the-session") ||
+		timedOp.Plugin != "p" || timedOp.PluginOutcome != OutcomeOK || timedOp.Wait != 2*time.Millisecond || timedOp.Run != 3*time.Millisecond {
+		t.Errorf("timed: %+v", timedOp)
+	}
+	if timedOp.Arguments != nil {
+		t.Errorf("a plugin that does not audit arguments: %s", timedOp.Arguments)
+	}
+	if string(auditedOp.Arguments) != `{"key":"[REDACTED]","n":1}` {
+		t.Errorf("audited arguments %s, want them with the secret redacted", auditedOp.Arguments)
+	}
+}
+
+// The server tells the Observer what it denied a request: an item of a
+// plugin the request does not see (answered as unknown), a call the
+// plugin's rate limit refused, and what a runtime reports (ReportDenied),
+// each with who asked.
+func TestDenialsAreObserved(t *testing.T) {
+	hidden := fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "secret", InputSchema: objectSchema}}}),
+	}
+	limited := fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "limited", InputSchema: objectSchema}, {Name: "fetch", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
+			var input struct{ Request abi.CallToolParams }
+			_ = json.Unmarshal(in, &input)
+			if input.Request.Name == "fetch" {
+				ReportDenied(ctx, "r", DeniedEgress, "an HTTP request that no allowed_hosts entry of plugin r grants")
+				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "refused"}}, IsError: true})
+			}
+			return nil, &CallError{Reason: "plugin rate limit exceeded", Message: "more than 1 calls per second", Outcome: "rate_limited"}
+		},
+	}
+	rec := &observed{}
+	srv := NewServer(Options{Observer: rec, Subject: func(context.Context) string { return "bob" }}, BuildCatalog(t.Context(), []*Plugin{
+		NewPlugin("admin", "", hidden, WithRequiredScopes([]string{"admin"})), NewPlugin("r", "", limited),
+	}, nil))
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportStdio}), out: out}
+	t.Cleanup(h.sess.Close)
+	h.init(t, Version20251125)
+	if res := h.call(t, 1, "tools/call", map[string]any{"name": "secret", "arguments": map[string]any{"n": 1}}); errCode(t, res) != CodeInvalidParams {
+		t.Fatalf("a hidden tool: %v, want unknown tool", res)
+	}
+	h.call(t, 2, "tools/call", map[string]any{"name": "limited", "arguments": map[string]any{"n": 1}})
+	h.call(t, 3, "tools/call", map[string]any{"name": "fetch", "arguments": map[string]any{"n": 1}})
+	poll.Until(t, 5*time.Second, "three denials", func() bool { return len(rec.allDenials()) == 3 })
+	got := rec.allDenials()
+	for i, want := range []struct{ reason, plugin, item string }{
+		{DeniedHidden, "admin", "secret"}, {DeniedRateLimit, "r", ""}, {DeniedEgress, "r", ""},
+	} {
+		d := got[i]
+		if d.Reason != want.reason || d.Plugin != want.plugin || d.Item != want.item || d.Subject != "bob" || d.Method != "tools/call" ||
+			d.ProtocolVersion != Version20251125 || d.Transport != TransportStdio || d.Detail == "" {
+			t.Errorf("denial %d: %+v, want %s of %s (item %q) by bob", i, d, want.reason, want.plugin, want.item)
+		}
 	}
 }

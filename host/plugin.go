@@ -73,6 +73,9 @@ type Plugin struct {
 	taskSupport map[string]string
 	// rank orders the plugin for name clashes (WithRank); 0 is unranked.
 	rank int
+	// redactArguments, when set, puts a tool call's arguments, redacted
+	// by it, in the call's Operation (WithAuditArguments).
+	redactArguments func(string) string
 	// toolNames is the rule its exposed tool names follow.
 	toolNames ToolNames
 	// cache is the caching hints of what the plugin lists and reads
@@ -102,6 +105,13 @@ const (
 	// ToolNamesMCP: MCP's own rule, 1 to 128 of A-Z a-z 0-9 _ - .
 	ToolNamesMCP
 )
+
+// WithAuditArguments puts the arguments of the plugin's tool calls in
+// their Operation (for the audit trail), with redact applied: it removes
+// the values that must never be recorded (the plugin's secrets).
+func WithAuditArguments(redact func(string) string) PluginOption {
+	return func(p *Plugin) { p.redactArguments = redact }
+}
 
 // WithRank orders the plugin before those of a greater rank, and before
 // every unranked plugin (rank 0), when they expose the same name: the
@@ -238,7 +248,21 @@ func (p *Plugin) observe(req *request, span trace.Span, export string, start tim
 	if req == nil || req.srv.opts.Observer == nil {
 		return
 	}
+	req.mu.Lock()
+	req.call.plugin, req.call.outcome = p, outcome
+	req.mu.Unlock()
+	if outcome == "rate_limited" {
+		req.denied(p.Name, DeniedRateLimit, errorMessage(err), "")
+	}
 	req.srv.opts.Observer.PluginCalled(PluginCall{Plugin: p.Name, Export: export, Outcome: outcome, Duration: time.Since(start)})
+}
+
+// errorMessage is err's message, "" for nil.
+func errorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // outcomeOf returns the outcome of a call that failed with err.

@@ -21,6 +21,9 @@ func handleGetPrompt(ctx context.Context, req *request, params *getPromptParams)
 	p := params.GetPromptParams
 	e, ok := find(ctx, req.srv, func(c *Catalog) (*promptEntry, bool) { return c.prompt(p.Name, req.view()) })
 	if !ok {
+		if e, hidden := req.srv.Catalog().prompt(p.Name, everything); hidden {
+			req.deniedHidden(e.plugin.Name, "prompt", p.Name)
+		}
 		return nil, rpcErrorf(CodeInvalidParams, "unknown prompt: %q", p.Name)
 	}
 	if err := req.meetRequirement("prompt", p.Name, e.prompt.Meta); err != nil {

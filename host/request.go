@@ -36,6 +36,27 @@ type conn struct {
 	mu       sync.Mutex
 	closed   bool
 	inflight map[string]*request
+	// client is the name the client gave in initialize (clientInfo).
+	client string
+}
+
+// clientMetaKey is where a 2026-07-28 request's _meta names its client.
+const clientMetaKey = "io.modelcontextprotocol/clientInfo"
+
+// clientName returns the name of the client of a request with params p
+// (nil when they did not decode): its _meta's clientInfo, else what the
+// session's initialize said.
+func (c *conn) clientName(p params) string {
+	if p != nil {
+		if info, ok := p.metadata()[clientMetaKey].(map[string]any); ok {
+			if name, ok := info["name"].(string); ok {
+				return name
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client
 }
 
 // connIDs numbers the conns of the process.
@@ -82,6 +103,8 @@ type request struct {
 	// lacking holds the client capabilities a plugin asked for that a
 	// 2026-07-28 request did not declare, as a ClientCapabilities object.
 	lacking map[string]any
+	// call is the last plugin call the request made (audit.go).
+	call callRecord
 }
 
 type requestKey struct{}

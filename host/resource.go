@@ -42,6 +42,9 @@ func handleReadResource(ctx context.Context, req *request, params *readResourceP
 	})
 	owner := r.owner
 	if owner == nil {
+		if o, _ := req.srv.Catalog().resourceRoute(p.URI, everything); o != nil {
+			req.deniedHidden(o.Name, "resource", p.URI)
+		}
 		return nil, &RPCError{Code: CodeResourceNotFound, Message: "resource not found: " + p.URI, Data: mustJSON(map[string]string{"uri": p.URI})}
 	}
 	if !allows(owner.exposure.Resource, p.URI) { // a template matches a URI the allow-list leaves out

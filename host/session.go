@@ -236,7 +236,7 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 		ctx, span := sess.startSpan(ctx, start, m.Method, nil, m.ID)
 		res, err := sess.initialize(ctx, m.Params)
 		rpcErr := toRPCError(err)
-		sess.observe(start, span, m.Method, sess.Version(), nil, res, rpcErr)
+		sess.observe(ctx, nil, start, span, m.Method, sess.Version(), nil, res, rpcErr)
 		return encodeResponse(m.ID, res, rpcErr)
 	}
 	return sess.serve(ctx, m, era20251125{sess}, reply, batch)
@@ -255,7 +255,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 		if span == nil {
 			_, span = c.startSpan(ctx, start, observed, p, m.ID)
 		}
-		c.observe(start, span, observed, e.version(), p, nil, rpcErr)
+		c.observe(ctx, nil, start, span, observed, e.version(), p, nil, rpcErr)
 		return e.encode(c.srv, m.Method, m.ID, nil, nil, rpcErr)
 	}
 	h, rpcErr := e.method(m.Method)
@@ -303,7 +303,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 		}
 		rpcErr := toRPCError(err)
 		_ = reply.Send(e.encode(c.srv, m.Method, m.ID, res, hints, rpcErr))
-		c.observe(start, span, m.Method, req.version(), p, res, rpcErr)
+		c.observe(req.ctx, req, start, span, m.Method, req.version(), p, res, rpcErr)
 	})
 	return nil
 }

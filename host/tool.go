@@ -29,6 +29,9 @@ func handleCallTool(ctx context.Context, req *request, params *callToolParams) (
 	}
 	e, ok := find(ctx, req.srv, func(c *Catalog) (*toolEntry, bool) { return c.tool(p.Name, req.view()) })
 	if !ok {
+		if e, hidden := req.srv.Catalog().tool(p.Name, everything); hidden {
+			req.deniedHidden(e.plugin.Name, "tool", p.Name)
+		}
 		return nil, rpcErrorf(CodeInvalidParams, "unknown tool: %q", p.Name)
 	}
 	if err := req.meetRequirement("tool", p.Name, e.tool.Meta); err != nil {

@@ -9,6 +9,7 @@
 package metrics
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"runtime/debug"
@@ -42,6 +43,7 @@ type Metrics struct {
 	run       *prometheus.HistogramVec
 	hostCalls *prometheus.CounterVec
 	requests  *prometheus.CounterVec
+	denials   *prometheus.CounterVec
 	itemNames bool
 }
 
@@ -98,6 +100,10 @@ func New(opts Options) *Metrics {
 		Name: "mcphost_plugin_http_requests_total",
 		Help: "HTTP requests plugins made, by plugin, the allowed_hosts entry that granted the URL (empty when none did) and outcome: allowed, or denied by the plugin's grants.",
 	}, []string{"plugin", "rule", "outcome"})
+	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_denials_total",
+		Help: "What the server refused requests, by plugin and reason: hidden (an item the request's scopes or endpoint do not see), rate_limited, egress, host_function.",
+	}, []string{"plugin", "reason"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "mcphost_build_info",
 		Help: "Always 1: the version of mcphost and of the Go toolchain that built it.",
@@ -107,7 +113,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, build,
+	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, m.denials, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -158,6 +164,11 @@ func (m *Metrics) Handler(token string) http.Handler {
 	})
 }
 
+// Denied records something the server refused a request (host.Observer).
+func (m *Metrics) Denied(d host.Denial) {
+	m.denials.WithLabelValues(d.Plugin, d.Reason).Inc()
+}
+
 // Sandbox returns the sandbox Observer of the plugin name
 // (sandbox.Options.Observer), which counts every call the sandbox runs,
 // the plugin host's own (listings) included.
@@ -178,16 +189,16 @@ type pluginSandbox struct {
 	hostCall, request *prometheus.CounterVec
 }
 
-func (s *pluginSandbox) Called(c sandbox.CallReport) {
+func (s *pluginSandbox) Called(_ context.Context, c sandbox.CallReport) {
 	s.wait.Observe(c.Wait.Seconds())
 	s.run.WithLabelValues(c.Export).Observe(c.Run.Seconds())
 }
 
-func (s *pluginSandbox) HostCalled(function string, denied bool) {
+func (s *pluginSandbox) HostCalled(_ context.Context, function string, denied bool) {
 	s.hostCall.WithLabelValues(function, allowedOrDenied(denied)).Inc()
 }
 
-func (s *pluginSandbox) Requested(rule string, denied bool) {
+func (s *pluginSandbox) Requested(_ context.Context, rule string, denied bool) {
 	s.request.WithLabelValues(rule, allowedOrDenied(denied)).Inc()
 }
 

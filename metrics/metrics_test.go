@@ -208,15 +208,15 @@ func counters(t *testing.T, families map[string]*dto.MetricFamily, name string) 
 func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
 	m := New(Options{})
 	notes := m.Sandbox("notes")
-	notes.Called(sandbox.CallReport{Export: "call_tool", Wait: 2 * time.Millisecond, Run: 300 * time.Microsecond})
-	notes.Called(sandbox.CallReport{Export: "call_tool", Run: 50 * time.Millisecond, Kind: sandbox.KindTimeout})
-	notes.Called(sandbox.CallReport{Export: "list_tools", Run: time.Millisecond})
-	notes.HostCalled("create_message", false)
-	notes.HostCalled("create_message", false)
-	notes.HostCalled("list_roots", true)
-	notes.Requested("*.example.com", false)
-	notes.Requested("", true)
-	m.Sandbox("files").Requested("*.example.com", false)
+	notes.Called(t.Context(), sandbox.CallReport{Export: "call_tool", Wait: 2 * time.Millisecond, Run: 300 * time.Microsecond})
+	notes.Called(t.Context(), sandbox.CallReport{Export: "call_tool", Run: 50 * time.Millisecond, Kind: sandbox.KindTimeout})
+	notes.Called(t.Context(), sandbox.CallReport{Export: "list_tools", Run: time.Millisecond})
+	notes.HostCalled(t.Context(), "create_message", false)
+	notes.HostCalled(t.Context(), "create_message", false)
+	notes.HostCalled(t.Context(), "list_roots", true)
+	notes.Requested(t.Context(), "*.example.com", false)
+	notes.Requested(t.Context(), "", true)
+	m.Sandbox("files").Requested(t.Context(), "*.example.com", false)
 
 	families := scrape(t, m.Handler(""), "")
 	// A plugin's wait series exists from its load, before any call.
@@ -321,5 +321,17 @@ func TestWatchedStateIsReadAtEachScrape(t *testing.T) {
 	got := gauges(t, scrape(t, m.Handler(""), ""), "mcphost_sessions")
 	if n := got["mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp"]; n != 5 {
 		t.Errorf("the next scrape reads 2025-11-25 sessions over HTTP as %v, want 5", n)
+	}
+}
+
+// Denials are counted by plugin and reason.
+func TestDenialsByPluginAndReason(t *testing.T) {
+	m := New(Options{})
+	m.Denied(host.Denial{Reason: host.DeniedEgress, Plugin: "attacker"})
+	m.Denied(host.Denial{Reason: host.DeniedEgress, Plugin: "attacker"})
+	m.Denied(host.Denial{Reason: host.DeniedHidden, Plugin: "admin", Subject: "bob"})
+	got := counters(t, scrape(t, m.Handler(""), ""), "mcphost_denials_total")
+	if want := map[string]float64{"plugin=attacker,reason=egress": 2, "plugin=admin,reason=hidden": 1}; !maps.Equal(got, want) {
+		t.Errorf("denials %v, want %v", got, want)
 	}
 }

@@ -56,7 +56,9 @@ type Loader struct {
 	// loads.
 	ListingCacheDir string
 	// Observe, when set, returns the sandbox Observer of the plugin name
-	// (metrics); nil observes nothing.
+	// (metrics; nil for none), and the requests a plugin's calls serve
+	// learn how long each waited and ran and what the plugin was denied
+	// (host.Operation, host.Denial); nil observes nothing.
 	Observe func(plugin string) sandbox.Observer
 }
 
@@ -280,7 +282,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		CheckOutput:   checkOutput,
 	}
 	if l.Observe != nil {
-		sopts.Observer = l.Observe(name)
+		sopts.Observer = requestReporter{plugin: name, next: l.Observe(name)}
 	}
 	sum := held.sha256
 	cache := listingCache(l.ListingCacheDir)
@@ -304,7 +306,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		}
 	}
 	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
-	opts := pluginOptions(cfg, pc, budget, manifest == nil)
+	opts := pluginOptions(cfg, pc, budget, manifest == nil, grants.Redact)
 	if compiled != nil {
 		compiled = sync.OnceFunc(compiled) // the interpreter's compile, or the compiler's
 	}
@@ -438,7 +440,9 @@ func start(ctx context.Context, rt *sandbox.Plugin, isJS bool) error {
 
 // pluginOptions are the engine's settings of a plugin loaded with pc under
 // cfg, listed within budget; hyperMCP for a plugin without a manifest.
-func pluginOptions(cfg *config.Config, pc config.PluginConfig, budget time.Duration, hyperMCP bool) []host.PluginOption {
+// redact removes the plugin's secret values from the arguments the audit
+// trail records (audit_arguments).
+func pluginOptions(cfg *config.Config, pc config.PluginConfig, budget time.Duration, hyperMCP bool, redact func(string) string) []host.PluginOption {
 	opts := []host.PluginOption{
 		host.WithGrantedHostFunctions(pc.HostFunctions),
 		host.WithTaskSupport(pc.TaskSupport),
@@ -451,6 +455,9 @@ func pluginOptions(cfg *config.Config, pc config.PluginConfig, budget time.Durat
 	}
 	if hyperMCP { // written for hyper-mcp (or mcp.run): its envelope, exactly
 		opts = append(opts, host.WithExactHyperMCPContext())
+	}
+	if pc.AuditArguments {
+		opts = append(opts, host.WithAuditArguments(redact))
 	}
 	return opts
 }

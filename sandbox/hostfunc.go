@@ -53,7 +53,7 @@ func (f HostFunction) toExtism(logger *slog.Logger, maxInput int, observer Obser
 			panic(err) // stops the call: a trap
 		}
 		if observer != nil {
-			observer.HostCalled(f.Name, f.Denied)
+			observer.HostCalled(ctx, f.Name, f.Denied)
 		}
 		var input []byte
 		if f.Input {

@@ -424,7 +424,7 @@ func (k *kernel) send(ctx context.Context, cp *extism.CurrentPlugin, reqOffset, 
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	status, out, rerr = k.do(req, maxResponse)
-	k.requested(req.URL, rerr != nil && rerr.denied, span)
+	k.requested(ctx, req.URL, rerr != nil && rerr.denied, span)
 	return status, out, rerr
 }
 
@@ -449,13 +449,13 @@ func (k *kernel) endRequestSpan(span trace.Span, status int, rerr *requestError)
 // requested tells the observer, if any, of a request to u, and whether the
 // grants refused it, and puts the rule that granted it and the outcome on
 // span (nil for none).
-func (k *kernel) requested(u *url.URL, denied bool, span trace.Span) {
+func (k *kernel) requested(ctx context.Context, u *url.URL, denied bool, span trace.Span) {
 	if k.observer == nil && span == nil {
 		return
 	}
 	rule := k.net.rule(u)
 	if k.observer != nil {
-		k.observer.Requested(rule, denied)
+		k.observer.Requested(ctx, rule, denied)
 	}
 	if span != nil {
 		outcome := "allowed"
@@ -504,7 +504,7 @@ func (k *kernel) newRequest(ctx context.Context, cp *extism.CurrentPlugin, reqOf
 		return nil, &requestError{msg: fmt.Sprintf("HTTP request to '%s' failed: invalid URL: %v", request.Url, urlCause(err))}
 	}
 	if err := k.net.checkURL(u); err != nil {
-		k.requested(u, true, span)
+		k.requested(ctx, u, true, span)
 		return nil, describeFailure(u.Redacted(), err)
 	}
 	var body io.Reader

@@ -1,20 +1,25 @@
 package sandbox
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
-// Observer is told what a plugin does, for metrics (Options.Observer). Its
-// methods run on the goroutine of the plugin's call and must be quick.
+// Observer is told what a plugin does, for metrics and audit records
+// (Options.Observer). Its methods run on the goroutine of the plugin's
+// call and must be quick; ctx is the call's (Plugin.CallAs's), with the
+// values its caller stored in it.
 type Observer interface {
 	// Called is told of each call of an export once it ended.
-	Called(c CallReport)
+	Called(ctx context.Context, c CallReport)
 	// HostCalled is told of each call the plugin made of a host function
 	// of abi.HostModule; denied when the plugin is not granted the
 	// function (HostFunction.Denied).
-	HostCalled(function string, denied bool)
+	HostCalled(ctx context.Context, function string, denied bool)
 	// Requested is told of each HTTP request the plugin made: rule is the
 	// allowed_hosts entry, as granted, that matched its URL ("" when none
 	// did); denied when the grants refused it or a redirect it led to.
-	Requested(rule string, denied bool)
+	Requested(ctx context.Context, rule string, denied bool)
 }
 
 // CallReport is a call of a plugin's export, as an Observer is told of it.

@@ -17,19 +17,19 @@ type recorder struct {
 	requests []string // rule, or "denied rule"
 }
 
-func (r *recorder) Called(c CallReport) {
+func (r *recorder) Called(_ context.Context, c CallReport) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
 }
 
-func (r *recorder) HostCalled(function string, denied bool) {
+func (r *recorder) HostCalled(_ context.Context, function string, denied bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.hosts = append(r.hosts, deniedOr(function, denied))
 }
 
-func (r *recorder) Requested(rule string, denied bool) {
+func (r *recorder) Requested(_ context.Context, rule string, denied bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests = append(r.requests, deniedOr(rule, denied))

@@ -570,7 +570,7 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	out, err := p.callAs(ctx, owner, export, input, &run)
 	wait := time.Since(start) - run
 	if p.observer != nil {
-		p.observer.Called(CallReport{Export: export, Wait: wait, Run: run, Kind: KindOf(err)})
+		p.observer.Called(ctx, CallReport{Export: export, Wait: wait, Run: run, Kind: KindOf(err)})
 	}
 	if span.IsRecording() {
 		span.SetAttributes(attribute.Float64("mcphost.plugin.wait", wait.Seconds()), attribute.Float64("mcphost.plugin.run", run.Seconds()))

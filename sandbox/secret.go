@@ -3,6 +3,7 @@ package sandbox
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -44,6 +45,27 @@ func secretReplacer(g Grants) *strings.Replacer {
 		pairs = append(pairs, v, redactedText)
 	}
 	return strings.NewReplacer(pairs...)
+}
+
+// Redact returns s with the values of g's secrets, and of its Redacted,
+// replaced by [REDACTED]; within JSON, a value that JSON escapes is
+// replaced as escaped too.
+func (g Grants) Redact(s string) string {
+	r := secretReplacer(g)
+	if r == nil {
+		return s
+	}
+	s = r.Replace(s)
+	var escaped Grants // the values as JSON writes them within a string
+	for _, v := range slices.Concat(slices.Collect(maps.Values(g.Secrets)), g.Redacted) {
+		if b, err := json.Marshal(v); err == nil && string(b[1:len(b)-1]) != v {
+			escaped.Redacted = append(escaped.Redacted, string(b[1:len(b)-1]))
+		}
+	}
+	if e := secretReplacer(escaped); e != nil {
+		s = e.Replace(s)
+	}
+	return s
 }
 
 // redacted returns s with the plugin's secret values replaced.

@@ -146,3 +146,17 @@ func TestOutputCheckDiscardsTheInstance(t *testing.T) {
 		t.Errorf("after malformed output: %q, %v", out, err)
 	}
 }
+
+// Redact replaces every secret value and every Redacted value, also as
+// JSON escapes it within a string.
+func TestGrantsRedactSecretsAsWrittenAndAsJSONEscapesThem(t *testing.T) {
+	g := Grants{Secrets: map[string]string{"TOKEN": `t0k"en`}, Redacted: []string{"keyring-value"}}
+	in := `{"a":"t0k\"en","b":"keyring-value","c":"plain"} t0k"en`
+	want := `{"a":"[REDACTED]","b":"[REDACTED]","c":"plain"} [REDACTED]`
+	if got := g.Redact(in); got != want {
+		t.Errorf("Redact:\n got %s\nwant %s", got, want)
+	}
+	if got := (Grants{}).Redact(in); got != in {
+		t.Errorf("without secrets: %s", got)
+	}
+}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"os"
@@ -12,8 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/promtest"
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	dto "github.com/prometheus/client_model/go"
@@ -65,10 +69,16 @@ func TestErrorsAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	f := newFixture(t, `
+[telemetry]
+audit = "file"
+audit_file = "`+auditFile+`"
 [plugins.attacker]
 breaker_failures = 0
 allowed_hosts = ["localhost:1"]
+audit_arguments = true
+secrets = { api_key = "env:MCPHOST_TEST_API_KEY" }
 [plugins.hostile]
 memory_mib = 32
 timeout = "2s"
@@ -87,7 +97,7 @@ max_queue = 0
 	for name, wasm := range map[string][]byte{"attacker": attacker, "hostile": hostile, "flaky": hostile, "limited": attacker, "worker": attacker} {
 		writePlugin(t, f, name+".wasm", wasm)
 	}
-	srv := f.start(t)
+	srv := f.start(t, "MCPHOST_TEST_API_KEY="+testAPIKey)
 	cs := srv.session(t, nil)
 	ctx := ctxT(t)
 	call := func(tool string, args map[string]any) string {
@@ -159,6 +169,70 @@ max_queue = 0
 		})
 	}
 	wantErrorMetrics(t, strings.TrimSuffix(srv.url, "/mcp")+"/metrics", limitedOK)
+	// A call whose arguments hold the granted secret's value: the audit
+	// trail records them, redacted.
+	call("fetch", map[string]any{"url": "http://example.com/?key=" + testAPIKey})
+	wantErrorAudit(t, auditFile, limitedOK)
+}
+
+// testAPIKey is the value of the attacker's granted secret api_key.
+const testAPIKey = "sk-test-5f0c2a9e"
+
+// wantErrorAudit checks the audit trail of TestErrorsAsDocumented's
+// scenarios: a record per tool call, with its plugin, outcome and times,
+// and one per denial; the granted secret appears in none.
+func wantErrorAudit(t *testing.T, path string, limitedOK int) {
+	t.Helper()
+	var raw []byte
+	poll.Until(t, 10*time.Second, "the audit records of the last call", func() bool {
+		raw, _ = os.ReadFile(path)
+		return strings.Count(string(raw), "example.com") > 0 && strings.Count(string(raw), `"msg":"denied"`) >= 5
+	})
+	if strings.Contains(string(raw), testAPIKey) {
+		t.Errorf("the audit trail holds the granted secret's value:\n%s", raw)
+	}
+	calls := map[string]int{}   // plugin/item/outcome
+	denials := map[string]int{} // plugin/reason
+	var spin map[string]any
+	for line := range strings.Lines(string(raw)) {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("an audit record is not JSON: %q", line)
+		}
+		key := fmt.Sprintf("%v/%v/%v", r["plugin"], r["item"], r["outcome"])
+		switch r["msg"] {
+		case "call":
+			calls[key]++
+			if r["item"] == "spin" {
+				spin = r
+			}
+			if r["era"] == "" || r["transport"] != "http" || r["client"] != "hostile-test" {
+				t.Errorf("a call record without its era, transport or client: %v", r)
+			}
+		case "denied":
+			denials[fmt.Sprintf("%v/%v", r["plugin"], r["reason"])]++
+		}
+	}
+	for k, n := range map[string]int{
+		"hostile/hog/out_of_memory": 1, "hostile/spin/timeout": 1, "hostile/crash/trap": 1, "worker/worker_ok/queue_full": 1,
+		"flaky/flaky_ok/breaker_open": 1, "limited/limited_ok/rate_limited": 1, "limited/limited_ok/ok": limitedOK,
+		"attacker/fetch/tool_error": 3, "attacker/roots/tool_error": 1, "/nope/error": 1,
+	} {
+		if calls[k] != n {
+			t.Errorf("call records %s: %d, want %d (all: %v)", k, calls[k], n, calls)
+		}
+	}
+	if spin == nil || spin["run_ms"].(float64) < 1900 || spin["queue_ms"] == nil {
+		t.Errorf("the record of the call that timed out after 2s: %v; want its run_ms and queue_ms", spin)
+	}
+	for k, n := range map[string]int{"attacker/egress": 3, "attacker/host_function": 1, "limited/rate_limited": 1} {
+		if denials[k] != n {
+			t.Errorf("denial records %s: %d, want %d (all: %v)", k, denials[k], n, denials)
+		}
+	}
+	if !strings.Contains(string(raw), `"arguments":{"url":"http://example.com/?key=[REDACTED]"}`) {
+		t.Errorf("the attacker's last call's arguments are not recorded redacted:\n%s", raw)
+	}
 }
 
 // wantErrorMetrics checks what /metrics at url counted of the scenarios of

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/certfile"
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/clienv"
@@ -199,11 +200,14 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 			}
 		}()
 	}
-	var observer host.Observer // nil, not a nil *metrics.Metrics: no metrics cost nothing
-	var observeSandbox func(plugin string) sandbox.Observer
-	if served.metrics != nil {
-		observer, observeSandbox = served.metrics, served.metrics.Sandbox
+	trail, err := audit.Open(cfg.Telemetry, stderr)
+	if err != nil {
+		return err
 	}
+	if trail != nil {
+		defer trail.Close()
+	}
+	observer, observeSandbox := observe(served.metrics, trail)
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/metrics"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // servedMetrics is where serve serves /metrics ([telemetry]).
@@ -106,4 +109,60 @@ func (s *servedMetrics) serveOwn(ctx context.Context, logger *slog.Logger) {
 			logger.Error("serving metrics", "err", err)
 		}
 	}()
+}
+
+// observe returns the engine's Observer, which tells m and trail (each
+// nil when off) of what the server serves, and the plugins' sandbox
+// Observers; nil and nil when both are off, which then cost nothing.
+func observe(m *metrics.Metrics, trail *audit.Trail) (host.Observer, func(plugin string) sandbox.Observer) {
+	var all observers
+	if m != nil {
+		all = append(all, m)
+	}
+	if trail != nil {
+		all = append(all, trail)
+	}
+	var sandboxes func(string) sandbox.Observer
+	switch {
+	case m != nil:
+		sandboxes = m.Sandbox
+	case trail != nil:
+		// Only for the plugin host to tell requests of their plugin
+		// calls' times and denials (pluginhost.Loader.Observe).
+		sandboxes = func(string) sandbox.Observer { return nil }
+	}
+	switch len(all) {
+	case 0:
+		return nil, nil
+	case 1:
+		return all[0], sandboxes
+	}
+	return all, sandboxes
+}
+
+// observers tells each of its Observers of everything.
+type observers []host.Observer
+
+func (o observers) Served(op host.Operation) {
+	for _, x := range o {
+		x.Served(op)
+	}
+}
+
+func (o observers) SessionEnded(s host.EndedSession) {
+	for _, x := range o {
+		x.SessionEnded(s)
+	}
+}
+
+func (o observers) PluginCalled(c host.PluginCall) {
+	for _, x := range o {
+		x.PluginCalled(c)
+	}
+}
+
+func (o observers) Denied(d host.Denial) {
+	for _, x := range o {
+		x.Denied(d)
+	}
 }
