@@ -33,18 +33,13 @@ func scrape(t *testing.T, h http.Handler, token string) map[string]*dto.MetricFa
 	return promtest.Parse(t, rec.Body)
 }
 
-// series returns the label values of each series of a histogram family,
-// as name=value pairs sorted and joined by commas (empty labels left out),
-// with its sample count.
+// series returns the sample count of each series of a histogram family,
+// by its labels (promtest.Labels).
 func series(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]uint64 {
 	t.Helper()
-	f := families[name]
-	if f == nil {
-		t.Fatalf("no %s in the scrape", name)
-	}
 	out := map[string]uint64{}
-	for _, m := range f.GetMetric() {
-		out[promtest.Labels(m)] += m.GetHistogram().GetSampleCount()
+	for k, v := range promtest.Values(t, families, name, promtest.SampleCount) {
+		out[k] = uint64(v)
 	}
 	return out
 }
@@ -185,19 +180,10 @@ func wantSeries(t *testing.T, got, want map[string]uint64) {
 	}
 }
 
-// counters returns the value of each series of a counter family, named by
-// its labels as series names them.
+// counters returns the value of each series of a counter family.
 func counters(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]float64 {
 	t.Helper()
-	f := families[name]
-	if f == nil {
-		t.Fatalf("no %s in the scrape", name)
-	}
-	out := map[string]float64{}
-	for _, m := range f.GetMetric() {
-		out[promtest.Labels(m)] += m.GetCounter().GetValue()
-	}
-	return out
+	return promtest.Values(t, families, name, promtest.Counter)
 }
 
 // A plugin's sandbox reports each call's wait for an instance apart from
@@ -254,19 +240,10 @@ func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
 	}
 }
 
-// gauges returns the value of each series of a gauge family, named by its
-// labels as series names them.
+// gauges returns the value of each series of a gauge family.
 func gauges(t *testing.T, families map[string]*dto.MetricFamily, name string) map[string]float64 {
 	t.Helper()
-	f := families[name]
-	if f == nil {
-		t.Fatalf("no %s in the scrape", name)
-	}
-	out := map[string]float64{}
-	for _, m := range f.GetMetric() {
-		out[promtest.Labels(m)] = m.GetGauge().GetValue()
-	}
-	return out
+	return promtest.Values(t, families, name, promtest.Gauge)
 }
 
 // What the server holds is read at each scrape: open sessions by

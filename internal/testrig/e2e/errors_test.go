@@ -247,11 +247,18 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	if status != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", status)
 	}
-	histogramCounts := func(name string, keep func(*dto.Metric) bool) map[string]uint64 {
+	// counts returns the value of each series of the family name that
+	// keep keeps (a histogram's sample count), as a whole number.
+	counts := func(name string, value func(*dto.Metric) float64, keep func(*dto.Metric) bool) map[string]uint64 {
 		out := map[string]uint64{}
-		for _, m := range families[name].GetMetric() {
+		for k, v := range promtest.Values(t, families, name, func(m *dto.Metric) float64 {
 			if keep(m) {
-				out[promtest.Labels(m)] += m.GetHistogram().GetSampleCount()
+				return value(m)
+			}
+			return 0
+		}) {
+			if v != 0 {
+				out[k] = uint64(v)
 			}
 		}
 		return out
@@ -260,7 +267,7 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	outcome := func(plugin, outcome string) string {
 		return "export=call_tool,outcome=" + outcome + ",plugin=" + plugin
 	}
-	wantCounts(t, "plugin calls", histogramCounts("mcphost_plugin_call_duration_seconds", toolCalls), map[string]uint64{
+	wantCounts(t, "plugin calls", counts("mcphost_plugin_call_duration_seconds", promtest.SampleCount, toolCalls), map[string]uint64{
 		outcome("hostile", "out_of_memory"):    1,
 		outcome("hostile", "timeout"):          1,
 		outcome("hostile", "output_too_large"): 1,
@@ -276,28 +283,16 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 		outcome("attacker", "tool_error"): 6, // fetch twice, roots, read, leak, getenv
 	})
 	run := func(plugin string) string { return "export=call_tool,plugin=" + plugin }
-	wantCounts(t, "calls run in the sandbox", histogramCounts("mcphost_plugin_call_run_seconds", toolCalls), map[string]uint64{
+	wantCounts(t, "calls run in the sandbox", counts("mcphost_plugin_call_run_seconds", promtest.SampleCount, toolCalls), map[string]uint64{
 		run("hostile"): 5, run("worker"): 2, run("limited"): uint64(limitedOK), run("flaky"): 2, run("attacker"): 6,
 	})
-	counted := func(name string, keep func(*dto.Metric) bool) map[string]uint64 {
-		out := map[string]uint64{}
-		for _, m := range families[name].GetMetric() {
-			if keep(m) {
-				out[promtest.Labels(m)] += uint64(m.GetCounter().GetValue())
-			}
-		}
-		return out
-	}
 	denied := func(m *dto.Metric) bool { return promtest.Label(m, "outcome") == "denied" }
-	wantCounts(t, "denied host function calls", counted("mcphost_plugin_host_function_calls_total", denied), map[string]uint64{
+	wantCounts(t, "denied host function calls", counts("mcphost_plugin_host_function_calls_total", promtest.Counter, denied), map[string]uint64{
 		"function=list_roots,outcome=denied,plugin=attacker": 1,
 	})
 	// What each plugin holds is read at the scrape: flaky's breaker is
 	// open; hostile has none (breaker_failures = 0).
-	breakers := map[string]uint64{}
-	for _, m := range families["mcphost_plugin_breaker_state"].GetMetric() {
-		breakers[promtest.Labels(m)] = uint64(m.GetGauge().GetValue())
-	}
+	breakers := promtest.Values(t, families, "mcphost_plugin_breaker_state", promtest.Gauge)
 	if breakers["plugin=flaky,state=open"] != 1 || breakers["plugin=flaky,state=closed"] != 0 || breakers["plugin=hostile,state=closed"] != 0 ||
 		len(breakers) != 3*3 { // closed, open, half_open of flaky, limited and worker
 		t.Errorf("breaker states %v: want flaky's open and a series for each state of the three plugins with a breaker", breakers)
@@ -309,7 +304,7 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	if len(instances) != 5 {
 		t.Errorf("instances reported of %v, want the 5 plugins", slices.Sorted(maps.Keys(instances)))
 	}
-	wantCounts(t, "HTTP requests", counted("mcphost_plugin_http_requests_total", func(*dto.Metric) bool { return true }), map[string]uint64{
+	wantCounts(t, "HTTP requests", counts("mcphost_plugin_http_requests_total", promtest.Counter, func(*dto.Metric) bool { return true }), map[string]uint64{
 		"outcome=denied,plugin=attacker":                  1, // example.com: no rule grants it
 		"outcome=denied,plugin=attacker,rule=localhost:1": 1, // granted by name, refused at its loopback address
 	})

@@ -46,3 +46,25 @@ func Label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// Values returns value(series) of each series of the family name, keyed
+// by Labels(series), summed when keys repeat; it fails t when the scrape
+// has no such family.
+func Values(t testing.TB, families map[string]*dto.MetricFamily, name string, value func(*dto.Metric) float64) map[string]float64 {
+	t.Helper()
+	f := families[name]
+	if f == nil {
+		t.Fatalf("no %s in the scrape", name)
+	}
+	out := map[string]float64{}
+	for _, m := range f.GetMetric() {
+		out[Labels(m)] += value(m)
+	}
+	return out
+}
+
+// Counter, Gauge and SampleCount are the values of a counter's, a gauge's
+// and a histogram's series, for Values.
+func Counter(m *dto.Metric) float64     { return m.GetCounter().GetValue() }
+func Gauge(m *dto.Metric) float64       { return m.GetGauge().GetValue() }
+func SampleCount(m *dto.Metric) float64 { return float64(m.GetHistogram().GetSampleCount()) }
