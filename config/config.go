@@ -188,7 +188,16 @@ type TelemetryConfig struct {
 	AuditFile     string
 	AuditMaxMiB   int
 	AuditMaxFiles int
+	// StatusTokenFile is the absolute path of a file holding the bearer
+	// token /status requires; StatusScope the scope of a JWT ([auth] mode
+	// "jwt") that opens it (default "mcphost:operator"). Without either,
+	// /status is open only on a loopback listener without auth.
+	StatusTokenFile string
+	StatusScope     string
 }
+
+// DefaultStatusScope is the scope of a JWT that opens /status.
+const DefaultStatusScope = "mcphost:operator"
 
 // The values of TelemetryConfig.Audit.
 const (
@@ -724,7 +733,7 @@ func Default() *Config {
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins:   map[string]PluginConfig{},
-		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

@@ -69,7 +69,7 @@ func TestDefault(t *testing.T) {
 			BreakerMaxBackoff:  5 * time.Minute,
 		},
 		Plugins:   map[string]PluginConfig{},
-		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5},
+		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,
@@ -1188,12 +1188,16 @@ func TestUnloadIdleAfter(t *testing.T) {
 // off with a listener of their own is an error with its line.
 func TestTelemetry(t *testing.T) {
 	if got := load(t, "").Telemetry; got != (TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1,
-		Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5}) {
+		Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope}) {
 		t.Errorf("[telemetry] by default: %+v, want metrics auto, traces off (over OTLP/HTTP, every one sampled), no audit trail (100 MiB files, 5 kept) and nothing else", got)
 	}
 	audit := load(t, "[telemetry]\naudit = \"file\"\naudit_file = \"audit.jsonl\"\naudit_max_mib = 10\naudit_max_files = 3\n")
 	if at := audit.Telemetry; at.Audit != AuditFile || at.AuditFile != filepath.Join(filepath.Dir(audit.Path), "audit.jsonl") || at.AuditMaxMiB != 10 || at.AuditMaxFiles != 3 {
 		t.Errorf("[telemetry] with an audit file: %+v", at)
+	}
+	status := load(t, "[telemetry]\nstatus_token_file = \"status-token\"\nstatus_scope = \"ops\"\n")
+	if st := status.Telemetry; st.StatusTokenFile != filepath.Join(filepath.Dir(status.Path), "status-token") || st.StatusScope != "ops" {
+		t.Errorf("[telemetry] status settings: %+v", st)
 	}
 	if pc := load(t, "[plugins.notes]\naudit_arguments = true\n").Plugins["notes"]; !pc.AuditArguments {
 		t.Error("[plugins.notes] audit_arguments = true is not read")

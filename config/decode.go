@@ -46,7 +46,7 @@ var (
 	authKeys      = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
 		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
-		"audit", "audit_file", "audit_max_mib", "audit_max_files"}
+		"audit", "audit_file", "audit_max_mib", "audit_max_files", "status_token_file", "status_scope"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -1089,6 +1089,12 @@ func (d *decoder) telemetry(v any, p keyPath, c *Config) {
 	}
 	if n, ok := d.integer(t, p, "audit_max_files", 1, 1000); ok {
 		tc.AuditMaxFiles = n
+	}
+	if file, ok := d.checked(t, p, "status_token_file", notEmpty); ok {
+		tc.StatusTokenFile = d.abs(file)
+	}
+	if scope, ok := d.checked(t, p, "status_scope", checkScope); ok {
+		tc.StatusScope = scope
 	}
 	if tc.Audit == AuditFile && tc.AuditFile == "" {
 		d.errorf(p.add("audit"), "%q needs audit_file: the file the audit trail goes to", AuditFile)

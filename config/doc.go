@@ -409,6 +409,12 @@
 //	                       # config file's directory)
 //	audit_max_mib = 100    # the file turns over at this size ...
 //	audit_max_files = 5    # ... keeping this many older files
+//	status_token_file = "" # a file holding the bearer token that opens
+//	                       # /status and /status.json (served where
+//	                       # /metrics is); without it (or a JWT with
+//	                       # status_scope) the page is open only on a
+//	                       # loopback listener without [auth]
+//	status_scope = "mcphost:operator"  # the JWT scope that opens /status
 //
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins
