@@ -34,6 +34,9 @@ type PluginCall struct {
 	// Duration runs from the call to its answer, the wait for an instance
 	// included.
 	Duration time.Duration
+	// Error is what the call's failure said, as the client reads it; ""
+	// when it did not fail.
+	Error string
 }
 
 // The outcomes of PluginCall. CallError.Outcome names the others (the

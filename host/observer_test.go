@@ -168,11 +168,13 @@ func TestObserverIsToldOfEachPluginCall(t *testing.T) {
 	h := session(t, srv)
 	h.init(t, Version20251125)
 	want := []PluginCall{}
-	for i, c := range []struct{ tool, outcome string }{
-		{"ok", OutcomeOK}, {"bad", OutcomeToolError}, {"late", "timeout"}, {"odd", OutcomeError}, {"garbled", OutcomeMalformedOutput},
+	for i, c := range []struct{ tool, outcome, err string }{
+		{"ok", OutcomeOK, ""}, {"bad", OutcomeToolError, ""}, {"late", "timeout", "plugin p: plugin call timed out: 2s"},
+		{"odd", OutcomeError, "plugin p: call_tool: no outcome named"},
+		{"garbled", OutcomeMalformedOutput, "plugin p returned malformed output from call_tool: unexpected end of JSON input"},
 	} {
 		h.call(t, i+1, "tools/call", map[string]any{"name": c.tool, "arguments": map[string]any{"n": 1}})
-		want = append(want, PluginCall{Plugin: "p", Export: abi.ExportCallTool, Outcome: c.outcome})
+		want = append(want, PluginCall{Plugin: "p", Export: abi.ExportCallTool, Outcome: c.outcome, Error: c.err})
 	}
 	got := rec.pluginCalls()
 	if len(got) != len(want) {

@@ -36,6 +36,9 @@ type drain struct {
 	// breaker (nil when it has none), for PluginStats.
 	sandbox *sandbox.Plugin
 	breaker *breaker
+	// about is what the version was loaded from and with, for
+	// PluginStats.
+	about PluginAbout
 }
 
 // wrap is the drain as a Middleware.

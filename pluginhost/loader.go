@@ -240,6 +240,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		return nil, nil, err
 	}
 	var manifest *abi.Manifest
+	language := "JavaScript"
 	if isJS {
 		// The plugin is the embedded JavaScript engine; the source reaches
 		// it as reserved config values, the manifest is a leading comment.
@@ -258,6 +259,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		if manifest, err = info.Manifest(); err != nil {
 			return nil, nil, err
 		}
+		language = languageOf(info)
 	}
 	if manifest != nil && manifest.ABI != abi.Version {
 		return nil, nil, fmt.Errorf("plugin is built for mcphost ABI %d; this mcphost speaks ABI %d", manifest.ABI, abi.Version)
@@ -359,6 +361,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 	}
 	rtChain, d := chain(name, pc, listing, l.logger())
 	d.sandbox = rt
+	d.about = about(path, held.sha256, manifest, language, pc)
 	if fromCache && mayListTheOutside(pc, grants) {
 		listedBy = "cache (listed again once served: it is granted host calls)"
 		d.refreshListing = l.listingRefresh(name, rt, listing, budget, func(e *listingEntry) error { return cache.write(key, sum, wasm, e) })

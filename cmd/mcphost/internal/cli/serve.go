@@ -30,9 +30,9 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/mcphttp"
-	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/status"
 	"github.com/mcphost/mcphost/tracing"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
@@ -207,7 +207,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if trail != nil {
 		defer trail.Close()
 	}
-	observer, observeSandbox := observe(served.metrics, trail)
+	observer, observeSandbox := observe(served.metrics, served.recorder, trail)
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
@@ -228,9 +228,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		loader.ListingCacheDir = filepath.Join(cacheDir, "mcphost-listings")
 	}
 	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
-	if served.metrics != nil {
-		served.metrics.Watch(metrics.Sources{Server: srv.Stats, Plugins: reloader.PluginStats, MemoryBudget: engine.MemoryBudget})
-	}
+	served.watch(status.Sources{Version: f.version, Started: time.Now(), Server: srv.Stats, Plugins: reloader.PluginStats, MemoryBudget: engine.MemoryBudget})
 	defer func() {
 		for _, p := range srv.Catalog().Plugins() {
 			_ = p.Close(context.Background())
@@ -250,9 +248,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		stopLoading()
 		stopReloading()
 	}()
-	served.serveOwn(ctx, logger)
+	served.serveOwn(ctx, cfg, logger)
 	if f.transport == "http" {
-		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(), logger)
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(cfg, ln, authn), logger)
 	} else {
 		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
@@ -465,14 +463,13 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // serveHTTP serves Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) on ln,
 // over TLS with tlsConfig unless it is nil, behind authn, the authorization
 // [auth] configures, and the readiness of the plugins (/readyz) and the
-// liveness of the process (/livez), which need none, and metrics at
-// /metrics unless it is nil, which checks its own token.
+// liveness of the process (/livez), which need none, and telemetry's
+// handlers by path (/metrics, the status page), which check their own
+// tokens.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
-	cfg *config.Config, reloader *pluginhost.Reloader, metrics http.Handler, logger *slog.Logger) error {
+	cfg *config.Config, reloader *pluginhost.Reloader, telemetry map[string]http.Handler, logger *slog.Logger) error {
 	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness()}
-	if metrics != nil {
-		public["/metrics"] = metrics
-	}
+	maps.Copy(public, telemetry)
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
 	}

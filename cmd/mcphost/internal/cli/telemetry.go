@@ -8,14 +8,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/auth"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/status"
 )
 
 // servedMetrics is where serve serves /metrics ([telemetry]).
@@ -28,15 +31,41 @@ type servedMetrics struct {
 	// own is metrics_listen's listener; nil: handler is served on the MCP
 	// listener.
 	own net.Listener
+	// recorder keeps what the status page (/status, /status.json) shows,
+	// served where /metrics is; nil with the metrics. statusToken is
+	// status_token_file's token, "" for none.
+	recorder    *status.Recorder
+	statusToken string
+	statusSrc   status.Sources
 }
 
-// onMCPListener returns the handler of /metrics on the MCP listener, nil
-// when it is not served there.
-func (s *servedMetrics) onMCPListener() http.Handler {
+// onMCPListener returns the handlers of /metrics and the status page on
+// the MCP listener, by path; none when they are not served there. Behind
+// [auth] mode "jwt", the status page opens to a token with status_scope.
+func (s *servedMetrics) onMCPListener(cfg *config.Config, mcpLn net.Listener, authn *auth.Authenticator) map[string]http.Handler {
 	if s.metrics == nil || s.own != nil {
 		return nil
 	}
-	return s.handler
+	page := s.statusPage(cfg, isLoopback(mcpLn.Addr()))
+	if s.statusToken == "" && cfg.Auth.Mode == config.AuthJWT {
+		scope := cfg.Telemetry.StatusScope
+		page = authn.Middleware(status.Handler(s.recorder, s.statusSrc, func(r *http.Request) bool {
+			return slices.Contains(auth.Scopes(r.Context()), scope)
+		}))
+	}
+	return map[string]http.Handler{"/metrics": s.handler, "/status": page, "/status.json": page}
+}
+
+// statusPage returns the handler of the status page on a listener: to
+// requests with status_token_file's token; without one, to every request
+// when the listener is a loopback address and [auth] mode is "none", else
+// to none.
+func (s *servedMetrics) statusPage(cfg *config.Config, loopback bool) http.Handler {
+	allow := func(*http.Request) bool { return loopback && cfg.Auth.Mode == config.AuthNone }
+	if s.statusToken != "" {
+		allow = status.BearerToken(s.statusToken)
+	}
+	return status.Handler(s.recorder, s.statusSrc, allow)
 }
 
 // setupMetrics decides where /metrics is served: on metrics_listen when
@@ -50,17 +79,15 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	if tc.Metrics == config.MetricsOff {
 		return &servedMetrics{}, nil
 	}
-	token := ""
-	if tc.MetricsTokenFile != "" {
-		b, err := os.ReadFile(tc.MetricsTokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("[telemetry] metrics_token_file: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return nil, fmt.Errorf("[telemetry] metrics_token_file: %s is empty", tc.MetricsTokenFile)
-		}
+	token, err := readToken("metrics_token_file", tc.MetricsTokenFile)
+	if err != nil {
+		return nil, err
 	}
-	s := &servedMetrics{}
+	statusToken, err := readToken("status_token_file", tc.StatusTokenFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &servedMetrics{statusToken: statusToken}
 	switch {
 	case tc.MetricsListen != "":
 		ln, err := net.Listen("tcp", tc.MetricsListen)
@@ -80,7 +107,35 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	}
 	s.metrics = metrics.New(metrics.Options{ItemNames: tc.MetricsItemNames, Version: version})
 	s.handler = s.metrics.Handler(token)
+	s.recorder = status.NewRecorder()
 	return s, nil
+}
+
+// readToken reads the bearer token of the file of setting key, "" when
+// file is "".
+func readToken(key, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("[telemetry] %s: %w", key, err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("[telemetry] %s: %s is empty", key, file)
+	}
+	return token, nil
+}
+
+// watch gives the metrics and the status page what they read of the
+// server at each scrape or view.
+func (s *servedMetrics) watch(src status.Sources) {
+	if s.metrics == nil {
+		return
+	}
+	s.statusSrc = src
+	s.metrics.Watch(metrics.Sources{Server: src.Server, Plugins: src.Plugins, MemoryBudget: src.MemoryBudget})
 }
 
 // isLoopback reports whether addr is a loopback TCP address.
@@ -89,13 +144,17 @@ func isLoopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// serveOwn serves /metrics on metrics_listen until ctx ends.
-func (s *servedMetrics) serveOwn(ctx context.Context, logger *slog.Logger) {
+// serveOwn serves /metrics and the status page on metrics_listen until
+// ctx ends.
+func (s *servedMetrics) serveOwn(ctx context.Context, cfg *config.Config, logger *slog.Logger) {
 	if s.own == nil {
 		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.handler)
+	page := s.statusPage(cfg, isLoopback(s.own.Addr()))
+	mux.Handle("GET /status", page)
+	mux.Handle("GET /status.json", page)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	logger.Info("serving metrics", "url", "http://"+s.own.Addr().String()+"/metrics")
 	go func() {
@@ -111,13 +170,13 @@ func (s *servedMetrics) serveOwn(ctx context.Context, logger *slog.Logger) {
 	}()
 }
 
-// observe returns the engine's Observer, which tells m and trail (each
-// nil when off) of what the server serves, and the plugins' sandbox
+// observe returns the engine's Observer, which tells m with the status
+// page's recorder, and trail (each nil when off) of what the server serves, and the plugins' sandbox
 // Observers; nil and nil when both are off, which then cost nothing.
-func observe(m *metrics.Metrics, trail *audit.Trail) (host.Observer, func(plugin string) sandbox.Observer) {
+func observe(m *metrics.Metrics, recorder *status.Recorder, trail *audit.Trail) (host.Observer, func(plugin string) sandbox.Observer) {
 	var all observers
 	if m != nil {
-		all = append(all, m)
+		all = append(all, m, recorder)
 	}
 	if trail != nil {
 		all = append(all, trail)

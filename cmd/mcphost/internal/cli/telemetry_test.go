@@ -2,6 +2,8 @@ package cli
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +52,7 @@ func TestMetricsAreServedWhereTelemetrySays(t *testing.T) {
 		if s.own != nil {
 			s.own.Close()
 		}
-		if got := s.onMCPListener() != nil; got != c.onMCP {
+		if got := s.onMCPListener(cfg, c.mcp, nil) != nil; got != c.onMCP {
 			t.Errorf("%s: on the MCP listener %v, want %v", c.name, got, c.onMCP)
 		}
 		if got := s.own != nil; got != c.onOwn {
@@ -104,6 +106,50 @@ func TestOpenMetricsListenNeedsATokenOrOn(t *testing.T) {
 			t.Errorf("%s: error %v, want refused %v", c.name, err, c.refused)
 		} else if refused && !strings.Contains(err.Error(), "metrics_token_file") {
 			t.Errorf("%s: %v does not say how to serve them", c.name, err)
+		}
+	}
+}
+
+// The status page shows every grant and other users' denials: it opens on
+// a loopback listener without auth, to nobody on one open to the network,
+// and to the bearer of status_token_file's token wherever it is set.
+func TestStatusPageOpensOnlyToTheOperator(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "status-token")
+	if err := os.WriteFile(tokenFile, []byte("operator-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		listen    string
+		tokenFile string
+		bearer    string
+		want      int
+	}{
+		{"loopback without auth", "127.0.0.1:0", "", "", http.StatusOK},
+		{"open to the network", "0.0.0.0:0", "", "", http.StatusForbidden},
+		{"with a token file, no token", "127.0.0.1:0", tokenFile, "", http.StatusForbidden},
+		{"with a token file, another token", "0.0.0.0:0", tokenFile, "guess", http.StatusForbidden},
+		{"with a token file and its token", "0.0.0.0:0", tokenFile, "operator-token", http.StatusOK},
+	} {
+		cfg := config.Default()
+		cfg.Telemetry.Metrics = config.MetricsOn
+		cfg.Telemetry.StatusTokenFile = c.tokenFile
+		ln := listenOn(t, c.listen)
+		s, err := setupMetrics(cfg, ln, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		handlers := s.onMCPListener(cfg, ln, nil)
+		for _, path := range []string{"/status", "/status.json"} {
+			req := httptest.NewRequest("GET", path, nil)
+			if c.bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+c.bearer)
+			}
+			rec := httptest.NewRecorder()
+			handlers[path].ServeHTTP(rec, req)
+			if rec.Code != c.want {
+				t.Errorf("%s: GET %s: %d, want %d", c.name, path, rec.Code, c.want)
+			}
 		}
 	}
 }

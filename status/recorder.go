@@ -1,0 +1,159 @@
+// Package status serves mcphost's status page: /status, an HTML page
+// mcphost renders itself (a little script refreshes it; it works
+// without), and /status.json, what `mcphost status` reads. Per plugin:
+// where it came from, its digest, ABI, language, grants and isolation,
+// its instances, queue, breaker and share of the memory budget, and its
+// calls of the last five minutes (count, errors, p50 and p99 latency, a
+// sparkline, the last error); then sessions by era and transport, tasks
+// by status, and the latest denials. It shows every grant and other
+// users' denials: it is for the operator only (Handler's allow).
+package status
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+)
+
+// Window is how far back the page looks at calls.
+const Window = 5 * time.Minute
+
+// Buckets is how many bars the sparkline of a plugin's calls has, each
+// Window/Buckets long.
+const Buckets = 10
+
+// maxSamples bounds the calls a plugin's window keeps; past it, the oldest
+// go first.
+const maxSamples = 100_000
+
+// maxDenials is how many denials the page keeps, the latest.
+const maxDenials = 50
+
+// Recorder keeps what the page shows of the recent past: each plugin's
+// calls of the last Window and the latest denials. It is a host.Observer;
+// it is safe for concurrent use.
+type Recorder struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	plugins map[string]*calls
+	denials []host.Denial // oldest first
+}
+
+// calls is one plugin's calls of the window, oldest first, and its last
+// failure.
+type calls struct {
+	samples   []sample
+	lastError string
+	lastAt    time.Time
+}
+
+type sample struct {
+	at     time.Time
+	took   time.Duration
+	failed bool
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{now: time.Now, plugins: map[string]*calls{}}
+}
+
+// failed reports whether a call of outcome failed: anything but an answer
+// (a tool error is the tool's own answer).
+func failed(outcome string) bool {
+	return outcome != host.OutcomeOK && outcome != host.OutcomeToolError
+}
+
+// PluginCalled records a plugin call (host.Observer).
+func (r *Recorder) PluginCalled(c host.PluginCall) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.plugins[c.Plugin]
+	if p == nil {
+		p = &calls{}
+		r.plugins[c.Plugin] = p
+	}
+	p.prune(now)
+	if len(p.samples) >= maxSamples {
+		p.samples = slices.Delete(p.samples, 0, len(p.samples)-maxSamples+1)
+	}
+	s := sample{at: now, took: c.Duration, failed: failed(c.Outcome)}
+	p.samples = append(p.samples, s)
+	if s.failed {
+		p.lastError, p.lastAt = c.Outcome+": "+c.Error, now
+	}
+}
+
+// prune drops the samples older than the window.
+func (c *calls) prune(now time.Time) {
+	i := 0
+	for i < len(c.samples) && now.Sub(c.samples[i].at) > Window {
+		i++
+	}
+	c.samples = slices.Delete(c.samples, 0, i)
+}
+
+// Denied records a denial, keeping the latest (host.Observer).
+func (r *Recorder) Denied(d host.Denial) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.denials) >= maxDenials {
+		r.denials = slices.Delete(r.denials, 0, 1)
+	}
+	r.denials = append(r.denials, d)
+}
+
+// Served is not recorded (host.Observer).
+func (r *Recorder) Served(host.Operation) {}
+
+// SessionEnded is not recorded (host.Observer).
+func (r *Recorder) SessionEnded(host.EndedSession) {}
+
+// recent returns what r holds of plugin's calls: the count and failures
+// of the window, p50 and p99 latency, calls per bucket (oldest first),
+// and the last failure.
+func (r *Recorder) recent(plugin string) (n, failures int, p50, p99 time.Duration, spark []int, lastError string, lastAt time.Time) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	spark = make([]int, Buckets)
+	p := r.plugins[plugin]
+	if p == nil {
+		return 0, 0, 0, 0, spark, "", time.Time{}
+	}
+	p.prune(now)
+	took := make([]time.Duration, 0, len(p.samples))
+	width := Window / Buckets
+	for _, s := range p.samples {
+		took = append(took, s.took)
+		if s.failed {
+			failures++
+		}
+		b := Buckets - 1 - int(now.Sub(s.at)/width)
+		spark[max(b, 0)]++
+	}
+	slices.Sort(took)
+	return len(took), failures, quantile(took, 0.50), quantile(took, 0.99), spark, p.lastError, p.lastAt
+}
+
+// quantile returns the q quantile of sorted (nearest rank), 0 for none.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted)) + 0.999999) // the ceiling of the rank
+	return sorted[min(max(i, 1), len(sorted))-1]
+}
+
+// latestDenials returns the denials kept, latest first.
+func (r *Recorder) latestDenials() []host.Denial {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.denials)
+	slices.Reverse(out)
+	return out
+}
