@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,8 +133,19 @@ func TestStartupIsNotHostageToOnePlugin(t *testing.T) {
 	if ready := readyz(t, srv); ready.code != http.StatusServiceUnavailable || ready.counts(t).Plugins["loading"] == 0 {
 		t.Errorf("/readyz while plugins load: %d %s, want 503 counting plugins loading", ready.code, ready.body)
 	}
-	if code, body := getPath(t, srv, "/livez"); code != http.StatusOK || body != "ok\n" {
-		t.Errorf("/livez while plugins load: %d %q, want 200 ok: a liveness probe must not fail for a slow load", code, body)
+	for _, path := range []string{"/livez", "/healthz"} {
+		if code, body := getPath(t, srv, path); code != http.StatusOK || body != "ok\n" {
+			t.Errorf("%s while plugins load: %d %q, want 200 ok: a liveness probe must not fail for a slow load", path, code, body)
+		}
+	}
+	// mcphost healthcheck, a container's HEALTHCHECK, says the same;
+	// with --ready it asks /readyz, which still answers 503.
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	if out, err := exec.Command(mcphostBin, "healthcheck", "--url", base).CombinedOutput(); err != nil {
+		t.Errorf("mcphost healthcheck while plugins load: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(mcphostBin, "healthcheck", "--ready", "--url", base).CombinedOutput(); err == nil || !strings.Contains(string(out), "503") {
+		t.Errorf("mcphost healthcheck --ready while plugins load: %v\n%s; want it to fail naming the 503", err, out)
 	}
 	cs := srv.session(t, nil)
 	got, isErr, err := hostileCall(ctxT(t), cs, "hash", map[string]any{"text": "abc"})
