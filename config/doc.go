@@ -422,6 +422,7 @@
 //	                       # path + "/sse" (messages at path + "/messages");
 //	                       # required; a clean absolute path, not one the
 //	                       # server takes (/, /sse, /messages, /readyz, /livez,
+//	                       # /healthz, /metrics, /status, /status.json,
 //	                       # /.well-known/...) nor another endpoint's;
 //	                       # "/mcp" sets what the default endpoint (and its
 //	                       # /sse) serves, every plugin otherwise

@@ -13,7 +13,7 @@ var endpointKeys = []string{"path", "plugins"}
 
 // reservedPaths are the paths the HTTP transport serves itself, besides
 // everything under /.well-known/.
-var reservedPaths = []string{"/", "/sse", "/messages", "/readyz", "/livez"}
+var reservedPaths = []string{"/", "/sse", "/messages", "/readyz", "/livez", "/healthz", "/metrics", "/status", "/status.json"}
 
 // checkRequireScopes reports each plugin table with require_scopes when
 // [auth] is not mode "jwt": no other mode gives a client scopes, so the

@@ -36,7 +36,7 @@ func newRootCommand(version string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newServeCommand(version), newCheckCommand(), newVersionCommand(version), newManifestCommand(), newCacheCommand(), newPluginCommand(), newStatusCommand())
+	root.AddCommand(newServeCommand(version), newCheckCommand(), newVersionCommand(version), newManifestCommand(), newCacheCommand(), newPluginCommand(), newStatusCommand(), newHealthcheckCommand())
 	root.AddCommand(devtool.Commands(version)...) // plugin developer commands
 	return root
 }

@@ -414,8 +414,8 @@ func readiness(reloader *pluginhost.Reloader) http.Handler {
 	})
 }
 
-// liveness answers GET /livez: 200 whenever the process serves HTTP at
-// all, whatever its plugins do, for a liveness probe, which restarts a
+// liveness answers GET /livez and /healthz (the older name some probes
+// use): 200 whenever the process serves HTTP at all, whatever its plugins do, for a liveness probe, which restarts a
 // server that stops answering (SECURITY.md, "When the server stalls").
 func liveness() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -468,7 +468,7 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // tokens.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
 	cfg *config.Config, reloader *pluginhost.Reloader, telemetry map[string]http.Handler, logger *slog.Logger) error {
-	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness()}
+	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness(), "/healthz": liveness()}
 	maps.Copy(public, telemetry)
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
