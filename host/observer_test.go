@@ -217,6 +217,10 @@ func TestStatsCountSessionsByTransportAndVersion(t *testing.T) {
 	if got := srv.Stats().Sessions; !maps.Equal(got, want) {
 		t.Errorf("sessions %v, want %v", got, want)
 	}
+	// Every task status is counted, none held yet: a gauge of each exists.
+	if got, want := srv.Stats().Tasks, (map[string]int{taskWorking: 0, taskInputRequired: 0, taskCompleted: 0, taskFailed: 0, taskCancelled: 0}); !maps.Equal(got, want) {
+		t.Errorf("tasks %v, want %v", got, want)
+	}
 }
 
 // An Operation names who asked (subject, client, hashed session) and the

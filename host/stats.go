@@ -12,8 +12,9 @@ type Stats struct {
 	// version they negotiated ("" for one not initialized yet). A
 	// 2026-07-28 request over HTTP opens none.
 	Sessions map[SessionKind]int
-	// Tasks counts the tasks held, by status (working, input_required,
-	// completed, failed, cancelled), expired ones left out.
+	// Tasks counts the tasks held, by status: each of working,
+	// input_required, completed, failed and cancelled, zero or more;
+	// expired ones left out.
 	Tasks map[string]int
 }
 
@@ -32,5 +33,9 @@ func (s *Server) Stats() Stats {
 	for _, sess := range all {
 		sessions[SessionKind{Transport: sess.transport, ProtocolVersion: sess.Version()}]++
 	}
-	return Stats{Sessions: sessions, Tasks: s.tasks.store.counts()}
+	tasks := map[string]int{taskWorking: 0, taskInputRequired: 0, taskCompleted: 0, taskFailed: 0, taskCancelled: 0}
+	for status, n := range s.tasks.store.counts() {
+		tasks[status] += n
+	}
+	return Stats{Sessions: sessions, Tasks: tasks}
 }

@@ -173,6 +173,15 @@ max_queue = 0
 	// trail records them, redacted.
 	call("fetch", map[string]any{"url": "http://example.com/?key=" + testAPIKey})
 	wantErrorAudit(t, auditFile, limitedOK)
+	// With a 2025-11-25 session ended and one open, every metric the
+	// Grafana dashboard and the docs query is in /metrics.
+	endSession20251125(t, srv.url)
+	open20251125(t, srv.url)
+	families, status := scrapeMetrics(t, strings.TrimSuffix(srv.url, "/mcp")+"/metrics", "")
+	if status != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", status)
+	}
+	wantDashboardQueries(t, families)
 }
 
 // testAPIKey is the value of the attacker's granted secret api_key.

@@ -146,6 +146,27 @@ func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 // and ends it with DELETE.
 func endSession20251125(t *testing.T, url string) {
 	t.Helper()
+	session := open20251125(t, url)
+	req, err := http.NewRequestWithContext(ctxT(t), "DELETE", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	del, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del.Body.Close()
+	if del.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE of the session: %d", del.StatusCode)
+	}
+}
+
+// open20251125 opens a 2025-11-25 session at url with raw requests and
+// returns its id.
+func open20251125(t *testing.T, url string) string {
+	t.Helper()
 	post := func(body, session string) *http.Response {
 		req, err := http.NewRequestWithContext(ctxT(t), "POST", url, strings.NewReader(body))
 		if err != nil {
@@ -171,18 +192,5 @@ func endSession20251125(t *testing.T, url string) {
 		t.Fatalf("initialize at 2025-11-25: %d, session %q", resp.StatusCode, session)
 	}
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
-	req, err := http.NewRequestWithContext(ctxT(t), "DELETE", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	del, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	del.Body.Close()
-	if del.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE of the session: %d", del.StatusCode)
-	}
+	return session
 }
