@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -16,11 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/otlptest"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/promtest"
 	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // documentedErrors reads the table of docs/errors.md: each error's name
@@ -70,10 +73,13 @@ func TestErrorsAsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	collector := otlptest.HTTP(t)
 	f := newFixture(t, `
 [telemetry]
 audit = "file"
 audit_file = "`+auditFile+`"
+traces = "otlp"
+otlp_endpoint = "`+collector.URL+`"
 [plugins.attacker]
 breaker_failures = 0
 allowed_hosts = ["localhost:1"]
@@ -97,7 +103,7 @@ max_queue = 0
 	for name, wasm := range map[string][]byte{"attacker": attacker, "hostile": hostile, "flaky": hostile, "limited": attacker, "worker": attacker} {
 		writePlugin(t, f, name+".wasm", wasm)
 	}
-	srv := f.start(t, "MCPHOST_TEST_API_KEY="+testAPIKey)
+	srv := f.start(t, "MCPHOST_TEST_API_KEY="+testAPIKey, "OTEL_BSP_SCHEDULE_DELAY=50")
 	cs := srv.session(t, nil)
 	ctx := ctxT(t)
 	call := func(tool string, args map[string]any) string {
@@ -182,6 +188,49 @@ max_queue = 0
 		t.Fatalf("GET /metrics: %d", status)
 	}
 	wantDashboardQueries(t, families)
+	wantNoSecret(t, srv, collector)
+}
+
+// wantNoSecret checks that the attacker's granted secret, which its last
+// call's URL carried, appears in none of what the server tells the
+// operator: /metrics, /status.json, its log, its spans.
+func wantNoSecret(t *testing.T, srv *server, collector *otlptest.Receiver) {
+	t.Helper()
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	for _, path := range []string{"/metrics", "/status.json", "/status"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), testAPIKey) {
+			t.Errorf("GET %s: %d; the granted secret is in it: %v", path, resp.StatusCode, strings.Contains(string(body), testAPIKey))
+		}
+	}
+	if strings.Contains(srv.log.String(), testAPIKey) {
+		t.Error("the server's log holds the granted secret")
+	}
+	var spans int
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, rs := range collector.Received() {
+			raw, _ := protojson.Marshal(rs)
+			if strings.Contains(string(raw), testAPIKey) {
+				t.Errorf("a span holds the granted secret: %s", raw)
+			}
+			if strings.Contains(string(raw), "example.com/?key=") || strings.Contains(string(raw), "[REDACTED]") {
+				spans++
+			}
+		}
+		if spans > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if spans == 0 {
+		t.Error("no span of the call that carried the secret reached the collector: the check saw nothing")
+	}
 }
 
 // testAPIKey is the value of the attacker's granted secret api_key.
