@@ -64,7 +64,7 @@ func check(ctx context.Context, f checkFlags, w io.Writer) error {
 		fmt.Fprintf(w, "%s in the config\n", plural(len(errs), "problem"))
 		return errCheckFailed
 	}
-	log, err := clienv.NewLogger(os.Stderr, "warn")
+	log, err := clienv.NewLogger(os.Stderr, "warn", "text")
 	if err != nil {
 		return err
 	}

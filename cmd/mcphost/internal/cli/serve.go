@@ -124,7 +124,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	logger, err := clienv.NewLogger(stderr, f.logLevel)
+	logger, err := clienv.NewLogger(stderr, f.logLevel, "text")
 	if err != nil {
 		return err
 	}

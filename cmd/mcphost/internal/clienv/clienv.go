@@ -20,8 +20,9 @@ const ConfigFile = "mcphost.toml"
 // --config is not given.
 const ConfigEnv = "MCPHOST_CONFIG"
 
-// NewLogger returns a text logger on w at the named level (--log-level).
-func NewLogger(w io.Writer, level string) (*slog.Logger, error) {
+// NewLogger returns a logger on w at the named level (--log-level), in
+// format (--log-format): "text" or "json".
+func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)

@@ -218,7 +218,7 @@ func pluginName(path string) (string, error) {
 // fetches it (verified, its tag pinned), and path names the plugin only:
 // DIR/NAME.wasm, or NAME; a file there is not used, as by serve.
 func openDevHost(ctx context.Context, command, path string, f runFlags, stderr io.Writer) (*pluginServer, error) {
-	logger, err := clienv.NewLogger(stderr, f.logLevel)
+	logger, err := clienv.NewLogger(stderr, f.logLevel, "text")
 	if err != nil {
 		return nil, err
 	}
