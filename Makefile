@@ -171,7 +171,11 @@ bench-short: $(BUILD_DIR)/mcphost
 bench-check: $(BUILD_DIR)/mcphost
 	$(GO) run ./internal/testrig/bench -check -mcphost $(BUILD_DIR)/mcphost -out $(BUILD_DIR)/bench/check.json $(BENCH_FLAGS)
 
-.PHONY: bench bench-short bench-check
+## bench-telemetry: the overhead of /metrics, and of /metrics with every span exported to a loopback OTLP receiver, on the Go template's stdio calls: server CPU per call against all telemetry off, interleaved in the same rounds, pinned to one CPU (issue 26's targets: 2% and 5%)
+bench-telemetry: $(BUILD_DIR)/mcphost
+	$(GO) run ./internal/testrig/bench -parts telemetry -langs go -plugins 1 -rounds 5 -calls 4000 -doc "" -out $(BUILD_DIR)/bench/telemetry.json $(BENCH_FLAGS)
+
+.PHONY: bench bench-short bench-check bench-telemetry
 
 ## walkthrough: run the README's walk-through as written (its sh blocks, in a temporary folder, against a fresh build/mcphost; see scripts/walkthrough.sh)
 walkthrough:

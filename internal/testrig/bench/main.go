@@ -66,6 +66,9 @@ type Report struct {
 	// Budget is round-robin calls over many plugins under a memory budget
 	// with room for a fifth of them (budget.go).
 	Budget []*BudgetResult `json:"budget,omitempty"`
+	// Telemetry is the overhead of metrics and traces on the Go
+	// template's stdio calls (-parts telemetry).
+	Telemetry []*TelemetryResult `json:"telemetry,omitempty"`
 	// Skipped are the languages left out, and why.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -105,7 +108,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of every measurement")
 	calls := flag.Int("calls", 0, "calls to each server in a round (default 7000, 1000 with -short)")
 	note := flag.String("note", "", "a note about the machine, printed in the document (e.g. shared, loaded)")
-	parts := flag.String("parts", "startup,calls,rename,http,budget", "the measurements to make, comma-separated (-short leaves http out)")
+	parts := flag.String("parts", "startup,calls,rename,http,budget", "the measurements to make, comma-separated (-short leaves http out): startup, calls, rename, http, budget, and telemetry (metrics, and metrics with every span exported, against all off)")
 	only := flag.String("langs", strings.Join(langs, ","), "the plugins to measure, comma-separated: templates, and extism")
 	plugins := flag.String("plugins", "", "the numbers of distinct plugins to start with, comma-separated (default 1,50; 1,10 with -short), e.g. -langs rust -plugins 500")
 	pin := flag.Bool("pin", true, "run the call benchmark, client and servers, on one CPU (the last): a server's CPU per call is then steady from round to round")
@@ -145,7 +148,7 @@ type options struct {
 	short         bool
 	rounds, calls int
 	note          string
-	parts         map[string]bool // startup, calls, rename, http, budget
+	parts         map[string]bool // startup, calls, rename, http, budget, telemetry
 	langs         map[string]bool // of langs
 	counts        []int           // numbers of plugins to start with; nil: the default
 	check         bool            // fail when a CPU ratio is over its ceiling
@@ -316,6 +319,32 @@ func measure(o options, mcphost string) (*Report, error) {
 			err = pinned(cpu, calls)
 		} else {
 			err = calls()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.parts["telemetry"] {
+		t := slices.IndexFunc(templates, func(t *template) bool { return t.lang == "go" })
+		if t < 0 {
+			return nil, fmt.Errorf("-parts telemetry measures the go template: add it to -langs")
+		}
+		dir, err := templates[t].pluginsDir(work, 1)
+		if err != nil {
+			return nil, err
+		}
+		telemetry := func() (err error) {
+			rep.Telemetry, err = runTelemetry(mcphost, work, dir, o.rounds, o.calls)
+			return err
+		}
+		if o.pin {
+			cpu, err := lastCPU()
+			if err != nil {
+				return nil, err
+			}
+			err = pinned(cpu, telemetry)
+		} else {
+			err = telemetry()
 		}
 		if err != nil {
 			return nil, err

@@ -82,7 +82,13 @@ func measureStart(argv []string, want int) (StartupSample, error) {
 // whose compilation cache is cache and which waits for every plugin before
 // it answers initialize, so that the first list is whole.
 func serveArgs(mcphost, work, dir, cache string, flags ...string) ([]string, error) {
-	cfg := fmt.Sprintf("[server]\ncache_dir = %q\nstartup_wait = \"1h\"\n", cache)
+	return serveArgsWith(mcphost, work, dir, cache, "", flags...)
+}
+
+// serveArgsWith is serveArgs with more of the config (its other tables)
+// after [server].
+func serveArgsWith(mcphost, work, dir, cache, more string, flags ...string) ([]string, error) {
+	cfg := fmt.Sprintf("[server]\ncache_dir = %q\nstartup_wait = \"1h\"\n", cache) + more
 	path := filepath.Join(work, "mcphost-"+filepath.Base(cache)+".toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err

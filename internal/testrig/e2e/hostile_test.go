@@ -68,7 +68,7 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 		for sc.Scan() {
 			_, _ = s.log.WriteString(sc.Text() + "\n")
 			if m := listeningURL.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				found <- m[1] + m[2] // text or JSON
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)

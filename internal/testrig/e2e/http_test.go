@@ -23,7 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var listeningURL = regexp.MustCompile(`msg=listening url=(https?://\S+/mcp)`)
+var listeningURL = regexp.MustCompile(`msg=listening url=(https?://\S+/mcp)|"msg":"listening","url":"(https?://[^"]+/mcp)"`)
 
 // serveHTTP starts `mcphost serve --transport http` on a free loopback port
 // and returns the URL of its /mcp endpoint. The server stops with the test.

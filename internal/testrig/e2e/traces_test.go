@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/internal/testrig/otlptest"
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
@@ -52,6 +54,7 @@ func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
 	}
 	f := newFixture(t, fmt.Sprintf("[telemetry]\ntraces = \"otlp\"\notlp_endpoint = %q\n[plugins.attacker]\nallowed_hosts = [%q]\n", collector.URL, rule))
 	writePlugin(t, f, "attacker.wasm", attacker)
+	f.serveArgs = append(f.serveArgs, "--log-format", "json")
 	srv := f.start(t, "OTEL_BSP_SCHEDULE_DELAY=50") // export each batch within 50 ms
 
 	const clientTrace, clientSpan, headerTraceID = "0af7651916cd43dd8448eb211c80319c", "00f067aa0ba902b7", "22222222222222222222222222222222"
@@ -102,6 +105,28 @@ func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
 	}
 	if a := otlptest.Attrs(request); a["mcphost.grant.rule"] != rule || a["mcphost.grant.outcome"] != "allowed" || request.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Errorf("http_request: %v, kind %v; want a client span of the rule %q, allowed", a, request.GetKind(), rule)
+	}
+	// --log-format json: every line of the server's log is a JSON object,
+	// and those logged for a call (here what the plugin writes to stderr)
+	// carry its trace id.
+	if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "stderr_flood", Arguments: map[string]any{"n": 1},
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 10*time.Second, "the plugin's stderr in the log", func() bool { return strings.Contains(srv.log.String(), "eeeeeeee") })
+	traced := 0
+	for line := range strings.Lines(srv.log.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line is not JSON: %q", line)
+			continue
+		}
+		if rec["trace_id"] == clientTrace {
+			traced++
+		}
+	}
+	if traced == 0 {
+		t.Errorf("no log line carries the call's trace_id %s:\n%s", clientTrace, srv.log.String())
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -47,6 +47,7 @@ type serveFlags struct {
 	transport string
 	listen    string // "" unless --listen was given
 	logLevel  string
+	logFormat string
 	watch     bool
 	// allowPartial serves the plugins that load when one the config
 	// names does not: [server] on_load_error = "skip".
@@ -98,6 +99,7 @@ On stdio, stdout carries only MCP messages; logs go to stderr.`,
 	cmd.Flags().StringVar(&f.transport, "transport", "stdio", "transport: stdio or http")
 	cmd.Flags().StringVar(&f.listen, "listen", "", "address to listen on with --transport http (default: [http] listen in the config, 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&f.logFormat, "log-format", "text", "log format: text (key=value) or json (one object a line); a line logged for a request carries its trace_id")
 	cmd.Flags().BoolVar(&f.allowPartial, "allow-partial", false, `serve the plugins that load when one named in the config does not (as [server] on_load_error = "skip"); without it, serve exits naming each`)
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "watch the plugins folder and the config file, and swap in changed plugins while serving (SIGHUP reloads either way)")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the server, for go tool pprof, to this file when it stops (the host's Go code; a plugin's own code shows as _ExternalCode)")
@@ -124,7 +126,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	logger, err := clienv.NewLogger(stderr, f.logLevel, "text")
+	logger, err := clienv.NewLogger(stderr, f.logLevel, f.logFormat)
 	if err != nil {
 		return err
 	}

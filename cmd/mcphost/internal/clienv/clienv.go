@@ -4,6 +4,7 @@
 package clienv
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcphost/mcphost/config"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ConfigFile is the name of the config file looked up in a folder.
@@ -27,7 +29,33 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})), nil
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(traceIDs{slog.NewTextHandler(w, opts)}), nil
+	case "json":
+		return slog.New(traceIDs{slog.NewJSONHandler(w, opts)}), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not one of text, json", format)
+}
+
+// traceIDs adds the trace_id of the span of a record's context, when it
+// has one, to the record: the log lines of a request join its trace.
+type traceIDs struct{ slog.Handler }
+
+func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceIDs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceIDs{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceIDs) WithGroup(name string) slog.Handler {
+	return traceIDs{h.Handler.WithGroup(name)}
 }
 
 // FindConfig returns the config file to read: flag (--config) when given,

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+)
+
+// TelemetryResult is the server CPU per stdio tools/call of a server with
+// some of its telemetry on, against the same server with all of it off,
+// in the same rounds, interleaved (runCalls).
+type TelemetryResult struct {
+	// Setting names what is on: "off", "metrics", "metrics+traces".
+	Setting      string  `json:"setting"`
+	CPUUSPerCall float64 `json:"cpu_us_per_call"`
+	// Overhead is the median over the rounds of the round's CPU per call
+	// over the off server's, minus 1; Min and Max its spread.
+	Overhead    float64 `json:"overhead"`
+	OverheadMin float64 `json:"overhead_min"`
+	OverheadMax float64 `json:"overhead_max"`
+}
+
+// telemetrySettings are the servers the telemetry part compares: the
+// same plugin, with [telemetry] as each says. Over stdio, /metrics needs
+// a listener of its own; traces go, every one sampled, to a loopback
+// OTLP/HTTP receiver (receiverURL).
+func telemetrySettings(receiverURL string) [][2]string {
+	return [][2]string{
+		{"off", "[telemetry]\nmetrics = \"off\"\n"},
+		{"metrics", "[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\n"},
+		{"metrics+traces", fmt.Sprintf("[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\ntraces = \"otlp\"\notlp_endpoint = %q\ntrace_sample_ratio = 1.0\n", receiverURL)},
+	}
+}
+
+// otlpSink is a loopback OTLP/HTTP receiver that accepts every export and
+// counts its bytes.
+type otlpSink struct {
+	srv   *http.Server
+	url   string
+	bytes atomic.Int64
+}
+
+func startOTLPSink() (*otlpSink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &otlpSink{url: "http://" + ln.Addr().String()}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		s.bytes.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// runTelemetry measures the telemetry settings on the plugin of dir:
+// rounds of perRound calls to each, interleaved.
+func runTelemetry(mcphost, work, dir string, rounds, perRound int) ([]*TelemetryResult, error) {
+	sink, err := startOTLPSink()
+	if err != nil {
+		return nil, err
+	}
+	defer sink.srv.Close()
+	var servers []*callServer
+	for _, s := range telemetrySettings(sink.url) {
+		argv, err := serveArgsWith(mcphost, work, dir, filepath.Join(work, "telemetry-cache-"+s[0]), s[1], "--watch=false")
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, &callServer{lang: s[0], argv: argv})
+	}
+	calls, err := runCalls(servers, rounds, perRound)
+	if err != nil {
+		return nil, err
+	}
+	off := calls[0]
+	var out []*TelemetryResult
+	for _, c := range calls {
+		var overheads []float64
+		for k, r := range c.Rounds {
+			overheads = append(overheads, r.CPUUSPerCall/off.Rounds[k].CPUUSPerCall-1)
+		}
+		res := &TelemetryResult{Setting: c.Lang, CPUUSPerCall: c.CPUUSPerCall,
+			Overhead: median(overheads, func(x float64) float64 { return x }), OverheadMin: slices.Min(overheads), OverheadMax: slices.Max(overheads)}
+		progress("telemetry %s: CPU %.1f µs a call, %+.1f%% over off (rounds %+.1f%% to %+.1f%%)", res.Setting, res.CPUUSPerCall,
+			100*res.Overhead, 100*res.OverheadMin, 100*res.OverheadMax)
+		out = append(out, res)
+	}
+	progress("telemetry: the OTLP receiver took %d KiB of spans", sink.bytes.Load()>>10)
+	return out, nil
+}
