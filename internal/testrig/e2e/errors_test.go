@@ -242,9 +242,11 @@ const testAPIKey = "sk-test-5f0c2a9e"
 func wantErrorAudit(t *testing.T, path string, limitedOK int) {
 	t.Helper()
 	var raw []byte
-	poll.Until(t, 10*time.Second, "the audit records of the last call", func() bool {
+	// A request's record is written once its response is out: wait for
+	// the last one's.
+	poll.Until(t, 10*time.Second, "the audit record of the last call", func() bool {
 		raw, _ = os.ReadFile(path)
-		return strings.Count(string(raw), "example.com") > 0 && strings.Count(string(raw), `"msg":"denied"`) >= 5
+		return strings.Contains(string(raw), `"arguments":{"url":"http://example.com/?key=[REDACTED]"}`)
 	})
 	if strings.Contains(string(raw), testAPIKey) {
 		t.Errorf("the audit trail holds the granted secret's value:\n%s", raw)
@@ -287,9 +289,6 @@ func wantErrorAudit(t *testing.T, path string, limitedOK int) {
 		if denials[k] != n {
 			t.Errorf("denial records %s: %d, want %d (all: %v)", k, denials[k], n, denials)
 		}
-	}
-	if !strings.Contains(string(raw), `"arguments":{"url":"http://example.com/?key=[REDACTED]"}`) {
-		t.Errorf("the attacker's last call's arguments are not recorded redacted:\n%s", raw)
 	}
 }
 
