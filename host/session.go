@@ -248,10 +248,12 @@ func (sess *Session) dispatch(ctx context.Context, m *message, reply Outbound, b
 // it counts the request until it is answered.
 func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, batch *sync.WaitGroup) []byte {
 	start := time.Now()
-	var p params
-	var span trace.Span // once started; nil without a Tracer
-	observed := m.Method
-	refuse := func(rpcErr *RPCError) []byte {
+	// refuse answers a request that could not start, as observed (its
+	// method, or MethodOther), with its params p (nil when they did not
+	// decode), ending its span, which it starts when span is nil. It
+	// takes what it reports as arguments: a variable it captured and
+	// assigned would move to the heap, for every request.
+	refuse := func(ctx context.Context, span trace.Span, observed string, p params, rpcErr *RPCError) []byte {
 		if span == nil {
 			_, span = c.startSpan(ctx, start, observed, p, m.ID)
 		}
@@ -260,20 +262,20 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 	}
 	h, rpcErr := e.method(m.Method)
 	if rpcErr != nil {
-		observed = MethodOther // a client may send any name: observers see no more of them
-		return refuse(rpcErr)
+		return refuse(ctx, nil, MethodOther, nil, rpcErr) // a client may send any name: observers see no more of them
 	}
-	if p, rpcErr = h.decode(m.Params); rpcErr != nil {
-		return refuse(rpcErr)
+	p, rpcErr := h.decode(m.Params)
+	if rpcErr != nil {
+		return refuse(ctx, nil, m.Method, nil, rpcErr)
 	}
-	ctx, span = c.startSpan(ctx, start, m.Method, p, m.ID)
+	ctx, span := c.startSpan(ctx, start, m.Method, p, m.ID)
 	round, rpcErr := e.openRound(ctx, c.srv, m.Method, p)
 	if rpcErr != nil {
-		return refuse(rpcErr)
+		return refuse(ctx, span, m.Method, p, rpcErr)
 	}
 	req, rpcErr := c.start(ctx, m.ID, m.Method, e, p.metadata(), reply)
 	if rpcErr != nil {
-		return refuse(rpcErr)
+		return refuse(ctx, span, m.Method, p, rpcErr)
 	}
 	req.input = round
 	if batch != nil {
