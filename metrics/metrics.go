@@ -44,6 +44,10 @@ type Metrics struct {
 	hostCalls *prometheus.CounterVec
 	requests  *prometheus.CounterVec
 	denials   *prometheus.CounterVec
+	lifecycle *prometheus.CounterVec
+	changes   *prometheus.CounterVec
+	failures  *prometheus.CounterVec
+	listings  *prometheus.CounterVec
 	itemNames bool
 }
 
@@ -100,6 +104,22 @@ func New(opts Options) *Metrics {
 		Name: "mcphost_plugin_http_requests_total",
 		Help: "HTTP requests plugins made, by plugin, the allowed_hosts entry that granted the URL (empty when none did) and outcome: allowed, or denied by the plugin's grants.",
 	}, []string{"plugin", "rule", "outcome"})
+	m.lifecycle = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_plugin_events_total",
+		Help: "Events of each plugin's life: built (compiled, or loaded from the compilation cache), instantiated, unloaded_idle and unloaded_for_room (its compiled code and instances given back).",
+	}, []string{"plugin", "event"})
+	m.changes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_plugin_changes_total",
+		Help: "Changes of the plugins that serve: added, replaced (a hot swap), reconfigured, removed.",
+	}, []string{"plugin", "change"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_plugin_load_failures_total",
+		Help: "Versions of plugins that did not load, by reason: source, invalid_module, load_budget, start, other.",
+	}, []string{"plugin", "reason"})
+	m.listings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_listing_cache_lookups_total",
+		Help: "Loads that looked for what a plugin listed in the listing cache, by result: hit (listed without running it) or miss.",
+	}, []string{"result"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcphost_denials_total",
 		Help: "What the server refused requests, by plugin and reason: hidden (an item the request's scopes or endpoint do not see), rate_limited, egress, host_function.",
@@ -113,7 +133,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, m.denials, build,
+	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, m.denials, m.lifecycle, m.changes, m.failures, m.listings, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -169,6 +189,28 @@ func (m *Metrics) Denied(d host.Denial) {
 	m.denials.WithLabelValues(d.Plugin, d.Reason).Inc()
 }
 
+// Changed records a change of the plugins that serve
+// (pluginhost.LoadObserver).
+func (m *Metrics) Changed(plugin, change string) {
+	m.changes.WithLabelValues(plugin, change).Inc()
+}
+
+// LoadFailed records a version of a plugin that did not load
+// (pluginhost.LoadObserver).
+func (m *Metrics) LoadFailed(plugin, reason string) {
+	m.failures.WithLabelValues(plugin, reason).Inc()
+}
+
+// ListingCache records a look in the listing cache
+// (pluginhost.LoadObserver).
+func (m *Metrics) ListingCache(hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.listings.WithLabelValues(result).Inc()
+}
+
 // Sandbox returns the sandbox Observer of the plugin name
 // (sandbox.Options.Observer), which counts every call the sandbox runs,
 // the plugin host's own (listings) included.
@@ -179,14 +221,19 @@ func (m *Metrics) Sandbox(plugin string) sandbox.Observer {
 		run:      m.run.MustCurryWith(this),
 		hostCall: m.hostCalls.MustCurryWith(this),
 		request:  m.requests.MustCurryWith(this),
+		events:   m.lifecycle.MustCurryWith(this),
 	}
 }
 
 // pluginSandbox records what one plugin's sandbox reports.
 type pluginSandbox struct {
-	wait              prometheus.Observer
-	run               prometheus.ObserverVec
-	hostCall, request *prometheus.CounterVec
+	wait                      prometheus.Observer
+	run                       prometheus.ObserverVec
+	hostCall, request, events *prometheus.CounterVec
+}
+
+func (s *pluginSandbox) Happened(event string) {
+	s.events.WithLabelValues(event).Inc()
 }
 
 func (s *pluginSandbox) Called(_ context.Context, c sandbox.CallReport) {

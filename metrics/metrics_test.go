@@ -312,3 +312,39 @@ func TestDenialsByPluginAndReason(t *testing.T) {
 		t.Errorf("denials %v, want %v", got, want)
 	}
 }
+
+// Each plugin's life events are counted.
+func TestPluginEventsAreCounted(t *testing.T) {
+	m := New(Options{})
+	notes := m.Sandbox("notes")
+	notes.Happened(sandbox.EventBuilt)
+	notes.Happened(sandbox.EventInstantiated)
+	notes.Happened(sandbox.EventInstantiated)
+	notes.Happened(sandbox.EventUnloadedIdle)
+	got := counters(t, scrape(t, m.Handler(""), ""), "mcphost_plugin_events_total")
+	want := map[string]float64{"event=built,plugin=notes": 1, "event=instantiated,plugin=notes": 2, "event=unloaded_idle,plugin=notes": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// Plugin changes, failed loads and listing cache lookups are counted.
+func TestLoadsAreCounted(t *testing.T) {
+	m := New(Options{})
+	m.Changed("notes", "added")
+	m.Changed("notes", "replaced")
+	m.LoadFailed("broken", "invalid_module")
+	m.ListingCache(true)
+	m.ListingCache(false)
+	m.ListingCache(true)
+	families := scrape(t, m.Handler(""), "")
+	for name, want := range map[string]map[string]float64{
+		"mcphost_plugin_changes_total":        {"change=added,plugin=notes": 1, "change=replaced,plugin=notes": 1},
+		"mcphost_plugin_load_failures_total":  {"plugin=broken,reason=invalid_module": 1},
+		"mcphost_listing_cache_lookups_total": {"result=hit": 2, "result=miss": 1},
+	} {
+		if got := counters(t, families, name); !maps.Equal(got, want) {
+			t.Errorf("%s %v, want %v", name, got, want)
+		}
+	}
+}

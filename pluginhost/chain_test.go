@@ -413,3 +413,19 @@ func TestEngineErrorsNameTheOutcome(t *testing.T) {
 		t.Errorf("a spent budget: %q, want memory_budget", got)
 	}
 }
+
+// A failed load is named in a word: its load budget, a module that is
+// not valid WebAssembly, a plugin that failed starting, or another cause.
+func TestFailureReasons(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("listing: %w", context.DeadlineExceeded):                FailedLoadBudget,
+		fmt.Errorf("not a valid wasm module: %w", sandbox.ErrBadMagic):     FailedInvalidModule,
+		fmt.Errorf("sandbox: load x: %w", sandbox.ErrInvalidModule):        FailedInvalidModule,
+		&sandbox.CallError{Kind: sandbox.KindTrap, Message: "unreachable"}: FailedStart,
+		errors.New("plugin is built for mcphost ABI 9"):                    FailedOther,
+	} {
+		if got := failureReason(err); got != want {
+			t.Errorf("%v: %q, want %q", err, got, want)
+		}
+	}
+}

@@ -60,6 +60,9 @@ type Loader struct {
 	// learn how long each waited and ran and what the plugin was denied
 	// (host.Operation, host.Denial); nil observes nothing.
 	Observe func(plugin string) sandbox.Observer
+	// Loads, when set, is told of the plugins loaded, swapped and failed,
+	// and of the listing cache's hits and misses.
+	Loads LoadObserver
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -293,6 +296,9 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		key = listingKey(name, sum, cfg, pc, grants)
 	}
 	cached := cache.read(key)
+	if key != "" && l.Loads != nil {
+		l.Loads.ListingCache(cached != nil)
+	}
 	if cached != nil && !isJS && cache.module(sum) == nil {
 		cached = nil // its copy is gone: load it as if new
 	}

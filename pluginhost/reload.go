@@ -209,8 +209,13 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 					switch {
 					case o.p != nil: // another file of the same name, e.g. x.wasm beside x.js
 						log.Warn("plugin file not used", "plugin", o.name, "err", err)
+						continue
 					case ctx.Err() != nil: // the server is stopping
 						log.Debug("plugin load stopped", "plugin", o.name, "err", err)
+						continue
+					}
+					r.loader.loadFailed(o.name, failureReason(err))
+					switch {
 					case !r.cfg.Named(o.name):
 						log.Warn("plugin not loaded", "plugin", o.name, "err", err, "named_in_config", false)
 					case r.cfg.Server.OnLoadError == config.OnLoadErrorSkip:
@@ -239,6 +244,7 @@ func (r *Reloader) StartLoad(ctx context.Context) (wait func() LoadResult) {
 				r.publish(ctx)
 				for _, name := range ready {
 					r.status.set(name, StateReady)
+					r.loader.changed(name, "added")
 				}
 			}
 		}
@@ -383,6 +389,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 				r.slots[name] = sl
 			}
 			log.Error("plugin not fetched from its source", "plugin", name, "source", pc.Source, "err", err)
+			r.loader.loadFailed(name, FailedSource)
 			if sl.plugin != nil && !samePluginConfig(sl.loadedPC, pc) {
 				// It would otherwise keep settings the operator changed.
 				swaps = append(swaps, swap{name: name, change: "removed", file: sl.file, oldSHA: sl.sha256, old: sl.plugin, started: now,
@@ -429,6 +436,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 				log.Warn("plugin file not used", "plugin", name, "err", err)
 				continue
 			}
+			r.loader.loadFailed(name, failureReason(err))
 			if sl.plugin != nil && !configChanged {
 				log.Error("plugin not reloaded; the running version keeps serving", "plugin", name, "file", versions[0].name,
 					"sha256", versions[0].sha256, "serving_sha256", sl.sha256, "err", err)
@@ -476,6 +484,7 @@ func (r *Reloader) Sync(ctx context.Context) (retry time.Duration) {
 			attrs = append(attrs, "reason", s.reason)
 		}
 		log.Info("plugin swapped", attrs...)
+		r.loader.changed(s.name, s.change)
 		if s.old != nil {
 			r.retire(s.old)
 		}

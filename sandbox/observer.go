@@ -20,7 +20,25 @@ type Observer interface {
 	// allowed_hosts entry, as granted, that matched its URL ("" when none
 	// did); denied when the grants refused it or a redirect it led to.
 	Requested(ctx context.Context, rule string, denied bool)
+	// Happened is told of each event of the plugin's life (EventBuilt,
+	// ...), on the goroutine that caused it.
+	Happened(event string)
 }
+
+// The events of a plugin's life that Observer.Happened is told of.
+const (
+	// EventBuilt: its module was compiled, or its compiled code loaded
+	// from the compilation cache, for its first call or after an unload.
+	EventBuilt = "built"
+	// EventInstantiated: a new instance was made.
+	EventInstantiated = "instantiated"
+	// EventUnloadedIdle: it gave back its compiled code and instances
+	// after EngineOptions.UnloadIdleAfter without a call.
+	EventUnloadedIdle = "unloaded_idle"
+	// EventUnloadedForRoom: it gave them back to make room in the memory
+	// budget for another plugin.
+	EventUnloadedForRoom = "unloaded_for_room"
+)
 
 // CallReport is a call of a plugin's export, as an Observer is told of it.
 type CallReport struct {

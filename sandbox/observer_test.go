@@ -14,6 +14,7 @@ import (
 // recorder is an Observer that keeps what it is told.
 type recorder struct {
 	mu       sync.Mutex
+	events   []string
 	calls    []CallReport
 	hosts    []string // function, or "denied function"
 	requests []string // rule, or "denied rule"
@@ -35,6 +36,12 @@ func (r *recorder) Requested(_ context.Context, rule string, denied bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests = append(r.requests, deniedOr(rule, denied))
+}
+
+func (r *recorder) Happened(event string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, event)
 }
 
 func deniedOr(s string, denied bool) string {
@@ -149,5 +156,22 @@ func TestObserverIsToldOfEgressByRule(t *testing.T) {
 	}
 	if k := rec.calls[len(rec.calls)-1].Kind; k != KindDenied {
 		t.Errorf("the refused call was reported as %v", k)
+	}
+}
+
+// The observer is told of a plugin's build and of each instance made: the
+// first at load, another after a trap discarded it.
+func TestObserverIsToldOfThePluginsLife(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	p := load(t, "guest", Options{Observer: rec, Limits: Limits{MaxInstances: 1}})
+	if _, err := p.Call(t.Context(), "trap", nil); !errors.Is(err, ErrTrap) {
+		t.Fatalf("trap: %v", err)
+	}
+	call(t, p, "echo", "after")
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if want := []string{EventBuilt, EventInstantiated, EventInstantiated}; !slices.Equal(rec.events, want) {
+		t.Errorf("events %q, want %q", rec.events, want)
 	}
 }

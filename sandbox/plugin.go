@@ -334,6 +334,7 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 		p.wasm, p.hostFns = nil, nil
 	}
 	p.built.Store(true)
+	p.happened(EventBuilt)
 	if p.idle.unloadable {
 		// A build is a use: the budget unloads the plugins used longest
 		// ago first, and one built but not called yet is not the first.
@@ -520,6 +521,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		mem.free()
 		return nil, err
 	}
+	p.happened(EventInstantiated)
 	return &instance{plugin: ep, log: log, mem: mem, caller: caller, sleep: sleep}, nil
 }
 
@@ -757,6 +759,13 @@ func (p *Plugin) explainTrap(export string, err error, said string) (ErrorKind, 
 // callError returns a CallError of the plugin.
 func (p *Plugin) callError(export string, kind ErrorKind, msg string) *CallError {
 	return &CallError{Plugin: p.name, Export: export, Kind: kind, Message: p.redacted(msg)}
+}
+
+// happened tells the plugin's Observer, if any, of an event of its life.
+func (p *Plugin) happened(event string) {
+	if p.observer != nil {
+		p.observer.Happened(event)
+	}
 }
 
 // budgetError is the error of a call that found no room in the memory

@@ -105,7 +105,7 @@ func (p *Plugin) unloadIfIdle() {
 		p.idle.timer.Reset(p.idle.after - idle)
 		return
 	}
-	p.giveBack("plugin idle: its compiled code and instances are given back until its next call",
+	p.giveBack(EventUnloadedIdle, "plugin idle: its compiled code and instances are given back until its next call",
 		"idle", idle.Round(time.Second))
 }
 
@@ -126,15 +126,17 @@ func (p *Plugin) unloadForRoom() {
 		return
 	}
 	idle := time.Since(epoch) - time.Duration(p.idle.lastEnd.Load())
-	p.giveBack("plugin unloaded to make room in memory_budget_mib: its compiled code and instances are given back until its next call",
+	p.giveBack(EventUnloadedForRoom, "plugin unloaded to make room in memory_budget_mib: its compiled code and instances are given back until its next call",
 		"idle", idle.Round(time.Millisecond))
 }
 
 // giveBack closes the instances and the compiled code of a plugin marked
-// unbuilt, with no user, and logs msg. The plugin's buildMu must be held.
-func (p *Plugin) giveBack(msg string, attrs ...any) {
+// unbuilt, with no user, logs msg and tells the Observer of event. The
+// plugin's buildMu must be held.
+func (p *Plugin) giveBack(event, msg string, attrs ...any) {
 	closed := p.pool.closeIdle()
 	_ = p.closeCompiled(context.Background()) // closing compiled code only frees memory
 	p.logger.Info(msg, append(attrs, "instances", closed)...)
+	p.happened(event)
 	reclaimMemory()
 }

@@ -361,6 +361,16 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	if len(instances) != 5 {
 		t.Errorf("instances reported of %v, want the 5 plugins", slices.Sorted(maps.Keys(instances)))
 	}
+	// Each of the five plugins was added once, and made instances: the
+	// first at its load, and others for the calls that trapped.
+	wantCounts(t, "plugin changes", counts("mcphost_plugin_changes_total", promtest.Counter, func(*dto.Metric) bool { return true }), map[string]uint64{
+		"change=added,plugin=attacker": 1, "change=added,plugin=hostile": 1, "change=added,plugin=flaky": 1,
+		"change=added,plugin=limited": 1, "change=added,plugin=worker": 1,
+	})
+	instantiated := counts("mcphost_plugin_events_total", promtest.Counter, func(m *dto.Metric) bool { return promtest.Label(m, "event") == "instantiated" })
+	if instantiated["event=instantiated,plugin=hostile"] < 5 || instantiated["event=instantiated,plugin=attacker"] < 1 {
+		t.Errorf("instances made %v: want at least 5 of hostile (one, then one after each of its 4 failed calls) and 1 of the attacker", instantiated)
+	}
 	wantCounts(t, "HTTP requests", counts("mcphost_plugin_http_requests_total", promtest.Counter, func(*dto.Metric) bool { return true }), map[string]uint64{
 		"outcome=denied,plugin=attacker":                  1, // example.com: no rule grants it
 		"outcome=denied,plugin=attacker,rule=localhost:1": 1, // granted by name, refused at its loopback address

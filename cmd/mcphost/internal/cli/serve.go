@@ -224,6 +224,9 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Tracer:         tracer,
 	}, nil)
 	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox}
+	if served.metrics != nil {
+		loader.Loads = served.metrics
+	}
 	if cacheDir != "" {
 		// Plugins listed before are listed from there and compiled on their
 		// first call.
