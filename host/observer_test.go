@@ -254,8 +254,16 @@ func TestOperationsNameWhoAskedAndTheirPluginCall(t *testing.T) {
 	h.call(t, 1, "tools/call", map[string]any{"name": "timed", "arguments": map[string]any{"n": 1}})
 	h.call(t, 2, "tools/call", map[string]any{"name": "audited", "arguments": map[string]any{"n": 1, "key": "s3cret"}})
 	poll.Until(t, 5*time.Second, "three requests observed", func() bool { return len(rec.all()) == 3 })
-	ops := rec.all()
-	timedOp, auditedOp := ops[1], ops[2]
+	// Each is observed once its response is out: in either order.
+	var timedOp, auditedOp Operation
+	for _, op := range rec.all() {
+		switch op.Tool {
+		case "timed":
+			timedOp = op
+		case "audited":
+			auditedOp = op
+		}
+	}
 	if timedOp.Subject != "alice" || timedOp.Client != "t" || timedOp.Session != hashSession("the-session") ||
 		timedOp.Plugin != "p" || timedOp.PluginOutcome != OutcomeOK || timedOp.Wait != 2*time.Millisecond || timedOp.Run != 3*time.Millisecond {
 		t.Errorf("timed: %+v", timedOp)
