@@ -334,7 +334,7 @@ func measure(o options, mcphost string) (*Report, error) {
 			return nil, err
 		}
 		telemetry := func() (err error) {
-			rep.Telemetry, err = runTelemetry(mcphost, work, dir, o.rounds, o.calls)
+			rep.Telemetry, err = runTelemetry(mcphost, work, dir, o.profile, o.rounds, o.calls)
 			return err
 		}
 		if o.pin {

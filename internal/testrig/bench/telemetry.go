@@ -60,8 +60,9 @@ func startOTLPSink() (*otlpSink, error) {
 }
 
 // runTelemetry measures the telemetry settings on the plugin of dir:
-// rounds of perRound calls to each, interleaved.
-func runTelemetry(mcphost, work, dir string, rounds, perRound int) ([]*TelemetryResult, error) {
+// rounds of perRound calls to each, interleaved; with profile, each
+// server writes its CPU profile there (profileCallServers).
+func runTelemetry(mcphost, work, dir, profile string, rounds, perRound int) ([]*TelemetryResult, error) {
 	sink, err := startOTLPSink()
 	if err != nil {
 		return nil, err
@@ -74,6 +75,11 @@ func runTelemetry(mcphost, work, dir string, rounds, perRound int) ([]*Telemetry
 			return nil, err
 		}
 		servers = append(servers, &callServer{lang: s[0], argv: argv})
+	}
+	if profile != "" {
+		if err := profileCallServers(servers, profile); err != nil {
+			return nil, err
+		}
 	}
 	calls, err := runCalls(servers, rounds, perRound)
 	if err != nil {
