@@ -24,8 +24,8 @@ const Window = 5 * time.Minute
 // Window/Buckets long.
 const Buckets = 10
 
-// maxSamples bounds the calls a plugin's window keeps; past it, the oldest
-// go first.
+// maxSamples bounds the calls a plugin's window keeps; past it, each call
+// takes the oldest one's place.
 const maxSamples = 100_000
 
 // maxDenials is how many denials the page keeps, the latest.
@@ -42,12 +42,34 @@ type Recorder struct {
 	denials []host.Denial // oldest first
 }
 
-// calls is one plugin's calls of the window, oldest first, and its last
-// failure.
+// calls is one plugin's calls of the window, and its last failure. The
+// samples are a ring: samples[head:] then samples[:head] oldest first
+// once it is full, so that a call costs no copy of the others.
 type calls struct {
 	samples   []sample
+	head      int // where the oldest is, once the ring is full
 	lastError string
 	lastAt    time.Time
+}
+
+// add records s, overwriting the oldest when the ring is full.
+func (c *calls) add(s sample) {
+	if len(c.samples) < maxSamples {
+		c.samples = append(c.samples, s)
+		return
+	}
+	c.samples[c.head] = s
+	c.head = (c.head + 1) % maxSamples
+}
+
+// each calls f with each sample of the window that ends at now.
+func (c *calls) each(now time.Time, f func(sample)) {
+	for i := range c.samples {
+		s := c.samples[(c.head+i)%len(c.samples)]
+		if now.Sub(s.at) <= Window {
+			f(s)
+		}
+	}
 }
 
 type sample struct {
@@ -77,24 +99,11 @@ func (r *Recorder) PluginCalled(c host.PluginCall) {
 		p = &calls{}
 		r.plugins[c.Plugin] = p
 	}
-	p.prune(now)
-	if len(p.samples) >= maxSamples {
-		p.samples = slices.Delete(p.samples, 0, len(p.samples)-maxSamples+1)
-	}
 	s := sample{at: now, took: c.Duration, failed: failed(c.Outcome)}
-	p.samples = append(p.samples, s)
+	p.add(s)
 	if s.failed {
 		p.lastError, p.lastAt = c.Outcome+": "+c.Error, now
 	}
-}
-
-// prune drops the samples older than the window.
-func (c *calls) prune(now time.Time) {
-	i := 0
-	for i < len(c.samples) && now.Sub(c.samples[i].at) > Window {
-		i++
-	}
-	c.samples = slices.Delete(c.samples, 0, i)
 }
 
 // Denied records a denial, keeping the latest (host.Observer).
@@ -125,17 +134,16 @@ func (r *Recorder) recent(plugin string) (n, failures int, p50, p99 time.Duratio
 	if p == nil {
 		return 0, 0, 0, 0, spark, "", time.Time{}
 	}
-	p.prune(now)
 	took := make([]time.Duration, 0, len(p.samples))
 	width := Window / Buckets
-	for _, s := range p.samples {
+	p.each(now, func(s sample) {
 		took = append(took, s.took)
 		if s.failed {
 			failures++
 		}
 		b := Buckets - 1 - int(now.Sub(s.at)/width)
 		spark[max(b, 0)]++
-	}
+	})
 	slices.Sort(took)
 	return len(took), failures, quantile(took, 0.50), quantile(took, 0.99), spark, p.lastError, p.lastAt
 }

@@ -101,3 +101,22 @@ func TestHandlerServesThePageAndItsJSONToTheOperatorOnly(t *testing.T) {
 		t.Errorf("the page does not escape the plugin's name:\n%s", html)
 	}
 }
+
+// Past maxSamples calls a plugin's window keeps the latest maxSamples,
+// each call taking the oldest one's place.
+func TestTheWindowKeepsTheLatestCalls(t *testing.T) {
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	r := NewRecorder()
+	r.now = c.now
+	for i := range maxSamples + 10 {
+		outcome := host.OutcomeOK
+		if i < 10 {
+			outcome = "trap" // the oldest ten, which give their place up
+		}
+		r.PluginCalled(host.PluginCall{Plugin: "busy", Outcome: outcome, Duration: time.Duration(i) * time.Microsecond})
+	}
+	n, failures, _, p99, _, _, _ := r.recent("busy")
+	if n != maxSamples || failures != 0 || p99 != time.Duration(maxSamples+10-1-maxSamples/100)*time.Microsecond {
+		t.Errorf("%d calls, %d failures, p99 %v: want the latest %d, none failed", n, failures, p99, maxSamples)
+	}
+}
