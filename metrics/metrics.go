@@ -49,6 +49,10 @@ type Metrics struct {
 	failures  *prometheus.CounterVec
 	listings  *prometheus.CounterVec
 	itemNames bool
+	// operations and callSeries are the series of operation and calls
+	// seen so far (cache.go).
+	operations seriesCache[[10]string]
+	callSeries seriesCache[[3]string]
 }
 
 // durationBuckets are the bucket boundaries, in seconds, that the MCP
@@ -149,8 +153,8 @@ func (m *Metrics) Served(op host.Operation) {
 	if m.itemNames && op.ErrorCode == 0 { // a refused name may be any the client invented
 		tool, prompt, uri = op.Tool, op.Prompt, op.ResourceURI
 	}
-	m.operation.WithLabelValues(op.Method, op.ErrorType(), op.StatusCode(), operation, op.ProtocolVersion, transport, protocol,
-		tool, prompt, uri).Observe(op.Duration.Seconds())
+	key := [10]string{op.Method, op.ErrorType(), op.StatusCode(), operation, op.ProtocolVersion, transport, protocol, tool, prompt, uri}
+	m.operations.observer(key, m.operation, operationSeriesLabels).Observe(op.Duration.Seconds())
 }
 
 // SessionEnded records a session that ended (host.Observer).
@@ -163,7 +167,8 @@ func (m *Metrics) SessionEnded(s host.EndedSession) {
 // The plugin's name is a label: the operator installs plugins, a plugin
 // cannot make more of them.
 func (m *Metrics) PluginCalled(c host.PluginCall) {
-	m.calls.WithLabelValues(c.Plugin, c.Export, c.Outcome).Observe(c.Duration.Seconds())
+	key := [3]string{c.Plugin, c.Export, c.Outcome}
+	m.callSeries.observer(key, m.calls, callLabels).Observe(c.Duration.Seconds())
 }
 
 // Handler serves the metrics in the Prometheus text format. With a token,
@@ -229,6 +234,7 @@ func (m *Metrics) Sandbox(plugin string) sandbox.Observer {
 type pluginSandbox struct {
 	wait                      prometheus.Observer
 	run                       prometheus.ObserverVec
+	runs                      seriesCache[string] // of run, by export
 	hostCall, request, events *prometheus.CounterVec
 }
 
@@ -238,7 +244,7 @@ func (s *pluginSandbox) Happened(event string) {
 
 func (s *pluginSandbox) Called(_ context.Context, c sandbox.CallReport) {
 	s.wait.Observe(c.Wait.Seconds())
-	s.run.WithLabelValues(c.Export).Observe(c.Run.Seconds())
+	s.runs.observer(c.Export, s.run, exportLabels).Observe(c.Run.Seconds())
 }
 
 func (s *pluginSandbox) HostCalled(_ context.Context, function string, denied bool) {

@@ -348,3 +348,24 @@ func TestLoadsAreCounted(t *testing.T) {
 		}
 	}
 }
+
+// Recording a request, its plugin call and the call's wait and run
+// allocates nothing once their series exist: the metrics' part of a
+// call's cost stays out of the garbage collector's way.
+func TestRecordingAllocatesNothing(t *testing.T) {
+	m := New(Options{})
+	notes := m.Sandbox("notes")
+	op := host.Operation{Method: "tools/call", Tool: "greet", ProtocolVersion: "2025-11-25", Transport: host.TransportStdio, Duration: time.Millisecond}
+	pc := host.PluginCall{Plugin: "notes", Export: "call_tool", Outcome: host.OutcomeOK, Duration: time.Millisecond}
+	report := sandbox.CallReport{Export: "call_tool", Wait: time.Microsecond, Run: time.Millisecond}
+	ctx := t.Context()
+	record := func() {
+		m.Served(op)
+		m.PluginCalled(pc)
+		notes.Called(ctx, report)
+	}
+	record()
+	if n := testing.AllocsPerRun(1000, record); n != 0 {
+		t.Errorf("%v allocations a call, want 0", n)
+	}
+}
