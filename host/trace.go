@@ -30,7 +30,8 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if tracer == nil {
 		return ctx, nil
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start)}
+	opts := make([]trace.SpanStartOption, 0, 5) // kind, timestamp, link, new root, attributes
+	opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 	if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
 	}
@@ -41,7 +42,8 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if parent == ctx || !trace.SpanContextFromContext(parent).IsRemote() {
 		opts = append(opts, trace.WithNewRoot()) // no _meta context: the ambient one is only linked
 	}
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, attribute.String("mcp.method.name", method))
 	if id != nil {
 		attrs = append(attrs, attribute.String("jsonrpc.request.id", requestID(id)))
 	}
@@ -71,14 +73,20 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 // endSpan ends the span of the request op as the conventions say: a
 // server error (ErrorType) sets error.type and the span's status.
 func endSpan(span trace.Span, op Operation) {
+	var buf [3]attribute.KeyValue
+	attrs := buf[:0]
 	if op.ProtocolVersion != "" {
-		span.SetAttributes(attribute.String("mcp.protocol.version", op.ProtocolVersion))
+		attrs = append(attrs, attribute.String("mcp.protocol.version", op.ProtocolVersion))
 	}
 	if code := op.StatusCode(); code != "" {
-		span.SetAttributes(attribute.String("rpc.response.status_code", code))
+		attrs = append(attrs, attribute.String("rpc.response.status_code", code))
 	}
-	if errorType := op.ErrorType(); errorType != "" {
-		span.SetAttributes(attribute.String("error.type", errorType))
+	errorType := op.ErrorType()
+	if errorType != "" {
+		attrs = append(attrs, attribute.String("error.type", errorType))
+	}
+	span.SetAttributes(attrs...)
+	if errorType != "" {
 		span.SetStatus(codes.Error, op.ErrorMessage)
 	}
 	span.End()
