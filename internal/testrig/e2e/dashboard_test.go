@@ -48,7 +48,7 @@ func dashboardQueries(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	_, section, _ := strings.Cut(string(doc), "### PromQL")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section, _, _ = strings.Cut(section, "\n#") // to the next heading
 	for _, m := range regexp.MustCompile("`([^`]*\\(.*?)`").FindAllStringSubmatch(section, -1) {
 		queries["docs: "+m[1]] = m[1]
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -95,7 +97,11 @@ func printStatus(w io.Writer, snap status.Snapshot) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", s.Transport, orDash(s.ProtocolVersion, "-"), s.Count)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ntasks: %v\n", snap.Tasks)
+	var tasks []string
+	for _, status := range slices.Sorted(maps.Keys(snap.Tasks)) {
+		tasks = append(tasks, fmt.Sprintf("%s %d", status, snap.Tasks[status]))
+	}
+	fmt.Fprintf(w, "\ntasks: %s\n", orDash(strings.Join(tasks, ", "), "-"))
 	if len(snap.Denials) > 0 {
 		fmt.Fprintln(w, "\nlatest denials:")
 		for _, d := range snap.Denials {
