@@ -107,6 +107,20 @@ func (t *Trail) Denied(d host.Denial) {
 	)
 }
 
+// DeniedHTTP records a request the HTTP layer refused before it reached
+// the engine: for its token (auth) or for using another subject's session
+// (mcphttp). subject is the request's, "" when unknown; remote its client
+// address.
+func (t *Trail) DeniedHTTP(reason, detail, subject, remote string) {
+	t.log.LogAttrs(context.Background(), slog.LevelWarn, "denied",
+		slog.String("reason", reason),
+		slog.String("detail", detail),
+		slog.String("subject", subject),
+		slog.String("remote", remote),
+		slog.String("transport", host.TransportHTTP),
+	)
+}
+
 // SessionEnded is not recorded (host.Observer).
 func (t *Trail) SessionEnded(host.EndedSession) {}
 

@@ -162,3 +162,14 @@ func TestOpenFollowsTheConfig(t *testing.T) {
 		t.Errorf("the file: %q", b)
 	}
 }
+
+// A request the HTTP layer refused is recorded with its reason, subject
+// and client address.
+func TestHTTPDenialsAreRecorded(t *testing.T) {
+	var buf bytes.Buffer
+	newTrail(&buf, nil).DeniedHTTP("session_owner", "the request used the session of another subject", "bob", "127.0.0.1:5555")
+	r := records(t, buf.Bytes())
+	if len(r) != 1 || r[0]["msg"] != "denied" || r[0]["reason"] != "session_owner" || r[0]["subject"] != "bob" || r[0]["remote"] != "127.0.0.1:5555" {
+		t.Errorf("records %v", r)
+	}
+}

@@ -48,6 +48,31 @@ type Authenticator struct {
 	paths []string
 	// metadata is the protected resource metadata document.
 	metadata []byte
+	// denied, when set, is told of each request refused for its token
+	// (OnDenied).
+	denied func(r *http.Request, reason, detail string)
+}
+
+// The reasons OnDenied's function is given.
+const (
+	// DeniedBadToken: the bearer token is malformed, invalid or expired.
+	DeniedBadToken = "bad_token"
+	// DeniedScope: the token lacks a scope every request needs.
+	DeniedScope = "insufficient_scope"
+)
+
+// OnDenied has f told of each request refused for its token (DeniedBadToken,
+// DeniedScope), for the audit trail; a request without a token, the first
+// step of every client's sign-in, is not one. Call it before serving.
+func (a *Authenticator) OnDenied(f func(r *http.Request, reason, detail string)) {
+	a.denied = f
+}
+
+// deny tells the OnDenied function, if any, of a refused request.
+func (a *Authenticator) deny(r *http.Request, reason, detail string) {
+	if a.denied != nil {
+		a.denied(r, reason, detail)
+	}
 }
 
 // verifier checks an access token.
@@ -120,6 +145,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		token, err := bearerToken(r.Header)
 		if err != nil {
 			log.Info("auth: request refused", "reason", err)
+			a.deny(r, DeniedBadToken, err.Error())
 			a.reject(w, http.StatusBadRequest, "invalid_request", err.Error())
 			return
 		}
@@ -133,6 +159,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		switch {
 		case errors.As(err, &invalid):
 			log.Info("auth: token refused", "reason", err)
+			a.deny(r, DeniedBadToken, err.Error())
 			a.reject(w, http.StatusUnauthorized, "invalid_token", err.Error())
 			return
 		case err != nil:
@@ -143,6 +170,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		for _, s := range a.scopes {
 			if !slices.Contains(p.scopes, s) {
 				log.Info("auth: token lacks a scope", "sub", p.subject, "scope", s)
+				a.deny(r, DeniedScope, "subject "+p.subject+": the token lacks the scope "+s)
 				a.reject(w, http.StatusForbidden, "insufficient_scope", "the token lacks a required scope")
 				return
 			}

@@ -30,6 +30,10 @@ type Options struct {
 	// TLS, when not nil, serves HTTPS with it. Connections are counted and
 	// refused (MaxConnections) before their handshake.
 	TLS *tls.Config
+	// Denied, when set, is told of each request refused for using the
+	// session of another subject (DeniedSessionOwner), for the audit
+	// trail; subject is the request's.
+	Denied func(r *http.Request, reason, subject string)
 	// AllowedHosts are the Host header values accepted, as host or
 	// host:port; a host without a port accepts any port. Empty: localhost,
 	// 127.0.0.1 and [::1] with the listen port.
@@ -323,6 +327,10 @@ type httpSession struct {
 
 var errClosing = errors.New("the server is shutting down")
 
+// DeniedSessionOwner is the reason Options.Denied is given for a request
+// that used the session of another subject.
+const DeniedSessionOwner = "session_owner"
+
 // newSession starts a session, in use by the request r that starts it and
 // bound to r's authenticated subject.
 func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error) {
@@ -367,6 +375,9 @@ func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, leg
 	if hs != nil && hs.legacy == legacy {
 		if subject := h.srv.Subject(r.Context()); subject != hs.subject {
 			h.log.Warn("refused a request for another subject's HTTP session", "subject", subject, "remote", r.RemoteAddr)
+			if h.opts.Denied != nil {
+				h.opts.Denied(r, DeniedSessionOwner, subject)
+			}
 			hs = nil
 		}
 	}

@@ -26,7 +26,8 @@ import (
 func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	issuer := newJWTIssuer(t)
 	tokenFor := func(subject string) string { return issuer.token(t, subject) }
-	f := newFixture(t, issuer.auth, "plugins/examples/tools")
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
+	f := newFixture(t, issuer.auth+"\n[telemetry]\naudit = \"file\"\naudit_file = \""+auditFile+"\"\n", "plugins/examples/tools")
 	if err := os.WriteFile(filepath.Join(f.plugins, "memo.js"), []byte(memoPlugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +52,36 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	}
 	if got := alice.request(t, 2, "tools/list", nil); len(got) == 0 || got[len(got)-1]["result"] == nil {
 		t.Fatalf("alice's own session after bob's attempts: %v", got)
+	}
+	// The audit trail records bob's attempts, and a forged token's.
+	forged := &httpPeer{url: url, token: tokenFor("mallory")[:20] + "forged"}
+	resp = forged.post(t, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged token: %s, want 401", resp.Status)
+	}
+	raw, err := os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners, bad := 0, 0
+	for line := range strings.Lines(string(raw)) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("an audit record is not JSON: %q", line)
+		}
+		switch rec["reason"] {
+		case "session_owner":
+			owners++
+			if rec["subject"] != "bob" || rec["remote"] == "" {
+				t.Errorf("the record of bob's attempt: %v", rec)
+			}
+		case "bad_token":
+			bad++
+		}
+	}
+	if owners != 2 || bad != 1 {
+		t.Errorf("denial records: %d of another subject's session (want 2), %d of a bad token (want 1):\n%s", owners, bad, raw)
 	}
 
 	text := func(p *httpPeer, id int, tool string, args map[string]any) string {

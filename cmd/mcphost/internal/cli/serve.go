@@ -255,7 +255,11 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	}()
 	served.serveOwn(ctx, cfg, logger)
 	if f.transport == "http" {
-		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(cfg, ln, authn), logger)
+		denied := deniedHTTP(served.metrics, trail)
+		if denied != nil {
+			authn.OnDenied(func(r *http.Request, reason, detail string) { denied(r, reason, detail, "") })
+		}
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(cfg, ln, authn), denied, logger)
 	} else {
 		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
@@ -472,7 +476,8 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // handlers by path (/metrics, the status page), which check their own
 // tokens.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
-	cfg *config.Config, reloader *pluginhost.Reloader, telemetry map[string]http.Handler, logger *slog.Logger) error {
+	cfg *config.Config, reloader *pluginhost.Reloader, telemetry map[string]http.Handler,
+	denied func(r *http.Request, reason, detail, subject string), logger *slog.Logger) error {
 	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness(), "/healthz": liveness()}
 	maps.Copy(public, telemetry)
 	for _, p := range authn.MetadataPaths() {
@@ -490,7 +495,12 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 		MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
 		MaxBodyBytes:         int64(cfg.HTTP.MaxBodyBytes),
 		Middleware:           authn.Middleware,
-		Public:               public,
+		Denied: func(r *http.Request, reason, subject string) {
+			if denied != nil {
+				denied(r, reason, "the request used the session of another subject", subject)
+			}
+		},
+		Public: public,
 
 		MaxBodyBytesInFlight:          int64(cfg.HTTP.MaxBodyBytesInFlight),
 		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),

@@ -225,3 +225,20 @@ func (o observers) Denied(d host.Denial) {
 		x.Denied(d)
 	}
 }
+
+// deniedHTTP returns what tells m and trail (each nil when off) of a
+// request the HTTP layer refused (a bad token, another subject's
+// session); nil when both are off.
+func deniedHTTP(m *metrics.Metrics, trail *audit.Trail) func(r *http.Request, reason, detail, subject string) {
+	if m == nil && trail == nil {
+		return nil
+	}
+	return func(r *http.Request, reason, detail, subject string) {
+		if m != nil {
+			m.Denied(host.Denial{Reason: reason, Detail: detail, Subject: subject, Transport: host.TransportHTTP})
+		}
+		if trail != nil {
+			trail.DeniedHTTP(reason, detail, subject, r.RemoteAddr)
+		}
+	}
+}
