@@ -50,9 +50,9 @@ status_token_file) gets it from --token-file.`,
 // fetchStatus GETs the server's /status.json.
 func fetchStatus(ctx context.Context, f statusFlags) (status.Snapshot, error) {
 	var snap status.Snapshot
-	token, err := readToken("status_token_file", f.tokenFile)
+	token, err := readToken("--token-file", f.tokenFile)
 	if err != nil {
-		return snap, fmt.Errorf("--token-file: %w", err)
+		return snap, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -46,12 +46,14 @@ func (s *servedMetrics) onMCPListener(cfg *config.Config, mcpLn net.Listener, au
 	if s.metrics == nil || s.own != nil {
 		return nil
 	}
-	page := s.statusPage(cfg, isLoopback(mcpLn.Addr()))
+	var page http.Handler
 	if s.statusToken == "" && cfg.Auth.Mode == config.AuthJWT {
 		scope := cfg.Telemetry.StatusScope
 		page = authn.Middleware(status.Handler(s.recorder, s.statusSrc, func(r *http.Request) bool {
 			return slices.Contains(auth.Scopes(r.Context()), scope)
 		}))
+	} else {
+		page = s.statusPage(cfg, isLoopback(mcpLn.Addr()))
 	}
 	return map[string]http.Handler{"/metrics": s.handler, "/status": page, "/status.json": page}
 }
@@ -79,11 +81,11 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	if tc.Metrics == config.MetricsOff {
 		return &servedMetrics{}, nil
 	}
-	token, err := readToken("metrics_token_file", tc.MetricsTokenFile)
+	token, err := readToken("[telemetry] metrics_token_file", tc.MetricsTokenFile)
 	if err != nil {
 		return nil, err
 	}
-	statusToken, err := readToken("status_token_file", tc.StatusTokenFile)
+	statusToken, err := readToken("[telemetry] status_token_file", tc.StatusTokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -111,19 +113,19 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	return s, nil
 }
 
-// readToken reads the bearer token of the file of setting key, "" when
-// file is "".
-func readToken(key, file string) (string, error) {
+// readToken reads the bearer token of file, "" when file is "", naming
+// where the file was given (a setting or a flag) in its errors.
+func readToken(from, file string) (string, error) {
 	if file == "" {
 		return "", nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("[telemetry] %s: %w", key, err)
+		return "", fmt.Errorf("%s: %w", from, err)
 	}
 	token := strings.TrimSpace(string(b))
 	if token == "" {
-		return "", fmt.Errorf("[telemetry] %s: %s is empty", key, file)
+		return "", fmt.Errorf("%s: %s is empty", from, file)
 	}
 	return token, nil
 }
