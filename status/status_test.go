@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,31 @@ func TestTheWindowKeepsTheLatestCalls(t *testing.T) {
 	n, failures, _, p99, _, _, _ := r.recent("busy")
 	if n != maxSamples || failures != 0 || p99 != time.Duration(maxSamples+10-1-maxSamples/100)*time.Microsecond {
 		t.Errorf("%d calls, %d failures, p99 %v: want the latest %d, none failed", n, failures, p99, maxSamples)
+	}
+}
+
+// A plugin's ring of samples holds no pointer, so that the garbage
+// collector does not scan it at each collection: with time.Time in it,
+// a busy server spent 2-4% more CPU per call with the status page on.
+func TestSamplesHoldNoPointers(t *testing.T) {
+	var hasPointers func(reflect.Type) bool
+	hasPointers = func(ty reflect.Type) bool {
+		switch ty.Kind() {
+		case reflect.Struct:
+			for f := range ty.Fields() {
+				if hasPointers(f.Type) {
+					return true
+				}
+			}
+			return false
+		case reflect.Array:
+			return hasPointers(ty.Elem())
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.String, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+			return true
+		}
+		return false
+	}
+	if hasPointers(reflect.TypeFor[sample]()) {
+		t.Errorf("%v holds a pointer: the collector scans every plugin's %d samples", reflect.TypeFor[sample](), maxSamples)
 	}
 }

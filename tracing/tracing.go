@@ -43,6 +43,10 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 	if err != nil || !on {
 		return nil, err
 	}
+	batching, err := batchSettingsFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	exporter, err := newExporter(ctx, tc)
 	if err != nil {
 		return nil, err
@@ -55,7 +59,7 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 	if err != nil {
 		return nil, fmt.Errorf("[telemetry] traces: the resource: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(newBatcher(exporter, batching)), sdktrace.WithResource(res)}
 	if os.Getenv("OTEL_TRACES_SAMPLER") == "" { // else the SDK reads it
 		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(tc.TraceSampleRatio))))
 	}

@@ -14,7 +14,9 @@ import (
 // some of its telemetry on, against the same server with all of it off,
 // in the same rounds, interleaved (runCalls).
 type TelemetryResult struct {
-	// Setting names what is on: "off", "metrics", "metrics+traces".
+	// Setting names what is on: "off"; "off-again", a second server with
+	// all of it off, whose overhead is the measurement's noise;
+	// "metrics"; "metrics+traces".
 	Setting      string  `json:"setting"`
 	CPUUSPerCall float64 `json:"cpu_us_per_call"`
 	// Overhead is the median over the rounds of the round's CPU per call
@@ -25,12 +27,14 @@ type TelemetryResult struct {
 }
 
 // telemetrySettings are the servers the telemetry part compares: the
-// same plugin, with [telemetry] as each says. Over stdio, /metrics needs
+// same plugin, with [telemetry] as each says; the first two alike, so
+// that what one measures over the other is the noise. Over stdio, /metrics needs
 // a listener of its own; traces go, every one sampled, to a loopback
 // OTLP/HTTP receiver (receiverURL).
 func telemetrySettings(receiverURL string) [][2]string {
 	return [][2]string{
 		{"off", "[telemetry]\nmetrics = \"off\"\n"},
+		{"off-again", "[telemetry]\nmetrics = \"off\"\n"},
 		{"metrics", "[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\n"},
 		{"metrics+traces", fmt.Sprintf("[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\ntraces = \"otlp\"\notlp_endpoint = %q\ntrace_sample_ratio = 1.0\n", receiverURL)},
 	}
