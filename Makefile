@@ -173,7 +173,7 @@ bench-check: $(BUILD_DIR)/mcphost
 
 ## bench-telemetry: the overhead of /metrics, and of /metrics with every span exported to a loopback OTLP receiver, on the Go template's stdio calls: server CPU per call against all telemetry off, interleaved in the same rounds, pinned to one CPU (issue 26's targets: 2% and 5%)
 bench-telemetry: $(BUILD_DIR)/mcphost
-	$(GO) run ./internal/testrig/bench -parts telemetry -langs go -plugins 1 -rounds 5 -calls 4000 -doc "" -out $(BUILD_DIR)/bench/telemetry.json $(BENCH_FLAGS)
+	$(GO) run ./internal/testrig/bench -parts telemetry -langs go -plugins 1 -rounds 9 -calls 4000 -doc "" -out $(BUILD_DIR)/bench/telemetry.json $(BENCH_FLAGS)
 
 .PHONY: bench bench-short bench-check bench-telemetry
 

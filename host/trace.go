@@ -30,7 +30,7 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if tracer == nil {
 		return ctx, nil
 	}
-	opts := make([]trace.SpanStartOption, 0, 5) // kind, timestamp, link, new root, attributes
+	opts := make([]trace.SpanStartOption, 0, 4) // kind, timestamp, link, new root
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
 	if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
@@ -42,6 +42,23 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if parent == ctx || !trace.SpanContextFromContext(parent).IsRemote() {
 		opts = append(opts, trace.WithNewRoot()) // no _meta context: the ambient one is only linked
 	}
+	name := method
+	switch x := p.(type) {
+	case *callToolParams:
+		name += " " + x.Name
+	case *getPromptParams:
+		name += " " + x.Name
+	}
+	ctx, span := tracer.Start(parent, name, opts...)
+	if span.IsRecording() { // no sampler of mcphost's reads attributes: only a sampled span gets them
+		span.SetAttributes(requestAttributes(c, method, p, id)...)
+	}
+	return ctx, span
+}
+
+// requestAttributes are the attributes of the span of a request of method
+// with params p and id on c.
+func requestAttributes(c *conn, method string, p params, id json.RawMessage) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, attribute.String("mcp.method.name", method))
 	if id != nil {
@@ -55,24 +72,24 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if protocol != "" {
 		attrs = append(attrs, attribute.String("network.protocol.name", protocol))
 	}
-	name := method
 	switch x := p.(type) {
 	case *callToolParams:
-		name += " " + x.Name
 		attrs = append(attrs, attribute.String("gen_ai.tool.name", x.Name), attribute.String("gen_ai.operation.name", "execute_tool"))
 	case *getPromptParams:
-		name += " " + x.Name
 		attrs = append(attrs, attribute.String("gen_ai.prompt.name", x.Name))
 	case *readResourceParams:
 		attrs = append(attrs, attribute.String("mcp.resource.uri", x.URI))
 	}
-	opts = append(opts, trace.WithAttributes(attrs...))
-	return tracer.Start(parent, name, opts...)
+	return attrs
 }
 
 // endSpan ends the span of the request op as the conventions say: a
 // server error (ErrorType) sets error.type and the span's status.
 func endSpan(span trace.Span, op Operation) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	var buf [3]attribute.KeyValue
 	attrs := buf[:0]
 	if op.ProtocolVersion != "" {

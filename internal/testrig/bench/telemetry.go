@@ -16,7 +16,8 @@ import (
 type TelemetryResult struct {
 	// Setting names what is on: "off"; "off-again", a second server with
 	// all of it off, whose overhead is the measurement's noise;
-	// "metrics"; "metrics+traces".
+	// "metrics"; "metrics+traces", every span sampled and exported;
+	// "metrics+traces-10%", a tenth of them.
 	Setting      string  `json:"setting"`
 	CPUUSPerCall float64 `json:"cpu_us_per_call"`
 	// Overhead is the median over the rounds of the round's CPU per call
@@ -30,13 +31,14 @@ type TelemetryResult struct {
 // same plugin, with [telemetry] as each says; the first two alike, so
 // that what one measures over the other is the noise. Over stdio, /metrics needs
 // a listener of its own; traces go, every one sampled, to a loopback
-// OTLP/HTTP receiver (receiverURL).
+// OTLP/HTTP receiver (receiverURL), and then a tenth of them.
 func telemetrySettings(receiverURL string) [][2]string {
 	return [][2]string{
 		{"off", "[telemetry]\nmetrics = \"off\"\n"},
 		{"off-again", "[telemetry]\nmetrics = \"off\"\n"},
 		{"metrics", "[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\n"},
 		{"metrics+traces", fmt.Sprintf("[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\ntraces = \"otlp\"\notlp_endpoint = %q\ntrace_sample_ratio = 1.0\n", receiverURL)},
+		{"metrics+traces-10%", fmt.Sprintf("[telemetry]\nmetrics_listen = \"127.0.0.1:0\"\ntraces = \"otlp\"\notlp_endpoint = %q\ntrace_sample_ratio = 0.1\n", receiverURL)},
 	}
 }
 
@@ -64,8 +66,9 @@ func startOTLPSink() (*otlpSink, error) {
 }
 
 // runTelemetry measures the telemetry settings on the plugin of dir:
-// rounds of perRound calls to each, interleaved; with profile, each
-// server writes its CPU profile there (profileCallServers).
+// rounds of perRound calls to each, interleaved, each round on new
+// servers; with profile, each server writes its CPU profile there
+// (profileCallServers), the last round's.
 func runTelemetry(mcphost, work, dir, profile string, rounds, perRound int) ([]*TelemetryResult, error) {
 	sink, err := startOTLPSink()
 	if err != nil {
@@ -85,18 +88,30 @@ func runTelemetry(mcphost, work, dir, profile string, rounds, perRound int) ([]*
 			return nil, err
 		}
 	}
-	calls, err := runCalls(servers, rounds, perRound)
-	if err != nil {
-		return nil, err
-	}
-	off := calls[0]
-	var out []*TelemetryResult
-	for _, c := range calls {
-		var overheads []float64
-		for k, r := range c.Rounds {
-			overheads = append(overheads, r.CPUUSPerCall/off.Rounds[k].CPUUSPerCall-1)
+	perServer := make([][]CallRound, len(servers))
+	for round := range rounds {
+		// New servers every round: a process's own luck (where its heap
+		// and the plugin's compiled code landed) moved its CPU per call
+		// by a few percent for as long as it ran, more than what is
+		// measured here.
+		first := round % len(servers)
+		order := append(slices.Clone(servers[first:]), servers[:first]...)
+		calls, err := runCalls(order, 1, perRound)
+		if err != nil {
+			return nil, err
 		}
-		res := &TelemetryResult{Setting: c.Lang, CPUUSPerCall: c.CPUUSPerCall,
+		for k, c := range calls {
+			i := (first + k) % len(servers)
+			perServer[i] = append(perServer[i], c.Rounds[0])
+		}
+	}
+	var out []*TelemetryResult
+	for i, cs := range servers {
+		var overheads []float64
+		for k, r := range perServer[i] {
+			overheads = append(overheads, r.CPUUSPerCall/perServer[0][k].CPUUSPerCall-1)
+		}
+		res := &TelemetryResult{Setting: cs.lang, CPUUSPerCall: median(perServer[i], func(r CallRound) float64 { return r.CPUUSPerCall }),
 			Overhead: median(overheads, func(x float64) float64 { return x }), OverheadMin: slices.Min(overheads), OverheadMax: slices.Max(overheads)}
 		progress("telemetry %s: CPU %.1f µs a call, %+.1f%% over off (rounds %+.1f%% to %+.1f%%)", res.Setting, res.CPUUSPerCall,
 			100*res.Overhead, 100*res.OverheadMin, 100*res.OverheadMax)
