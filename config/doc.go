@@ -269,7 +269,10 @@
 //	client_secret = "env:OAUTH_CLIENT_SECRET"
 //	                       # "env:NAME" or "file:PATH", as in secrets;
 //	                       # unset for a public client; never readable by
-//	                       # the plugin
+//	                       # the plugin, and redacted like secrets (as is
+//	                       # each access token the plugin is handed, from
+//	                       # its output, errors and logs and the audit
+//	                       # trail)
 //	device_authorization_url = "https://auth.example.com/oauth/device"
 //	                       # set: the device authorization grant, the user
 //	                       # sent to approve through a URL elicitation;

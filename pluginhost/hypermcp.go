@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sandbox"
 	"github.com/mcphost/mcphost/tokenbroker"
 )
 
@@ -34,8 +35,10 @@ func (l *Loader) broker() *tokenbroker.Broker {
 
 // withHyperMCP adds to impl, the server's host functions for plugin name,
 // get_keyring_secret and get_access_token as pc grants them. keyring are
-// the values of the keyring entries pc grants (keyringValues).
-func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[keyringID]string, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
+// the values of the keyring entries pc grants (keyringValues); each
+// access token handed to the plugin is added to tokens, which the sandbox
+// redacts.
+func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[keyringID]string, tokens *sandbox.Redactions, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
 	clients := make([]tokenbroker.Client, 0, len(pc.OAuth2))
 	for i, c := range pc.OAuth2 {
 		secret, err := pc.OAuth2Secret(i)
@@ -56,6 +59,7 @@ func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[k
 		if err != nil {
 			return nil, err
 		}
+		tokens.Add(tok.AccessToken)
 		return json.Marshal(tok)
 	}
 	return out, nil

@@ -275,13 +275,25 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		return nil, nil, err
 	}
 	grants.Redacted = slices.Collect(maps.Values(keyring))
-	impl, err := l.withHyperMCP(name, pc, keyring, l.Server.HostFunctions(name))
+	for i := range pc.OAuth2 { // the plugin never sees them, but nothing it or its callers send may show them
+		secret, err := pc.OAuth2Secret(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		grants.Redacted = append(grants.Redacted, secret)
+	}
+	var tokens *sandbox.Redactions // the access tokens get_access_token hands the plugin
+	if len(pc.OAuth2) > 0 {
+		tokens = new(sandbox.Redactions)
+	}
+	impl, err := l.withHyperMCP(name, pc, keyring, tokens, l.Server.HostFunctions(name))
 	if err != nil {
 		return nil, nil, err
 	}
 	sopts := sandbox.Options{
 		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
+		Redactions:    tokens,
 		HostFunctions: hostFunctions(name, pc.HostFunctions, impl),
 		Logger:        l.Logger,
 		CheckOutput:   checkOutput,
@@ -314,7 +326,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		}
 	}
 	budget := cmp.Or(pc.Limits.LoadBudget, host.DefaultListBudget)
-	opts := pluginOptions(cfg, pc, budget, manifest == nil, grants.Redact)
+	opts := pluginOptions(cfg, pc, budget, manifest == nil, func(s string) string { return tokens.Replace(grants.Redact(s)) })
 	if compiled != nil {
 		compiled = sync.OnceFunc(compiled) // the interpreter's compile, or the compiler's
 	}

@@ -202,7 +202,7 @@ type kernel struct {
 	observer Observer
 	// redact removes the plugin's secret values from what its spans say;
 	// nil when it has none.
-	redact *strings.Replacer
+	redact *redactor
 }
 
 // functions returns the kernel functions the sandbox serves, in

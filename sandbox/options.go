@@ -65,6 +65,10 @@ type Options struct {
 	// must give the bytes the plugin was loaded from, or fail; a failure
 	// fails the call that needed the build, and the next call tries again.
 	Reread func() ([]byte, error)
+	// Redactions, when set, are secret values the plugin is handed while
+	// it runs (a token broker's access tokens), replaced by "[REDACTED]"
+	// wherever Grants.Secrets are.
+	Redactions *Redactions
 	// Observer, when set, is told of every call, host function call and
 	// HTTP request the plugin makes.
 	Observer Observer

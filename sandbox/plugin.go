@@ -33,7 +33,7 @@ type Plugin struct {
 	code         *codeCache // what compiled was compiled with
 	moduleConfig wazero.ModuleConfig
 	pool         *pool
-	redact       *strings.Replacer // of the secret values; nil when none
+	redact       *redactor // of the secret values; nil when none
 	checkOutput  func(export string, output []byte) error
 	engine       *Engine
 	net          *netPolicy
@@ -173,7 +173,7 @@ func (e *Engine) newPlugin(name string, wasm []byte, opts Options) (*Plugin, err
 	if err != nil {
 		return nil, err
 	}
-	redact := secretReplacer(opts.Grants)
+	redact := newRedactor(opts.Grants, opts.Redactions)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // redactedText replaces a secret value in what the sandbox logs and in its
@@ -29,8 +30,14 @@ func configValues(g Grants) map[string]string {
 // secretReplacer returns a replacer of every non-empty value of g's
 // Secrets and Redacted, the longest first, or nil when there is none.
 func secretReplacer(g Grants) *strings.Replacer {
+	return replacerOf(slices.Concat(slices.Collect(maps.Values(g.Secrets)), g.Redacted))
+}
+
+// replacerOf returns a replacer of every non-empty value of values by
+// redactedText, the longest first, or nil when there is none.
+func replacerOf(all []string) *strings.Replacer {
 	var values []string
-	for _, v := range slices.Concat(slices.Collect(maps.Values(g.Secrets)), g.Redacted) {
+	for _, v := range all {
 		if v != "" {
 			values = append(values, v)
 		}
@@ -58,8 +65,8 @@ func (g Grants) Redact(s string) string {
 	s = r.Replace(s)
 	var escaped Grants // the values as JSON writes them within a string
 	for _, v := range slices.Concat(slices.Collect(maps.Values(g.Secrets)), g.Redacted) {
-		if b, err := json.Marshal(v); err == nil && string(b[1:len(b)-1]) != v {
-			escaped.Redacted = append(escaped.Redacted, string(b[1:len(b)-1]))
+		if e, ok := jsonEscaped(v); ok {
+			escaped.Redacted = append(escaped.Redacted, e)
 		}
 	}
 	if e := secretReplacer(escaped); e != nil {
@@ -68,11 +75,97 @@ func (g Grants) Redact(s string) string {
 	return s
 }
 
-// redacted returns s with the plugin's secret values replaced.
-func (p *Plugin) redacted(s string) string {
-	if p.redact == nil {
+// jsonEscaped returns v as JSON writes it within a string, and whether
+// that differs from v.
+func jsonEscaped(v string) (string, bool) {
+	b, err := json.Marshal(v)
+	if err != nil || string(b[1:len(b)-1]) == v {
+		return "", false
+	}
+	return string(b[1 : len(b)-1]), true
+}
+
+// maxRedactions bounds the values a Redactions keeps: past it, the
+// oldest is dropped (a broker's tokens are refreshed; an old one has
+// expired).
+const maxRedactions = 256
+
+// Redactions are secret values a plugin is handed while it runs, after
+// it was made: the access tokens a token broker gives it. The sandbox
+// replaces them by "[REDACTED]" wherever its Grants' Secrets are
+// replaced (Options.Redactions). Safe for concurrent use; a nil
+// *Redactions holds nothing.
+type Redactions struct {
+	mu     sync.RWMutex
+	values []string // oldest first
+	r      *strings.Replacer
+}
+
+// Add makes v redacted from now on, as JSON escapes it within a string
+// too; "" is ignored, and so is every value on a nil *Redactions.
+func (r *Redactions) Add(v string) {
+	if r == nil || v == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.values, v) {
+		return
+	}
+	r.values = append(r.values, v)
+	if e, ok := jsonEscaped(v); ok {
+		r.values = append(r.values, e)
+	}
+	if n := len(r.values) - maxRedactions; n > 0 {
+		r.values = slices.Delete(r.values, 0, n)
+	}
+	r.r = replacerOf(r.values)
+}
+
+// Replace returns s with every value added replaced.
+func (r *Redactions) Replace(s string) string {
+	if r == nil {
 		return s
 	}
+	r.mu.RLock()
+	rep := r.r
+	r.mu.RUnlock()
+	if rep == nil {
+		return s
+	}
+	return rep.Replace(s)
+}
+
+// redactor removes a plugin's secret values from text: its Grants' and
+// those it learns while it runs. A nil *redactor removes nothing.
+type redactor struct {
+	granted *strings.Replacer // nil when none
+	learned *Redactions       // nil when none
+}
+
+// newRedactor returns the redactor of g and learned, nil when there is
+// nothing to redact.
+func newRedactor(g Grants, learned *Redactions) *redactor {
+	granted := secretReplacer(g)
+	if granted == nil && learned == nil {
+		return nil
+	}
+	return &redactor{granted: granted, learned: learned}
+}
+
+// Replace returns s with the secret values replaced.
+func (r *redactor) Replace(s string) string {
+	if r == nil {
+		return s
+	}
+	if r.granted != nil {
+		s = r.granted.Replace(s)
+	}
+	return r.learned.Replace(s)
+}
+
+// redacted returns s with the plugin's secret values replaced.
+func (p *Plugin) redacted(s string) string {
 	return p.redact.Replace(s)
 }
 
@@ -81,7 +174,7 @@ func (p *Plugin) redacted(s string) string {
 // formatted first).
 type redactHandler struct {
 	next slog.Handler
-	r    *strings.Replacer
+	r    *redactor
 }
 
 func (h redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }

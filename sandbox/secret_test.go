@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -158,5 +159,51 @@ func TestGrantsRedactSecretsAsWrittenAndAsJSONEscapesThem(t *testing.T) {
 	}
 	if got := (Grants{}).Redact(in); got != in {
 		t.Errorf("without secrets: %s", got)
+	}
+}
+
+// TestValuesLearnedWhileRunningAreRedactedFromThenOn: a value added to a
+// plugin's Redactions after it was made (a token broker's access token)
+// is redacted from its output, errors and logs from then on, as written
+// and as JSON escapes it; a plugin with no Redactions and nil ones are
+// left alone.
+func TestValuesLearnedWhileRunningAreRedactedFromThenOn(t *testing.T) {
+	t.Parallel()
+	const token = `at-1b2c3d"4e5f`
+	var logs logRecorder
+	learned := new(Redactions)
+	p := load(t, "guest", Options{Redactions: learned, Logger: logs.logger()})
+	if got := call(t, p, "echo", "a "+token+" b"); got != "a "+token+" b" {
+		t.Errorf("before the token was handed out: %q", got)
+	}
+	learned.Add(token)
+	learned.Add("")
+	if got := call(t, p, "echo", "a "+token+" b"); got != "a [REDACTED] b" {
+		t.Errorf("output %q", got)
+	}
+	if got := call(t, p, "echo", `{"t":"at-1b2c3d\"4e5f"}`); got != `{"t":"[REDACTED]"}` {
+		t.Errorf("output as JSON %q", got)
+	}
+	_, err := p.Call(t.Context(), "fail", []byte("key="+token))
+	if ce := wantKind(t, err, KindPlugin); ce.Message != "bad input: key=[REDACTED]" {
+		t.Errorf("error message %q", ce.Message)
+	}
+	p.logger.Warn("leak " + token)
+	if logged := logs.buf.String(); strings.Contains(logged, token) || !strings.Contains(logged, "leak [REDACTED]") {
+		t.Errorf("log: %s", logged)
+	}
+
+	var none *Redactions
+	none.Add(token)
+	if got := none.Replace(token); got != token {
+		t.Errorf("nil Redactions: %q", got)
+	}
+	// Past maxRedactions values, the oldest are forgotten.
+	many := new(Redactions)
+	for i := range maxRedactions + 2 {
+		many.Add(fmt.Sprintf("token-%04d", i))
+	}
+	if got := many.Replace("token-0000 token-0002 token-0257"); got != "token-0000 [REDACTED] [REDACTED]" {
+		t.Errorf("after %d values: %q", maxRedactions+2, got)
 	}
 }

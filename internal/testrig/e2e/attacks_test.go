@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -556,7 +558,9 @@ task_support = { "sleep" = "optional" }
 // plugin: it gets hyper-mcp's empty answers, the other provider hears
 // nothing, the host logs why, and no value reaches any output or the log.
 // A client_secret it sends is ignored: its provider takes only the
-// operator's.
+// operator's. Its own token reaches it but not its output, and neither
+// its values nor its token reach the audit trail (which records its
+// arguments), the metrics or the status page.
 func TestCredentialAttacks(t *testing.T) {
 	// Each attack is one small call: the ceiling is the heap's headroom.
 	const ceilingMiB = 32
@@ -566,8 +570,13 @@ func TestCredentialAttacks(t *testing.T) {
 	t.Setenv("THIEF_KEYRING_VALUE", mine)
 	t.Setenv("VICTIM_KEYRING_VALUE", victims)
 	t.Setenv("CLIENT_SECRET", ccClientSecret)
+	auditFile := filepath.Join(t.TempDir(), "audit.jsonl")
 	f := newFixture(t, fmt.Sprintf(`
+[telemetry]
+audit = "file"
+audit_file = %[4]q
 [plugins.thief]
+audit_arguments = true
 host_functions = ["get_access_token", "get_keyring_secret"]
 secrets = { mine = "env:THIEF_KEYRING_VALUE" }
 keyring = [{ service = "thief", user = "me", secret = "mine" }]
@@ -587,7 +596,7 @@ token_url = "%[2]s/token"
 client_id = %[3]q
 client_secret = "env:CLIENT_SECRET"
 scopes = ["read", "write"]
-`, own.URL, others.URL, ccClientID), "internal/testrig/testplugins/thief", "plugins/examples/tools")
+`, own.URL, others.URL, ccClientID, auditFile), "internal/testrig/testplugins/thief", "plugins/examples/tools")
 	writePlugin(t, f, "victim.wasm", wasmOf(t, "internal/testrig/testplugins/thief"))
 	srv := f.start(t)
 	healthy, thief := srv.session(t, nil), srv.session(t, nil)
@@ -608,8 +617,8 @@ scopes = ["read", "write"]
 	othersClient := map[string]any{"client_id": ccClientID, "token_endpoint_url": others.URL + "/token"}
 
 	// The victim uses its grants: a token of the other provider, cached
-	// for it, and its entries.
-	if got := call("victim_token", othersClient); !strings.HasPrefix(got, `{"access_token":"cc-1",`) {
+	// for it (redacted from its output), and its entries.
+	if got := call("victim_token", othersClient); !strings.HasPrefix(got, `{"access_token":"[REDACTED]",`) {
 		t.Fatalf("the victim's token: %s", got)
 	}
 	if got := call("victim_secret", map[string]any{"service": "vault", "user": "ops"}); got != fmt.Sprintf("%d bytes: %s", len(ops), reversed(ops)) {
@@ -621,7 +630,7 @@ scopes = ["read", "write"]
 	if got := call("secret", map[string]any{"service": "thief", "user": "me"}); got != fmt.Sprintf("%d bytes: %s", len(mine), reversed(mine)) {
 		t.Fatalf("the thief's own entry: %q", got)
 	}
-	if got := call("token", map[string]any{"client_id": ccClientID, "token_endpoint_url": own.URL + "/token", "client_secret": "chosen-by-the-thief"}); !strings.HasPrefix(got, `{"access_token":"cc-1",`) {
+	if got := call("token", map[string]any{"client_id": ccClientID, "token_endpoint_url": own.URL + "/token", "client_secret": "chosen-by-the-thief"}); !strings.HasPrefix(got, `{"access_token":"[REDACTED]",`) {
 		t.Fatalf("the thief's own token, sending a client_secret of its own: %s", got)
 	}
 
@@ -657,10 +666,34 @@ scopes = ["read", "write"]
 	if got := others.tokenRequests(); len(got) != 1 {
 		t.Errorf("the victim's provider got %d token requests %v, want the victim's one", len(got), got)
 	}
-	log := srv.log.String()
-	for _, value := range []string{ccClientSecret, `"cc-1"`, mine, victims, ops, root} {
-		if strings.Contains(log, value) || strings.Contains(log, reversed(value)) {
-			t.Errorf("the server log holds %q", value)
+	// A client that sends the token and the thief's keyring value back:
+	// the audit trail records the arguments, redacted.
+	call("secret", map[string]any{"service": "cc-1", "user": mine})
+	var audit string
+	poll.Until(t, 10*time.Second, "the audit record of the call with the token", func() bool {
+		raw, _ := os.ReadFile(auditFile)
+		audit = string(raw)
+		return strings.Contains(audit, `"arguments":{"service":"[REDACTED]","user":"[REDACTED]"}`)
+	})
+	told := map[string]string{"the server log": srv.log.String(), "the audit trail": audit}
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	for _, path := range []string{"/metrics", "/status.json", "/status"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		told[path] = string(body)
+	}
+	for where, text := range told {
+		for _, value := range []string{ccClientSecret, "cc-1", mine, victims, ops, root} {
+			if strings.Contains(text, value) || strings.Contains(text, reversed(value)) {
+				t.Errorf("%s holds %q", where, value)
+			}
 		}
 	}
 }

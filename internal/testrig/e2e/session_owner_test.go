@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,8 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.plugins, "memo.js"), []byte(memoPlugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url := f.serveHTTP(t)
+	srv := f.start(t)
+	url := srv.url
 
 	alice := &httpPeer{url: url, token: tokenFor("alice")}
 	resp := alice.post(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"alice","version":"1"}}}`)
@@ -106,6 +108,37 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	}
 	if got := text(alice, 4, "recall", map[string]any{}); got != "alice-secret" {
 		t.Errorf("alice's own instance lost her text: %q", got)
+	}
+
+	// No JWT, valid or forged, reaches what the server tells the
+	// operator: its log, the audit trail, /metrics, the status page (which
+	// the operator's token opens).
+	raw, err = os.ReadFile(auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := map[string]string{"the server log": srv.log.String(), "the audit trail": string(raw)}
+	operator := issuer.token(t, "ops", "mcphost:operator")
+	for _, path := range []string{"/metrics", "/status.json", "/status"} {
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+path, nil)
+		req.Header.Set("Authorization", "Bearer "+operator)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s with the operator's token: %s", path, resp.Status)
+		}
+		told[path] = string(body)
+	}
+	for where, text := range told {
+		for who, token := range map[string]string{"alice's": alice.token, "bob's": bob.token, "the forged": forged.token, "the operator's": operator} {
+			if strings.Contains(text, token) || strings.Contains(text, token[strings.LastIndex(token, ".")+1:]) {
+				t.Errorf("%s holds %s token (or its signature)", where, who)
+			}
+		}
 	}
 }
 

@@ -388,7 +388,7 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 
 	t.Run("get_access_token client credentials", func(t *testing.T) {
 		args := map[string]any{"client_id": ccClientID, "token_url": auth.URL + "/token", "scopes": []string{"read"}}
-		want := `{"access_token":"cc-1","expires_in_future":true,"scopes":["read"]}`
+		want := `{"access_token_reversed":"1-cc","expires_in_future":true,"scopes":["read"]}`
 		for range 2 { // the second from the cache
 			if got := call("token", args, nil); got != want {
 				t.Errorf("token: %s, want %s", got, want)
@@ -412,11 +412,11 @@ func TestStrictHyperMCPPlugin(t *testing.T) {
 		args := map[string]any{"client_id": deviceClientID, "token_url": auth.URL + "/token"}
 		// The user is sent to the verification URL (a URL elicitation),
 		// approves there, and the broker polls for the token.
-		if got := call("token", args, nil); !strings.HasPrefix(got, `{"access_token":"dev-`) {
+		if got := call("token", args, nil); !strings.HasPrefix(got, `{"access_token_reversed":"`) || !strings.Contains(got, `-ved","expires_in_future":true`) {
 			t.Fatalf("device token: %s", got)
 		}
 		// It expired: refreshed with its refresh token, no new elicitation.
-		if got := call("token", args, nil); !strings.HasPrefix(got, `{"access_token":"refreshed-`) {
+		if got := call("token", args, nil); !strings.HasPrefix(got, `{"access_token_reversed":"`) || !strings.Contains(got, `-dehserfer","expires_in_future":true`) {
 			t.Errorf("refreshed token: %s", got)
 		}
 		if got := auth.tokenRequests(); !slices.Contains(got, "refresh_token") {

@@ -435,8 +435,10 @@ pub extern "C" fn call_tool() -> i32 {
                 )?;
                 match token {
                     None => "no token".to_string(),
+                    // Reversed: mcphost redacts the tokens it hands a
+                    // plugin from what reaches the client.
                     Some(t) => json!({
-                        "access_token": t.access_token,
+                        "access_token_reversed": t.access_token.chars().rev().collect::<String>(),
                         "expires_in_future": t.expires_at.map(|e| e.secs_since_epoch > 1_600_000_000 && e.nanos_since_epoch < 1_000_000_000),
                         "scopes": t.scopes,
                     })
