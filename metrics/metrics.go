@@ -48,6 +48,8 @@ type Metrics struct {
 	changes   *prometheus.CounterVec
 	failures  *prometheus.CounterVec
 	listings  *prometheus.CounterVec
+	compiles  *prometheus.CounterVec
+	evictions *prometheus.CounterVec
 	itemNames bool
 	// operations and callSeries are the series of operation and calls
 	// seen so far (cache.go).
@@ -110,7 +112,7 @@ func New(opts Options) *Metrics {
 	}, []string{"plugin", "rule", "outcome"})
 	m.lifecycle = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcphost_plugin_events_total",
-		Help: "Events of each plugin's life: built (compiled, or loaded from the compilation cache), instantiated, unloaded_idle and unloaded_for_room (its compiled code and instances given back).",
+		Help: "Events of each plugin's life: built (compiled, or loaded from the compilation cache), and with a cache folder compiled or loaded_from_cache, instantiated, unloaded_idle and unloaded_for_room (its compiled code and instances given back).",
 	}, []string{"plugin", "event"})
 	m.changes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcphost_plugin_changes_total",
@@ -124,6 +126,20 @@ func New(opts Options) *Metrics {
 		Name: "mcphost_listing_cache_lookups_total",
 		Help: "Loads that looked for what a plugin listed in the listing cache, by result: hit (listed without running it) or miss.",
 	}, []string{"result"})
+	m.compiles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_compilation_cache_lookups_total",
+		Help: "Builds of plugins that looked for their compiled code in the compilation cache (with a cache folder), by result: hit (loaded, from memory or the folder) or miss (compiled).",
+	}, []string{"result"})
+	m.evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcphost_cache_evictions_total",
+		Help: "Entries removed from the cache folder, the least recently used, to keep it within [server] cache_max_mib, by cache: compilation, listing, validation, other.",
+	}, []string{"cache"})
+	for _, result := range []string{"hit", "miss"} {
+		m.compiles.WithLabelValues(result)
+	}
+	for _, cache := range cacheKinds {
+		m.evictions.WithLabelValues(cache)
+	}
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcphost_denials_total",
 		Help: "What the server refused requests, by plugin and reason: hidden (an item the request's scopes or endpoint do not see), rate_limited, egress, host_function.",
@@ -137,7 +153,7 @@ func New(opts Options) *Metrics {
 		goVersion = info.GoVersion
 	}
 	build.WithLabelValues(opts.Version, goVersion).Set(1)
-	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, m.denials, m.lifecycle, m.changes, m.failures, m.listings, build,
+	m.reg.MustRegister(m.operation, m.session, m.calls, m.wait, m.run, m.hostCalls, m.requests, m.denials, m.lifecycle, m.changes, m.failures, m.listings, m.compiles, m.evictions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -216,6 +232,23 @@ func (m *Metrics) ListingCache(hit bool) {
 	m.listings.WithLabelValues(result).Inc()
 }
 
+// The caches of the cache folder, as CacheEvicted names them.
+const (
+	CacheCompilation = "compilation" // wazero's compiled code
+	CacheListing     = "listing"     // what plugins listed, and copies of their modules
+	CacheValidation  = "validation"  // the modules found valid
+	CacheOther       = "other"
+)
+
+// cacheKinds are the caches CacheEvicted counts, each from the start.
+var cacheKinds = []string{CacheCompilation, CacheListing, CacheValidation, CacheOther}
+
+// CacheEvicted records entries removed from the cache folder's cache
+// (CacheCompilation, ...) to keep it within its size.
+func (m *Metrics) CacheEvicted(cache string, entries int) {
+	m.evictions.WithLabelValues(cache).Add(float64(entries))
+}
+
 // Sandbox returns the sandbox Observer of the plugin name
 // (sandbox.Options.Observer), which counts every call the sandbox runs,
 // the plugin host's own (listings) included.
@@ -227,6 +260,7 @@ func (m *Metrics) Sandbox(plugin string) sandbox.Observer {
 		hostCall: m.hostCalls.MustCurryWith(this),
 		request:  m.requests.MustCurryWith(this),
 		events:   m.lifecycle.MustCurryWith(this),
+		compiles: m.compiles,
 	}
 }
 
@@ -236,10 +270,17 @@ type pluginSandbox struct {
 	run                       prometheus.ObserverVec
 	runs                      seriesCache[string] // of run, by export
 	hostCall, request, events *prometheus.CounterVec
+	compiles                  *prometheus.CounterVec // Metrics.compiles
 }
 
 func (s *pluginSandbox) Happened(event string) {
 	s.events.WithLabelValues(event).Inc()
+	switch event {
+	case sandbox.EventCompiled:
+		s.compiles.WithLabelValues("miss").Inc()
+	case sandbox.EventLoadedFromCache:
+		s.compiles.WithLabelValues("hit").Inc()
+	}
 }
 
 func (s *pluginSandbox) Called(_ context.Context, c sandbox.CallReport) {

@@ -349,6 +349,35 @@ func TestLoadsAreCounted(t *testing.T) {
 	}
 }
 
+// Builds that compiled or loaded their code are counted as compilation
+// cache misses and hits, both from the start; entries pruned from the
+// cache folder are counted by cache.
+func TestCompilationCacheLookupsAndEvictionsAreCounted(t *testing.T) {
+	m := New(Options{})
+	families := scrape(t, m.Handler(""), "")
+	if got, want := counters(t, families, "mcphost_compilation_cache_lookups_total"), map[string]float64{"result=hit": 0, "result=miss": 0}; !maps.Equal(got, want) {
+		t.Errorf("before any build: %v, want %v", got, want)
+	}
+	notes, memo := m.Sandbox("notes"), m.Sandbox("memo")
+	notes.Happened(sandbox.EventBuilt)
+	notes.Happened(sandbox.EventCompiled)
+	memo.Happened(sandbox.EventBuilt)
+	memo.Happened(sandbox.EventLoadedFromCache)
+	notes.Happened(sandbox.EventBuilt)
+	notes.Happened(sandbox.EventLoadedFromCache)
+	m.CacheEvicted(CacheCompilation, 3)
+	m.CacheEvicted(CacheListing, 1)
+	families = scrape(t, m.Handler(""), "")
+	for name, want := range map[string]map[string]float64{
+		"mcphost_compilation_cache_lookups_total": {"result=hit": 2, "result=miss": 1},
+		"mcphost_cache_evictions_total":           {"cache=compilation": 3, "cache=listing": 1, "cache=validation": 0, "cache=other": 0},
+	} {
+		if got := counters(t, families, name); !maps.Equal(got, want) {
+			t.Errorf("%s %v, want %v", name, got, want)
+		}
+	}
+}
+
 // Recording a request, its plugin call and the call's wait and run
 // allocates nothing once their series exist: the metrics' part of a
 // call's cost stays out of the garbage collector's way.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -35,6 +37,11 @@ type codeCaches struct {
 
 	mu       sync.Mutex
 	byModule map[[sha256.Size]byte]*codeCache
+
+	// filesMu guards files: the compiled modules in the folder as last
+	// listed (wroteFiles).
+	filesMu sync.Mutex
+	files   map[string]bool
 }
 
 // codeCache is the compilation cache of the plugins built from one module.
@@ -64,7 +71,33 @@ func newCodeCaches(dir string, budget *memoryBudget) (*codeCaches, error) {
 		return nil, err
 	}
 	_ = cache.Close(context.Background()) // holds nothing yet
+	c.files = map[string]bool{}
+	c.wroteFiles() // those there before are not this Engine's
 	return c, nil
+}
+
+// wroteFiles reports whether compiled modules were written to the folder
+// since it was last listed: wazero writes each module it compiles there,
+// in a file named by its key under a folder of its version and platform
+// (wazero-VERSION-ARCH-OS), and writes nothing for a module it found
+// there. So a build that wrote a file was a miss of the compilation cache.
+// When two builds run at once, one may count the other's file, but no
+// file is counted twice and each build once: the totals hold.
+func (c *codeCaches) wroteFiles() bool {
+	folders, _ := filepath.Glob(filepath.Join(c.dir, "wazero-*"))
+	c.filesMu.Lock()
+	defer c.filesMu.Unlock()
+	wrote := false
+	for _, folder := range folders {
+		entries, _ := os.ReadDir(folder)
+		for _, e := range entries {
+			name := filepath.Join(filepath.Base(folder), e.Name())
+			if e.Type().IsRegular() && !c.files[name] {
+				c.files[name], wrote = true, true
+			}
+		}
+	}
+	return wrote
 }
 
 // releasable reports whether a plugin's code can be given back and loaded

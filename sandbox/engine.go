@@ -57,6 +57,10 @@ type Engine struct {
 // of a standard Go plugin seconds.
 const compileNotice = 500 * time.Millisecond
 
+// ValidationFolder is the folder, in EngineOptions.CacheDir, of the
+// records of the modules found valid, which are not validated again.
+const ValidationFolder = "mcphost-valid"
+
 // NewEngine returns an Engine with the compilation cache and the memory
 // budget opts describes. It changes no process-wide setting: the Extism
 // kernel functions that depend on one (http_request, which Extism sends
@@ -80,7 +84,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		e.unloadIdleAfter = 0
 	}
 	if opts.CacheDir != "" {
-		e.valid.dir = filepath.Join(opts.CacheDir, "mcphost-valid")
+		e.valid.dir = filepath.Join(opts.CacheDir, ValidationFolder)
 	}
 	return e, nil
 }

@@ -30,6 +30,12 @@ const (
 	// EventBuilt: its module was compiled, or its compiled code loaded
 	// from the compilation cache, for its first call or after an unload.
 	EventBuilt = "built"
+	// EventCompiled: with a CacheDir, a build (EventBuilt) compiled the
+	// module: its code was not in the compilation cache.
+	EventCompiled = "compiled"
+	// EventLoadedFromCache: with a CacheDir, a build loaded the module's
+	// code from the compilation cache, in memory or in the folder.
+	EventLoadedFromCache = "loaded_from_cache"
 	// EventInstantiated: a new instance was made.
 	EventInstantiated = "instantiated"
 	// EventUnloadedIdle: it gave back its compiled code and instances

@@ -175,3 +175,44 @@ func TestObserverIsToldOfThePluginsLife(t *testing.T) {
 		t.Errorf("events %q, want %q", rec.events, want)
 	}
 }
+
+// With a cache folder, each build says whether it compiled the module or
+// loaded its code from the compilation cache: the first of a module in a
+// new folder compiles; another plugin of the same bytes, and a new Engine
+// over the same folder, load it.
+func TestObserverIsToldWhetherABuildHitTheCompilationCache(t *testing.T) {
+	t.Parallel()
+	dir, wasm := t.TempDir(), testWasm(t, "guest")
+	build := func(e *Engine) []string {
+		t.Helper()
+		rec := &recorder{}
+		p, err := e.Load(t.Context(), "guest", wasm, Options{Observer: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close(context.Background()) })
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.Clone(rec.events)
+	}
+	newEngine := func() *Engine {
+		e, err := NewEngine(EngineOptions{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close() })
+		return e
+	}
+	first := newEngine()
+	for i, want := range [][]string{
+		{EventBuilt, EventCompiled, EventInstantiated},        // a new folder
+		{EventBuilt, EventLoadedFromCache, EventInstantiated}, // the same bytes: the code in memory
+	} {
+		if got := build(first); !slices.Equal(got, want) {
+			t.Errorf("build %d: events %q, want %q", i+1, got, want)
+		}
+	}
+	if got, want := build(newEngine()), []string{EventBuilt, EventLoadedFromCache, EventInstantiated}; !slices.Equal(got, want) {
+		t.Errorf("a new Engine over the folder: events %q, want %q", got, want)
+	}
+}

@@ -335,6 +335,13 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 	}
 	p.built.Store(true)
 	p.happened(EventBuilt)
+	if e.code.releasable() && !p.interpret { // else no folder, or no compiler, to look in
+		if e.code.wroteFiles() {
+			p.happened(EventCompiled)
+		} else {
+			p.happened(EventLoadedFromCache)
+		}
+	}
 	if p.idle.unloadable {
 		// A build is a use: the budget unloads the plugins used longest
 		// ago first, and one built but not called yet is not the first.

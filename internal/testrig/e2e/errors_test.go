@@ -371,6 +371,18 @@ func wantErrorMetrics(t *testing.T, url string, limitedOK int) {
 	if instantiated["event=instantiated,plugin=hostile"] < 5 || instantiated["event=instantiated,plugin=attacker"] < 1 {
 		t.Errorf("instances made %v: want at least 5 of hostile (one, then one after each of its 4 failed calls) and 1 of the attacker", instantiated)
 	}
+	// A build on the compiler either compiled its module or loaded its
+	// code from the compilation cache (which the e2e tests share: either
+	// may be the case), and says which; one on the interpreter (a listing)
+	// neither.
+	var built uint64
+	for _, n := range counts("mcphost_plugin_events_total", promtest.Counter, func(m *dto.Metric) bool { return promtest.Label(m, "event") == "built" }) {
+		built += n
+	}
+	lookups := counts("mcphost_compilation_cache_lookups_total", promtest.Counter, func(*dto.Metric) bool { return true })
+	if n := lookups["result=hit"] + lookups["result=miss"]; n == 0 || n > built {
+		t.Errorf("compilation cache lookups %v for %d builds: want one for each build on the compiler", lookups, built)
+	}
 	wantCounts(t, "HTTP requests", counts("mcphost_plugin_http_requests_total", promtest.Counter, func(*dto.Metric) bool { return true }), map[string]uint64{
 		"outcome=denied,plugin=attacker":                  1, // example.com: no rule grants it
 		"outcome=denied,plugin=attacker,rule=localhost:1": 1, // granted by name, refused at its loopback address

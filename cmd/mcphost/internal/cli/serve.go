@@ -30,6 +30,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/mcphttp"
+	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/sandbox"
 	"github.com/mcphost/mcphost/status"
@@ -230,7 +231,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if cacheDir != "" {
 		// Plugins listed before are listed from there and compiled on their
 		// first call.
-		loader.ListingCacheDir = filepath.Join(cacheDir, "mcphost-listings")
+		loader.ListingCacheDir = filepath.Join(cacheDir, listingCacheFolder)
 	}
 	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
 	served.watch(status.Sources{Version: f.version, Started: time.Now(), Server: srv.Stats, Plugins: reloader.PluginStats, MemoryBudget: engine.MemoryBudget})
@@ -247,7 +248,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if ln != nil {
 		at = cfg.Scheme() + "://" + ln.Addr().String() + "/mcp (Streamable HTTP) and /sse (HTTP+SSE)"
 	}
-	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, at, cacheDir, logger, failStart)
+	stopLoading := loadInBackground(ctx, reloader, srv, cfg, f.transport, at, cacheDir, logger, served.metrics, failStart)
 	stopReloading := startReloading(ctx, reloader, cfg.Path, f.watch, logger)
 	defer func() { // before the plugins close; a reload may wait for the load
 		stopLoading()
@@ -298,9 +299,11 @@ func (e startError) Error() string {
 // (at), what is served, the plugins still loading or failed; and a last
 // line when those are done. When a plugin that cfg names did not
 // load, it calls failStart with a startError, unless cfg's on_load_error
-// is "skip". The returned function stops the load and waits for it.
+// is "skip". Then it prunes the cache folder, counting what it removes in
+// m (nil for no metrics). The returned function stops the load and waits
+// for it.
 func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *host.Server, cfg *config.Config,
-	transport, at, cacheDir string, logger *slog.Logger, failStart func(error)) (stop func()) {
+	transport, at, cacheDir string, logger *slog.Logger, m *metrics.Metrics, failStart func(error)) (stop func()) {
 	startupWait := cfg.Server.StartupWait
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
@@ -356,7 +359,7 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 			failStart(startError{notLoaded: notLoaded, config: cmp.Or(cfg.Path, "the default config")})
 			return
 		}
-		pruneCache(cacheDir, cfg.Server.CacheMaxMiB, logger)
+		pruneCache(cacheDir, cfg.Server.CacheMaxMiB, logger, m)
 		// Loading read every plugin file and module section, garbage now:
 		// give its pages back at once rather than when the runtime's
 		// scavenger gets to them, minutes later, so that an idle server's
@@ -373,8 +376,8 @@ func loadInBackground(ctx context.Context, reloader *pluginhost.Reloader, srv *h
 
 // pruneCache keeps the compilation cache in dir ("" for none) within
 // maxMiB, removing the least recently used entries, which serve has
-// just not used.
-func pruneCache(dir string, maxMiB int, logger *slog.Logger) {
+// just not used, and counts them in m (nil for no metrics).
+func pruneCache(dir string, maxMiB int, logger *slog.Logger, m *metrics.Metrics) {
 	if dir == "" {
 		return
 	}
@@ -385,6 +388,34 @@ func pruneCache(dir string, maxMiB int, logger *slog.Logger) {
 	if len(removed) > 0 {
 		logger.Info("compilation cache pruned", "dir", dir, "removed", len(removed), "bytes", diskcache.Total(removed), "cache_max_mib", maxMiB)
 	}
+	if m != nil {
+		byCache := map[string]int{}
+		for _, e := range removed {
+			byCache[cacheKind(e.Name)]++
+		}
+		for cache, n := range byCache {
+			m.CacheEvicted(cache, n)
+		}
+	}
+}
+
+// listingCacheFolder is the listing cache's folder in the cache folder.
+const listingCacheFolder = "mcphost-listings"
+
+// cacheKind names the cache an entry of the cache folder belongs to, by its
+// first folder: wazero's compiled code in wazero-VERSION-ARCH-OS, the
+// listing cache, the validation records.
+func cacheKind(entry string) string {
+	first, _, _ := strings.Cut(entry, "/")
+	switch {
+	case strings.HasPrefix(first, "wazero-"):
+		return metrics.CacheCompilation
+	case first == listingCacheFolder:
+		return metrics.CacheListing
+	case first == sandbox.ValidationFolder:
+		return metrics.CacheValidation
+	}
+	return metrics.CacheOther
 }
 
 // namesIn returns the plugin names in state, in order, joined by commas.

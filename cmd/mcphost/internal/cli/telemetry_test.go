@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/metrics"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // listenOn listens on addr for the test.
@@ -150,6 +153,32 @@ func TestStatusPageOpensOnlyToTheOperator(t *testing.T) {
 			if rec.Code != c.want {
 				t.Errorf("%s: GET %s: %d, want %d", c.name, path, rec.Code, c.want)
 			}
+		}
+	}
+}
+
+// What pruning removes from the cache folder is counted in
+// mcphost_cache_evictions_total by the cache it belonged to.
+func TestPrunedCacheEntriesAreCountedByCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"wazero-1.12.0-amd64-linux/a1", "wazero-1.12.0-amd64-linux/b2", listingCacheFolder + "/k.json",
+		sandbox.ValidationFolder + "/v", "stray"} {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, make([]byte, 1<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := metrics.New(metrics.Options{})
+	pruneCache(dir, 0, slog.New(slog.DiscardHandler), m)
+	rec := httptest.NewRecorder()
+	m.Handler("").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{`mcphost_cache_evictions_total{cache="compilation"} 2`, `mcphost_cache_evictions_total{cache="listing"} 1`,
+		`mcphost_cache_evictions_total{cache="validation"} 1`, `mcphost_cache_evictions_total{cache="other"} 1`} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("no %s in\n%s", want, rec.Body.String())
 		}
 	}
 }
