@@ -49,17 +49,36 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	case *getPromptParams:
 		name += " " + x.Name
 	}
-	ctx, span := tracer.Start(parent, name, opts...)
+	spanCtx, span := tracer.Start(parent, name, opts...)
 	if span.IsRecording() { // no sampler of mcphost's reads attributes: only a sampled span gets them
-		span.SetAttributes(requestAttributes(c, method, p, id)...)
+		span.SetAttributes(requestAttributes(ctx, c, method, p, id)...)
 	}
-	return ctx, span
+	return spanCtx, span
+}
+
+// clientAddressKey keys the client's address in a request's context
+// (WithClientAddress).
+type clientAddressKey struct{}
+
+// clientAddress is what WithClientAddress keeps.
+type clientAddress struct {
+	address string
+	port    int
+}
+
+// WithClientAddress returns ctx carrying the network address of the
+// client that sent the requests served with it, and its port (0 when
+// unknown, as when a proxy named the client): the requests' spans carry
+// them as client.address and client.port. Transports over a network set
+// it; stdio has none.
+func WithClientAddress(ctx context.Context, address string, port int) context.Context {
+	return context.WithValue(ctx, clientAddressKey{}, clientAddress{address, port})
 }
 
 // requestAttributes are the attributes of the span of a request of method
-// with params p and id on c.
-func requestAttributes(c *conn, method string, p params, id json.RawMessage) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
+// with params p and id on c, that arrived with ctx.
+func requestAttributes(ctx context.Context, c *conn, method string, p params, id json.RawMessage) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, attribute.String("mcp.method.name", method))
 	if id != nil {
 		attrs = append(attrs, attribute.String("jsonrpc.request.id", requestID(id)))
@@ -71,6 +90,12 @@ func requestAttributes(c *conn, method string, p params, id json.RawMessage) []a
 	attrs = append(attrs, attribute.String("network.transport", transport))
 	if protocol != "" {
 		attrs = append(attrs, attribute.String("network.protocol.name", protocol))
+	}
+	if client, ok := ctx.Value(clientAddressKey{}).(clientAddress); ok {
+		attrs = append(attrs, attribute.String("client.address", client.address))
+		if client.port > 0 {
+			attrs = append(attrs, attribute.Int("client.port", client.port))
+		}
 	}
 	switch x := p.(type) {
 	case *callToolParams:
@@ -149,6 +174,17 @@ func hashSession(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:8])
+}
+
+// SessionOf returns what the log lines, spans and audit records of the
+// request served with ctx carry of its session's id: the hash of
+// hashSession; "" outside a request, or for a request of no session
+// with an id.
+func SessionOf(ctx context.Context) string {
+	if req := requestFrom(ctx); req != nil {
+		return req.conn.sessionHash
+	}
+	return ""
 }
 
 // startPluginSpan starts the span of a call of plugin's export under the

@@ -118,7 +118,7 @@ func TestARequestIsAServerSpanUnderItsMetaTraceContext(t *testing.T) {
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "ok", "gen_ai.operation.name": "execute_tool",
 		"jsonrpc.request.id": "1", "mcp.protocol.version": Version20251125, "network.transport": "pipe",
 		"mcp.session.id": hashSession("secret-session-id"),
-	}, "error.type", "rpc.response.status_code", "network.protocol.name")
+	}, "error.type", "rpc.response.status_code", "network.protocol.name", "client.address", "client.port")
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
 			if strings.Contains(kv.Value.Emit(), "secret-session-id") {
@@ -208,5 +208,54 @@ func TestTheTransportsTraceContextIsALink(t *testing.T) {
 	}
 	if second.Parent().TraceID().String() != clientTraceID {
 		t.Errorf("with _meta's context: parent %v, want _meta's", second.Parent())
+	}
+}
+
+// A request's span carries the client's address and port its transport
+// put in its context (WithClientAddress): no port when the transport
+// knows none (a proxy named the client), nothing over stdio (the other
+// tests' requests).
+func TestARequestsSpanNamesItsClientsAddress(t *testing.T) {
+	h, rec := tracedHarness(t, "")
+	h.ask(t, WithClientAddress(context.Background(), "192.0.2.7", 51234), 1, "tools/list", nil, modernMeta(`{}`, ""))
+	h.ask(t, WithClientAddress(context.Background(), "2001:db8::1", 0), 2, "tools/list", nil, modernMeta(`{}`, ""))
+	poll.Until(t, 5*time.Second, "two spans", func() bool { return len(rec.Ended()) == 2 })
+	wantAttrs(t, rec.Ended()[0], map[string]string{"client.address": "192.0.2.7", "client.port": "51234"})
+	wantAttrs(t, rec.Ended()[1], map[string]string{"client.address": "2001:db8::1"}, "client.port")
+}
+
+// SessionOf names, within a request, the hash of its session's id that
+// spans and audit records carry; nothing outside a request or for a
+// session without an id.
+func TestSessionOfNamesTheRequestsHashedSession(t *testing.T) {
+	seen := make(chan string, 2)
+	p := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "who", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(ctx context.Context, _ []byte) ([]byte, error) {
+			seen <- SessionOf(ctx)
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "x"}}})
+		},
+	})
+	srv := NewServer(Options{}, BuildCatalog(t.Context(), []*Plugin{p}, nil))
+	for _, id := range []string{"session-42", ""} {
+		out := newRecorder()
+		h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: id}), out: out}
+		h.init(t, Version20251125)
+		res := h.call(t, 1, "tools/call", map[string]any{"name": "who", "arguments": map[string]any{"n": 1}})
+		if res["error"] != nil {
+			t.Fatalf("session %q: %v", id, res)
+		}
+		select {
+		case got := <-seen:
+			if want := hashSession(id); got != want || (id != "" && len(got) != 16) {
+				t.Errorf("session %q: SessionOf %q, want %q", id, got, want)
+			}
+		default:
+			t.Fatalf("session %q: the tool was not called: %v", id, res)
+		}
+		h.sess.Close()
+	}
+	if got := SessionOf(context.Background()); got != "" {
+		t.Errorf("outside a request: %q", got)
 	}
 }

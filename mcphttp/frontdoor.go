@@ -247,18 +247,29 @@ func (h *Handler) client(r *http.Request) string {
 }
 
 // clientAddress is the key (addrKey) of the address a request comes
-// from, as the per-client limits count it. It is the peer's address,
-// unless the peer is a trusted proxy: then it is the rightmost address of
-// X-Forwarded-For that is not a trusted proxy, as each proxy appends the
-// address it got the request from and only what trusted proxies appended
-// can be believed. An entry that is not an address ends the walk: the
-// client is then the trusted proxy that appended it.
+// from, as the per-client limits count it (clientIP).
 func (h *Handler) clientAddress(r *http.Request) string {
-	peer, ok := peerIP(r.RemoteAddr)
+	client, _, ok := h.clientIP(r)
 	if !ok {
 		return addrPrefix + r.RemoteAddr
 	}
-	client := peer
+	return addrKey(client)
+}
+
+// clientIP is the address a request comes from, and whether that is the
+// peer's (else a trusted proxy's X-Forwarded-For named it): the peer's
+// address, unless the peer is a trusted proxy: then it is the rightmost
+// address of X-Forwarded-For that is not a trusted proxy, as each proxy
+// appends the address it got the request from and only what trusted
+// proxies appended can be believed. An entry that is not an address ends
+// the walk: the client is then the trusted proxy that appended it. Not ok
+// when the peer's address is not an IP address.
+func (h *Handler) clientIP(r *http.Request) (client netip.Addr, isPeer, ok bool) {
+	peer, ok := peerIP(r.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, false, false
+	}
+	client = peer
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0 && trusted(h.opts.TrustedProxies, client); i-- {
 		hop, ok := parseHop(hops[i])
@@ -267,7 +278,7 @@ func (h *Handler) clientAddress(r *http.Request) string {
 		}
 		client = hop
 	}
-	return addrKey(client)
+	return client, client == peer, true
 }
 
 // parseHop reads an X-Forwarded-For entry: an IP address, with or without a

@@ -475,7 +475,7 @@ func (h *Handler) handOver(w http.ResponseWriter, r *http.Request, hs *httpSessi
 		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", errClosing))
 		return false
 	}
-	hs.sess.Handle(withTraceHeader(context.WithoutCancel(r.Context()), r), body, reply)
+	hs.sess.Handle(h.requestContext(context.WithoutCancel(r.Context()), r), body, reply)
 	return true
 }
 

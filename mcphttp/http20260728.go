@@ -64,7 +64,7 @@ func (h *Handler) post20260728(w http.ResponseWriter, r *http.Request, body []by
 		return true
 	}
 	reply := &reply20260728{w: w, rc: http.NewResponseController(w), answered: make(chan struct{})}
-	end := h.srv.ServeRequest(withTraceHeader(r.Context(), r), body, reply, ep.plugins)
+	end := h.srv.ServeRequest(h.requestContext(r.Context(), r), body, reply, ep.plugins)
 	defer end() // cancels the request if the client left first
 	select {
 	case <-reply.answered:

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -91,10 +93,14 @@ func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
 		t.Errorf("tools/call fetch: links %v, want the HTTP traceparent header's trace %s", links, headerTraceID)
 	}
 	attrs := otlptest.Attrs(call)
-	for k, v := range map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "fetch", "network.transport": "tcp", "network.protocol.name": "http"} {
+	for k, v := range map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "fetch", "network.transport": "tcp", "network.protocol.name": "http",
+		"client.address": "127.0.0.1"} {
 		if attrs[k] != v {
 			t.Errorf("tools/call fetch: %s = %q, want %q", k, attrs[k], v)
 		}
+	}
+	if port, err := strconv.Atoi(attrs["client.port"]); err != nil || port <= 0 || port > 65535 {
+		t.Errorf("tools/call fetch: client.port = %q, want the client's port", attrs["client.port"])
 	}
 	if !bytesEqual(plugin.GetParentSpanId(), call.GetSpanId()) || !bytesEqual(request.GetParentSpanId(), plugin.GetSpanId()) {
 		t.Errorf("the plugin call's parent %s, the HTTP request's %s: want tools/call fetch (%s), then the plugin call (%s)",
@@ -108,22 +114,45 @@ func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
 	}
 	// --log-format json: every line of the server's log is a JSON object,
 	// and those logged for a call (here what the plugin writes to stderr)
-	// carry its trace id.
+	// carry its trace id and its session, hashed as in the span.
 	if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "stderr_flood", Arguments: map[string]any{"n": 1},
 		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"}}); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, 10*time.Second, "the plugin's stderr in the log", func() bool { return strings.Contains(srv.log.String(), "eeeeeeee") })
-	traced := 0
+	// The same from a 2025-11-25 session, whose lines carry its hashed id.
+	legacy := &httpPeer{url: srv.url}
+	resp := legacy.post(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`)
+	resp.Body.Close()
+	if legacy.session = resp.Header.Get("Mcp-Session-Id"); legacy.session == "" {
+		t.Fatalf("initialize at 2025-11-25: %s, no session", resp.Status)
+	}
+	legacy.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const legacyTrace = "33333333333333333333333333333333"
+	legacy.request(t, 1, "tools/call", map[string]any{"name": "stderr_flood", "arguments": map[string]any{"n": 1},
+		"_meta": map[string]any{"traceparent": "00-" + legacyTrace + "-" + clientSpan + "-01"}})
+	poll.Until(t, 10*time.Second, "the plugin's stderr in the log, twice", func() bool { return strings.Count(srv.log.String(), "eeeeeeee\"") >= 2 })
+	traced, sessioned := 0, 0
 	for line := range strings.Lines(srv.log.String()) {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Errorf("a log line is not JSON: %q", line)
 			continue
 		}
-		if rec["trace_id"] == clientTrace {
+		switch rec["trace_id"] {
+		case clientTrace: // a 2026-07-28 request: no session
 			traced++
+			if rec["session"] != nil {
+				t.Errorf("a log line of a request of no session carries the session %v", rec["session"])
+			}
+		case legacyTrace:
+			sessioned++
+			if rec["session"] != hashedSession(legacy.session) {
+				t.Errorf("a log line of the 2025-11-25 session's call carries the session %v, want %s", rec["session"], hashedSession(legacy.session))
+			}
 		}
+	}
+	if sessioned == 0 {
+		t.Errorf("no log line carries the 2025-11-25 call's trace_id %s", legacyTrace)
 	}
 	if traced == 0 {
 		t.Errorf("no log line carries the call's trace_id %s:\n%s", clientTrace, srv.log.String())
@@ -137,3 +166,10 @@ func TestTracesReachTheCollectorAndThePluginsRequests(t *testing.T) {
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// hashedSession is what spans, audit records and log lines carry of the
+// session id: the first 16 hex digits of its SHA-256.
+func hashedSession(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -39,13 +40,18 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format: %q is not one of text, json", format)
 }
 
-// traceIDs adds the trace_id of the span of a record's context, when it
-// has one, to the record: the log lines of a request join its trace.
+// traceIDs adds to a record the trace_id of the span of its context, when
+// it has one, and the hashed id of the session of the request it was
+// logged for (host.SessionOf), when there is one: the log lines of a
+// request join its trace and its session's audit records.
 type traceIDs struct{ slog.Handler }
 
 func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
 		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+	}
+	if session := host.SessionOf(ctx); session != "" {
+		r.AddAttrs(slog.String("session", session))
 	}
 	return h.Handler.Handle(ctx, r)
 }
