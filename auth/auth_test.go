@@ -570,3 +570,38 @@ func TestJWTConfigFromFile(t *testing.T) {
 		t.Errorf("status %d, subject %q; want 200, alice", w.Code, s.subject)
 	}
 }
+
+// BearerTokenIs lets in a request bearing the token under the Bearer
+// scheme in any case, and nothing else: another token, another scheme, a
+// malformed header, two headers; a token that cannot be a bearer token is
+// refused at once.
+func TestBearerTokenIs(t *testing.T) {
+	allow, err := BearerTokenIs("operator-token-0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		headers []string
+		want    bool
+	}{
+		{[]string{"Bearer operator-token-0123"}, true},
+		{[]string{"bearer operator-token-0123"}, true},
+		{nil, false},
+		{[]string{"Bearer operator-token-012"}, false},
+		{[]string{"Bearer operator-token-01234"}, false},
+		{[]string{"Basic operator-token-0123"}, false},
+		{[]string{"Bearer operator token"}, false},
+		{[]string{"Bearer operator-token-0123", "Bearer operator-token-0123"}, false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		for _, h := range c.headers {
+			r.Header.Add("Authorization", h)
+		}
+		if got := allow(r); got != c.want {
+			t.Errorf("Authorization %q: allowed %v, want %v", c.headers, got, c.want)
+		}
+	}
+	if _, err := BearerTokenIs("has spaces in it"); err == nil {
+		t.Error("a token with spaces: no error")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -51,6 +52,26 @@ func newStaticToken(cfg config.AuthConfig) (staticToken, error) {
 			"(allowed: letters, digits, \"-._~+/\" and trailing \"=\")", where)
 	}
 	return staticToken{hash: sha256.Sum256([]byte(token))}, nil
+}
+
+// BearerTokenIs returns a check that a request bears token in its
+// Authorization header (scheme Bearer, in any case), comparing hashes in
+// constant time as mode "bearer" does; an error when token cannot be a
+// bearer token (RFC 6750's syntax), so that a token file that holds one
+// fails at once rather than every request.
+func BearerTokenIs(token string) (func(*http.Request) bool, error) {
+	if !isToken(token) {
+		return nil, errors.New("not a bearer token: its characters are letters, digits, \"-._~+/\" and trailing \"=\"")
+	}
+	want := staticToken{hash: sha256.Sum256([]byte(token))}
+	return func(r *http.Request) bool {
+		got, err := bearerToken(r.Header)
+		if err != nil || got == "" {
+			return false
+		}
+		_, err = want.verify(r.Context(), got)
+		return err == nil
+	}, nil
 }
 
 func (s staticToken) verify(_ context.Context, token string) (principal, error) {

@@ -33,12 +33,17 @@ func (s *sessionSet) remove(sess *Session) {
 	delete(s.m, sess)
 }
 
+// all returns the sessions of the set.
+func (s *sessionSet) all() []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Keys(s.m))
+}
+
 // initialized returns the sessions that completed the handshake
 // (notifications/initialized) and are not closed.
 func (s *sessionSet) initialized() []*Session {
-	s.mu.Lock()
-	all := slices.Collect(maps.Keys(s.m))
-	s.mu.Unlock()
+	all := s.all()
 	out := all[:0]
 	for _, sess := range all {
 		if sess.live() {

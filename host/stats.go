@@ -1,10 +1,5 @@
 package host
 
-import (
-	"maps"
-	"slices"
-)
-
 // Stats is what a server holds at a moment (Server.Stats): for metrics
 // and the status page.
 type Stats struct {
@@ -26,11 +21,8 @@ type SessionKind struct {
 
 // Stats returns what the server holds now.
 func (s *Server) Stats() Stats {
-	s.sessions.mu.Lock()
-	all := slices.Collect(maps.Keys(s.sessions.m))
-	s.sessions.mu.Unlock()
 	sessions := map[SessionKind]int{}
-	for _, sess := range all {
+	for _, sess := range s.sessions.all() {
 		sessions[SessionKind{Transport: sess.transport, ProtocolVersion: sess.Version()}]++
 	}
 	tasks := map[string]int{taskWorking: 0, taskInputRequired: 0, taskCompleted: 0, taskFailed: 0, taskCancelled: 0}

@@ -10,7 +10,6 @@ package metrics
 
 import (
 	"context"
-	"crypto/subtle"
 	"net/http"
 	"runtime/debug"
 
@@ -187,16 +186,16 @@ func (m *Metrics) PluginCalled(c host.PluginCall) {
 	m.callSeries.observer(key, m.calls, callLabels).Observe(c.Duration.Seconds())
 }
 
-// Handler serves the metrics in the Prometheus text format. With a token,
-// only to requests that bear it (Authorization: Bearer); others get 401.
-func (m *Metrics) Handler(token string) http.Handler {
+// Handler serves the metrics in the Prometheus text format: to every
+// request when allow is nil, else to those it allows (a bearer token's
+// check, auth.BearerTokenIs); others get 401 with a Bearer challenge.
+func (m *Metrics) Handler(allow func(*http.Request) bool) http.Handler {
 	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-	if token == "" {
+	if allow == nil {
 		return h
 	}
-	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !allow(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost metrics"`)
 			http.Error(w, "a bearer token is required for /metrics", http.StatusUnauthorized)
 			return

@@ -66,7 +66,7 @@ func TestOperationDurationFollowsTheConventions(t *testing.T) {
 		for _, op := range ops {
 			m.Served(op)
 		}
-		families := scrape(t, m.Handler(""), "")
+		families := scrape(t, m.Handler(nil), "")
 		got := series(t, families, "mcp_server_operation_duration_seconds")
 		// key is a series' labels, pairs of name and value, as series
 		// gives them; an item name only when asked for.
@@ -119,7 +119,7 @@ func TestOperationDurationFollowsTheConventions(t *testing.T) {
 
 // With a token, /metrics answers only requests that bear it.
 func TestMetricsNeedTheTokenWhenOneIsSet(t *testing.T) {
-	h := New(Options{}).Handler("s3cret")
+	h := New(Options{}).Handler(func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer s3cret" })
 	for _, auth := range []string{"", "Bearer wrong", "s3cret", "Basic s3cret"} {
 		req := httptest.NewRequest("GET", "/metrics", nil)
 		if auth != "" {
@@ -143,7 +143,7 @@ func TestSessionDurationFollowsTheConventions(t *testing.T) {
 	m.SessionEnded(host.EndedSession{Transport: host.TransportHTTP, ProtocolVersion: "2025-11-25", Duration: 90 * time.Second})
 	m.SessionEnded(host.EndedSession{Transport: host.TransportHTTP, ProtocolVersion: "2025-11-25", Duration: time.Second})
 	m.SessionEnded(host.EndedSession{Transport: host.TransportStdio, ProtocolVersion: "2025-06-18", Duration: time.Hour})
-	got := series(t, scrape(t, m.Handler(""), ""), "mcp_server_session_duration_seconds")
+	got := series(t, scrape(t, m.Handler(nil), ""), "mcp_server_session_duration_seconds")
 	want := map[string]uint64{
 		"mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp": 2,
 		"mcp_protocol_version=2025-06-18,network_transport=pipe":                           1,
@@ -162,7 +162,7 @@ func TestPluginCallsByOutcome(t *testing.T) {
 	} {
 		m.PluginCalled(c)
 	}
-	got := series(t, scrape(t, m.Handler(""), ""), "mcphost_plugin_call_duration_seconds")
+	got := series(t, scrape(t, m.Handler(nil), ""), "mcphost_plugin_call_duration_seconds")
 	want := map[string]uint64{
 		"export=call_tool,outcome=ok,plugin=notes":                2,
 		"export=call_tool,outcome=timeout,plugin=notes":           1,
@@ -204,7 +204,7 @@ func TestSandboxReportsWaitRunHostCallsAndEgress(t *testing.T) {
 	notes.Requested(t.Context(), "", true)
 	m.Sandbox("files").Requested(t.Context(), "*.example.com", false)
 
-	families := scrape(t, m.Handler(""), "")
+	families := scrape(t, m.Handler(nil), "")
 	// A plugin's wait series exists from its load, before any call.
 	wantSeries(t, series(t, families, "mcphost_plugin_call_wait_seconds"), map[string]uint64{"plugin=notes": 3, "plugin=files": 0})
 	wantSeries(t, series(t, families, "mcphost_plugin_call_run_seconds"), map[string]uint64{
@@ -271,7 +271,7 @@ func TestWatchedStateIsReadAtEachScrape(t *testing.T) {
 		},
 		MemoryBudget: func() (limit, held uint64) { return 1 << 30, 96 << 20 },
 	})
-	families := scrape(t, m.Handler(""), "")
+	families := scrape(t, m.Handler(nil), "")
 	for name, want := range map[string]map[string]float64{
 		"mcphost_sessions": {
 			"mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp": 2,
@@ -295,7 +295,7 @@ func TestWatchedStateIsReadAtEachScrape(t *testing.T) {
 		}
 	}
 	sessions = 5
-	got := gauges(t, scrape(t, m.Handler(""), ""), "mcphost_sessions")
+	got := gauges(t, scrape(t, m.Handler(nil), ""), "mcphost_sessions")
 	if n := got["mcp_protocol_version=2025-11-25,network_protocol_name=http,network_transport=tcp"]; n != 5 {
 		t.Errorf("the next scrape reads 2025-11-25 sessions over HTTP as %v, want 5", n)
 	}
@@ -307,7 +307,7 @@ func TestDenialsByPluginAndReason(t *testing.T) {
 	m.Denied(host.Denial{Reason: host.DeniedEgress, Plugin: "attacker"})
 	m.Denied(host.Denial{Reason: host.DeniedEgress, Plugin: "attacker"})
 	m.Denied(host.Denial{Reason: host.DeniedHidden, Plugin: "admin", Subject: "bob"})
-	got := counters(t, scrape(t, m.Handler(""), ""), "mcphost_denials_total")
+	got := counters(t, scrape(t, m.Handler(nil), ""), "mcphost_denials_total")
 	if want := map[string]float64{"plugin=attacker,reason=egress": 2, "plugin=admin,reason=hidden": 1}; !maps.Equal(got, want) {
 		t.Errorf("denials %v, want %v", got, want)
 	}
@@ -321,7 +321,7 @@ func TestPluginEventsAreCounted(t *testing.T) {
 	notes.Happened(sandbox.EventInstantiated)
 	notes.Happened(sandbox.EventInstantiated)
 	notes.Happened(sandbox.EventUnloadedIdle)
-	got := counters(t, scrape(t, m.Handler(""), ""), "mcphost_plugin_events_total")
+	got := counters(t, scrape(t, m.Handler(nil), ""), "mcphost_plugin_events_total")
 	want := map[string]float64{"event=built,plugin=notes": 1, "event=instantiated,plugin=notes": 2, "event=unloaded_idle,plugin=notes": 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("events %v, want %v", got, want)
@@ -337,7 +337,7 @@ func TestLoadsAreCounted(t *testing.T) {
 	m.ListingCache(true)
 	m.ListingCache(false)
 	m.ListingCache(true)
-	families := scrape(t, m.Handler(""), "")
+	families := scrape(t, m.Handler(nil), "")
 	for name, want := range map[string]map[string]float64{
 		"mcphost_plugin_changes_total":        {"change=added,plugin=notes": 1, "change=replaced,plugin=notes": 1},
 		"mcphost_plugin_load_failures_total":  {"plugin=broken,reason=invalid_module": 1},
@@ -354,7 +354,7 @@ func TestLoadsAreCounted(t *testing.T) {
 // cache folder are counted by cache.
 func TestCompilationCacheLookupsAndEvictionsAreCounted(t *testing.T) {
 	m := New(Options{})
-	families := scrape(t, m.Handler(""), "")
+	families := scrape(t, m.Handler(nil), "")
 	if got, want := counters(t, families, "mcphost_compilation_cache_lookups_total"), map[string]float64{"result=hit": 0, "result=miss": 0}; !maps.Equal(got, want) {
 		t.Errorf("before any build: %v, want %v", got, want)
 	}
@@ -367,7 +367,7 @@ func TestCompilationCacheLookupsAndEvictionsAreCounted(t *testing.T) {
 	notes.Happened(sandbox.EventLoadedFromCache)
 	m.CacheEvicted(CacheCompilation, 3)
 	m.CacheEvicted(CacheListing, 1)
-	families = scrape(t, m.Handler(""), "")
+	families = scrape(t, m.Handler(nil), "")
 	for name, want := range map[string]map[string]float64{
 		"mcphost_compilation_cache_lookups_total": {"result=hit": 2, "result=miss": 1},
 		"mcphost_cache_evictions_total":           {"cache=compilation": 3, "cache=listing": 1, "cache=validation": 0, "cache=other": 0},

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -70,13 +69,4 @@ func Handler(r *Recorder, src Sources, allow func(*http.Request) bool) http.Hand
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
-}
-
-// BearerToken returns an allow of Handler that lets in the requests that
-// bear token (Authorization: Bearer).
-func BearerToken(token string) func(*http.Request) bool {
-	want := []byte("Bearer " + token)
-	return func(r *http.Request) bool {
-		return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
-	}
 }

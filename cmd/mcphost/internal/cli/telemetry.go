@@ -32,10 +32,10 @@ type servedMetrics struct {
 	// listener.
 	own net.Listener
 	// recorder keeps what the status page (/status, /status.json) shows,
-	// served where /metrics is; nil with the metrics. statusToken is
-	// status_token_file's token, "" for none.
+	// served where /metrics is; nil with the metrics. statusToken checks
+	// a request for status_token_file's token; nil for none.
 	recorder    *status.Recorder
-	statusToken string
+	statusToken func(*http.Request) bool
 	statusSrc   status.Sources
 }
 
@@ -47,7 +47,7 @@ func (s *servedMetrics) onMCPListener(cfg *config.Config, mcpLn net.Listener, au
 		return nil
 	}
 	var page http.Handler
-	if s.statusToken == "" && cfg.Auth.Mode == config.AuthJWT {
+	if s.statusToken == nil && cfg.Auth.Mode == config.AuthJWT {
 		scope := cfg.Telemetry.StatusScope
 		page = authn.Middleware(status.Handler(s.recorder, s.statusSrc, func(r *http.Request) bool {
 			return slices.Contains(auth.Scopes(r.Context()), scope)
@@ -64,8 +64,8 @@ func (s *servedMetrics) onMCPListener(cfg *config.Config, mcpLn net.Listener, au
 // to none.
 func (s *servedMetrics) statusPage(cfg *config.Config, loopback bool) http.Handler {
 	allow := func(*http.Request) bool { return loopback && cfg.Auth.Mode == config.AuthNone }
-	if s.statusToken != "" {
-		allow = status.BearerToken(s.statusToken)
+	if s.statusToken != nil {
+		allow = s.statusToken
 	}
 	return status.Handler(s.recorder, s.statusSrc, allow)
 }
@@ -81,11 +81,11 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	if tc.Metrics == config.MetricsOff {
 		return &servedMetrics{}, nil
 	}
-	token, err := readToken("[telemetry] metrics_token_file", tc.MetricsTokenFile)
+	token, err := tokenCheck("[telemetry] metrics_token_file", tc.MetricsTokenFile)
 	if err != nil {
 		return nil, err
 	}
-	statusToken, err := readToken("[telemetry] status_token_file", tc.StatusTokenFile)
+	statusToken, err := tokenCheck("[telemetry] status_token_file", tc.StatusTokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 		if err != nil {
 			return nil, fmt.Errorf("[telemetry] metrics_listen: %w", err)
 		}
-		if token == "" && tc.Metrics != config.MetricsOn && !isLoopback(ln.Addr()) {
+		if token == nil && tc.Metrics != config.MetricsOn && !isLoopback(ln.Addr()) {
 			ln.Close()
 			return nil, fmt.Errorf("[telemetry] metrics_listen = %q is open to the network: set metrics_token_file, or metrics = %q to serve the metrics to anyone on purpose",
 				tc.MetricsListen, config.MetricsOn)
@@ -111,6 +111,20 @@ func setupMetrics(cfg *config.Config, mcpLn net.Listener, version string) (*serv
 	s.handler = s.metrics.Handler(token)
 	s.recorder = status.NewRecorder()
 	return s, nil
+}
+
+// tokenCheck returns the check of a request for the bearer token of file
+// (readToken), nil when file is "".
+func tokenCheck(from, file string) (func(*http.Request) bool, error) {
+	token, err := readToken(from, file)
+	if err != nil || token == "" {
+		return nil, err
+	}
+	check, err := auth.BearerTokenIs(token)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", from, file, err)
+	}
+	return check, nil
 }
 
 // readToken reads the bearer token of file, "" when file is "", naming

@@ -174,7 +174,7 @@ func TestPrunedCacheEntriesAreCountedByCache(t *testing.T) {
 	m := metrics.New(metrics.Options{})
 	pruneCache(dir, 0, slog.New(slog.DiscardHandler), m)
 	rec := httptest.NewRecorder()
-	m.Handler("").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	m.Handler(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	for _, want := range []string{`mcphost_cache_evictions_total{cache="compilation"} 2`, `mcphost_cache_evictions_total{cache="listing"} 1`,
 		`mcphost_cache_evictions_total{cache="validation"} 1`, `mcphost_cache_evictions_total{cache="other"} 1`} {
 		if !strings.Contains(rec.Body.String(), want+"\n") {
