@@ -20,7 +20,7 @@ import (
 type conn struct {
 	srv *Server
 	out Outbound // the messages the server sends of its own accord
-	id  string   // unique in the process (Caller)
+	id  string   // its name, unique in the process (Caller): a session's with an id is the id's hash, as on any replica
 	// plugins are the plugins it serves; nil: every plugin (visibility.go).
 	plugins *PluginSet
 	// transport is what it is served on (SessionOptions.Transport).

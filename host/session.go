@@ -21,7 +21,8 @@ type Outbound interface {
 // Session is one client connection: its in-flight requests and the
 // requests it sent the client. What it negotiated at initialize (version,
 // capabilities, scopes, log level) is its record in the server's session
-// store (sessionstore.go), under conn.id.
+// store (sessionstore.go), under conn.id: for a session with an id on its
+// transport (SessionOptions.ID), the id's hash, the same on any replica.
 type Session struct {
 	*conn
 
@@ -67,6 +68,12 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 	}
 	c := s.newConn(out, opts.Plugins, opts.Transport)
 	c.sessionHash = hashSession(opts.ID)
+	if opts.ID != "" {
+		// Named by its id, as every replica would name it, hashed: the
+		// id is the session's only credential without auth, and the
+		// name goes to logs, task owners and the session store.
+		c.id = c.sessionHash
+	}
 	sess := &Session{conn: c, pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes,
 		opened: time.Now()}
 	s.sessions.add(sess)

@@ -12,7 +12,7 @@ import (
 // What cannot leave the process (the session's stream, its requests in
 // flight, the server→client requests awaiting answers) stays on Session.
 type sessionRecord struct {
-	ID         string          // the session's id (conn.id)
+	ID         string          // the session's name (conn.id): its id's hash when it has one
 	Owner      string          // subject that initialized it; "" without authentication
 	Version    string          // negotiated protocol version
 	Ready      bool            // notifications/initialized received

@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +201,36 @@ func (h *harness) logsBeforeResponse(t *testing.T) int {
 		}
 	}
 	return logs
+}
+
+// A session with an id on its transport is recorded under the id's hash,
+// the name any replica gives it, never under a name of this process's
+// own; the raw id, the session's only credential without auth, is in
+// neither the store nor the server's log.
+func TestASessionIsRecordedUnderItsIdsHash(t *testing.T) {
+	const id = "dGhlLXNlc3Npb24tY3JlZGVudGlhbA"
+	store := newJSONSessionStore().(*jsonSessionStore)
+	var logs strings.Builder
+	srv := NewServer(Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+		BuildCatalog(t.Context(), []*Plugin{benchToolPlugin()}, nil))
+	srv.sessionStore = store
+	for _, sessionID := range []string{id, id + "-2"} {
+		out := newRecorder()
+		h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: sessionID}), out: out}
+		h.init(t, Version20251125)
+	}
+	store.mu.Lock()
+	if len(store.records) != 2 {
+		t.Errorf("%d records, want one a session", len(store.records))
+	}
+	for key, raw := range store.records {
+		if (key != hashSession(id) && key != hashSession(id+"-2")) || strings.Contains(string(raw), id) {
+			t.Errorf("the store holds %q: %s; want each record under its id's hash, without the id", key, raw)
+		}
+	}
+	store.mu.Unlock()
+	srv.sessions.all()[0].Close()
+	if strings.Contains(logs.String(), id) {
+		t.Errorf("the log holds a session id:\n%s", logs.String())
+	}
 }
