@@ -675,20 +675,8 @@ scopes = ["read", "write"]
 		audit = string(raw)
 		return strings.Contains(audit, `"arguments":{"service":"[REDACTED]","user":"[REDACTED]"}`)
 	})
-	told := map[string]string{"the server log": srv.log.String(), "the audit trail": audit}
-	base := strings.TrimSuffix(srv.url, "/mcp")
-	for _, path := range []string{"/metrics", "/status.json", "/status"} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %s", path, resp.Status)
-		}
-		told[path] = string(body)
-	}
+	told := operatorViews(t, srv.url, "")
+	told["the server log"], told["the audit trail"] = srv.log.String(), audit
 	for where, text := range told {
 		for _, value := range []string{ccClientSecret, "cc-1", mine, victims, ops, root} {
 			if strings.Contains(text, value) || strings.Contains(text, reversed(value)) {

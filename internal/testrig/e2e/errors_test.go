@@ -196,16 +196,9 @@ max_queue = 0
 // operator: /metrics, /status.json, its log, its spans.
 func wantNoSecret(t *testing.T, srv *server, collector *otlptest.Receiver) {
 	t.Helper()
-	base := strings.TrimSuffix(srv.url, "/mcp")
-	for _, path := range []string{"/metrics", "/status.json", "/status"} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), testAPIKey) {
-			t.Errorf("GET %s: %d; the granted secret is in it: %v", path, resp.StatusCode, strings.Contains(string(body), testAPIKey))
+	for path, body := range operatorViews(t, srv.url, "") {
+		if strings.Contains(body, testAPIKey) {
+			t.Errorf("GET %s: the granted secret is in it", path)
 		}
 	}
 	if strings.Contains(srv.log.String(), testAPIKey) {
@@ -231,6 +224,31 @@ func wantNoSecret(t *testing.T, srv *server, collector *otlptest.Receiver) {
 	if spans == 0 {
 		t.Error("no span of the call that carried the secret reached the collector: the check saw nothing")
 	}
+}
+
+// operatorViews returns what the server at mcpURL shows the operator, by
+// path: /metrics, /status.json and /status, asked with the bearer token
+// ("" for none); an answer but 200 fails t.
+func operatorViews(t *testing.T, mcpURL, token string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, path := range []string{"/metrics", "/status.json", "/status"} {
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(mcpURL, "/mcp")+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		out[path] = string(body)
+	}
+	return out
 }
 
 // testAPIKey is the value of the attacker's granted secret api_key.

@@ -5,7 +5,6 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -117,22 +116,9 @@ func TestAnotherSubjectCannotUseYourSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	told := map[string]string{"the server log": srv.log.String(), "the audit trail": string(raw)}
 	operator := issuer.token(t, "ops", "mcphost:operator")
-	for _, path := range []string{"/metrics", "/status.json", "/status"} {
-		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+path, nil)
-		req.Header.Set("Authorization", "Bearer "+operator)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s with the operator's token: %s", path, resp.Status)
-		}
-		told[path] = string(body)
-	}
+	told := operatorViews(t, url, operator)
+	told["the server log"], told["the audit trail"] = srv.log.String(), string(raw)
 	for where, text := range told {
 		for who, token := range map[string]string{"alice's": alice.token, "bob's": bob.token, "the forged": forged.token, "the operator's": operator} {
 			if strings.Contains(text, token) || strings.Contains(text, token[strings.LastIndex(token, ".")+1:]) {
