@@ -75,7 +75,7 @@ func (req *request) denied(plugin, reason, detail, item string) {
 		return
 	}
 	d := Denial{Reason: reason, Detail: detail, Method: req.method, Item: item, Plugin: plugin,
-		Subject: req.srv.subject(req.ctx), Session: req.conn.sessionHash, ProtocolVersion: req.version(),
+		Subject: req.subject, Session: req.conn.sessionHash, ProtocolVersion: req.version(),
 		Transport: req.conn.transport, TraceID: traceID(req.ctx)}
 	o.Denied(d)
 }

@@ -166,9 +166,19 @@ func (c *conn) observe(ctx context.Context, req *request, start time.Time, span 
 		return
 	}
 	op := Operation{Method: method, ProtocolVersion: version, Transport: c.transport, Duration: time.Since(start),
-		Session: c.sessionHash, TraceID: traceID(ctx)}
+		Session: c.sessionHash}
+	if span != nil { // no span, no trace: the context's lookup is spared
+		if sc := span.SpanContext(); sc.HasTraceID() {
+			op.TraceID = sc.TraceID().String()
+		}
+	}
 	if o != nil {
-		op.Subject, op.Client = c.srv.subject(ctx), c.clientName(p)
+		op.Client = c.clientName(p)
+		if req != nil {
+			op.Subject = req.subject
+		} else {
+			op.Subject = c.srv.subject(ctx)
+		}
 	}
 	if req != nil {
 		req.mu.Lock()

@@ -414,7 +414,7 @@ func (p *Plugin) input(req *request, params any, argumentsValidated bool) json.R
 func appendCaller(b []byte, req *request, argumentsValidated bool) []byte {
 	srv := req.srv
 	caller, _ := json.Marshal(abi.Context{ProtocolVersion: req.version(), ClientCapabilities: req.rawCapabilities(),
-		Subject: srv.subject(req.ctx), Scopes: srv.scopes(req.ctx), ArgumentsValidated: argumentsValidated})
+		Subject: req.subject, Scopes: srv.scopes(req.ctx), ArgumentsValidated: argumentsValidated})
 	if len(caller) > 2 { // not {}
 		b = append(b, ',')
 		b = append(b, caller[1:len(caller)-1]...)

@@ -86,6 +86,7 @@ type request struct {
 	method    string
 	meta      abi.Meta
 	reply     Outbound
+	subject   string // the authenticated subject (Options.Subject), read once
 	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // cancelled by notifications/cancelled
@@ -119,7 +120,7 @@ func Caller(ctx context.Context) (subject, session string, ok bool) {
 	if req == nil {
 		return "", "", false
 	}
-	return req.srv.subject(req.ctx), req.conn.id, true
+	return req.subject, req.conn.id, true
 }
 
 // requestFrom returns the request a context belongs to, or nil.
@@ -134,7 +135,8 @@ func requestFrom(ctx context.Context) *request {
 // flight is an invalid request. A nil id opens the scope of a client
 // notification instead. Every started request is counted until finish.
 func (c *conn) start(parent context.Context, id json.RawMessage, method string, e era, meta abi.Meta, reply Outbound) (*request, *RPCError) {
-	req := &request{srv: c.srv, conn: c, era: e, id: id, method: method, meta: meta, reply: reply, notification: id == nil}
+	req := &request{srv: c.srv, conn: c, era: e, id: id, method: method, meta: meta, reply: reply, notification: id == nil,
+		subject: c.srv.subject(parent)}
 	ctx, cancel := context.WithCancel(parent)
 	stop := context.AfterFunc(c.closeCtx, cancel)
 	req.ctx = context.WithValue(ctx, requestKey{}, req)

@@ -210,7 +210,7 @@ func (tasks20251125) allows(req *request) error {
 
 // owner is the authenticated subject, or without one the session.
 func (tasks20251125) owner(req *request) taskOwner {
-	if subject := req.srv.subject(req.ctx); subject != "" {
+	if subject := req.subject; subject != "" {
 		return taskOwner{Subject: subject}
 	}
 	return taskOwner{Session: req.conn.id}

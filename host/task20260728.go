@@ -121,7 +121,7 @@ func (tasks20260728) allows(req *request) error { return needTasksExtension(req,
 // owner is the authenticated subject; without one, every task shares the
 // zero owner, and its unguessable id is what grants access.
 func (tasks20260728) owner(req *request) taskOwner {
-	return taskOwner{Subject: req.srv.subject(req.ctx)}
+	return taskOwner{Subject: req.subject}
 }
 
 // session is none: a task of the extension belongs to no session (HTTP

@@ -259,3 +259,35 @@ func TestSessionOfNamesTheRequestsHashedSession(t *testing.T) {
 		t.Errorf("outside a request: %q", got)
 	}
 }
+
+// An Operation carries the trace id of its request's span; without
+// spans it carries none, even when its transport found a trace context
+// (an HTTP traceparent header): its trace is the span's.
+func TestAnOperationCarriesItsSpansTraceID(t *testing.T) {
+	header := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), header)
+	for _, traced := range []bool{true, false} {
+		rec := tracetest.NewSpanRecorder()
+		provider := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		opts := Options{Observer: &observed{}}
+		if traced {
+			opts.Tracer = provider.Tracer("test")
+		}
+		srv := NewServer(opts, BuildCatalog(t.Context(), []*Plugin{benchToolPlugin()}, nil))
+		out := newRecorder()
+		h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP}), out: out}
+		h.ask(t, ctx, 1, "tools/list", nil, modernMeta(`{}`, ""))
+		o := opts.Observer.(*observed)
+		poll.Until(t, 5*time.Second, "the request observed", func() bool { return len(o.all()) == 1 })
+		want := ""
+		if traced {
+			poll.Until(t, 5*time.Second, "its span ended", func() bool { return len(rec.Ended()) == 1 })
+			want = rec.Ended()[0].SpanContext().TraceID().String()
+		}
+		if got := o.all()[0].TraceID; got != want || (traced && got == header.TraceID().String()) {
+			t.Errorf("traced %v: the operation's trace id %q, want %q", traced, got, want)
+		}
+		h.sess.Close()
+		_ = provider.Shutdown(context.Background())
+	}
+}
