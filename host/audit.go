@@ -76,7 +76,10 @@ func (req *request) denied(plugin, reason, detail, item string) {
 	}
 	d := Denial{Reason: reason, Detail: detail, Method: req.method, Item: item, Plugin: plugin,
 		Subject: req.subject, Session: req.conn.sessionHash, ProtocolVersion: req.version(),
-		Transport: req.conn.transport, TraceID: traceID(req.ctx)}
+		Transport: req.conn.transport}
+	if req.srv.opts.Tracer != nil { // else the context's trace is the transport's, not a span's
+		d.TraceID = traceID(req.ctx)
+	}
 	o.Denied(d)
 }
 
@@ -86,7 +89,8 @@ func (req *request) deniedHidden(plugin, kind, item string) {
 	req.denied(plugin, DeniedHidden, kind+" "+item+" is not visible to the request (its token's scopes or its endpoint)", item)
 }
 
-// traceID returns the trace id of the span in ctx, "" for none.
+// traceID returns the trace id of the span in ctx (the request's, under
+// which the denial happened), "" for none.
 func traceID(ctx context.Context) string {
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
 		return sc.TraceID().String()

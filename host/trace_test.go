@@ -260,32 +260,43 @@ func TestSessionOfNamesTheRequestsHashedSession(t *testing.T) {
 	}
 }
 
-// An Operation carries the trace id of its request's span; without
-// spans it carries none, even when its transport found a trace context
-// (an HTTP traceparent header): its trace is the span's.
+// An Operation, and a Denial during its request, carry the trace id of
+// the request's span; without spans they carry none, even when the
+// transport found a trace context (an HTTP traceparent header): their
+// trace is the span's.
 func TestAnOperationCarriesItsSpansTraceID(t *testing.T) {
 	header := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true})
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), header)
+	denying := NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{{Name: "fetch", InputSchema: objectSchema}}}),
+		abi.ExportCallTool: func(ctx context.Context, _ []byte) ([]byte, error) {
+			ReportDenied(ctx, "p", DeniedEgress, "example.com")
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "x"}}})
+		},
+	})
 	for _, traced := range []bool{true, false} {
 		rec := tracetest.NewSpanRecorder()
 		provider := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-		opts := Options{Observer: &observed{}}
+		o := &observed{}
+		opts := Options{Observer: o}
 		if traced {
 			opts.Tracer = provider.Tracer("test")
 		}
-		srv := NewServer(opts, BuildCatalog(t.Context(), []*Plugin{benchToolPlugin()}, nil))
+		srv := NewServer(opts, BuildCatalog(t.Context(), []*Plugin{denying}, nil))
 		out := newRecorder()
 		h := &harness{srv: srv, sess: srv.OpenSession(out, SessionOptions{Transport: TransportHTTP}), out: out}
-		h.ask(t, ctx, 1, "tools/list", nil, modernMeta(`{}`, ""))
-		o := opts.Observer.(*observed)
-		poll.Until(t, 5*time.Second, "the request observed", func() bool { return len(o.all()) == 1 })
+		h.ask(t, ctx, 1, "tools/call", map[string]any{"name": "fetch", "arguments": map[string]any{"n": 1}}, modernMeta(`{}`, ""))
+		poll.Until(t, 5*time.Second, "the request observed", func() bool { return len(o.all()) == 1 && len(o.allDenials()) == 1 })
 		want := ""
 		if traced {
-			poll.Until(t, 5*time.Second, "its span ended", func() bool { return len(rec.Ended()) == 1 })
+			poll.Until(t, 5*time.Second, "its spans ended", func() bool { return len(rec.Ended()) == 2 })
 			want = rec.Ended()[0].SpanContext().TraceID().String()
 		}
 		if got := o.all()[0].TraceID; got != want || (traced && got == header.TraceID().String()) {
 			t.Errorf("traced %v: the operation's trace id %q, want %q", traced, got, want)
+		}
+		if got := o.allDenials()[0].TraceID; got != want {
+			t.Errorf("traced %v: the denial's trace id %q, want %q", traced, got, want)
 		}
 		h.sess.Close()
 		_ = provider.Shutdown(context.Background())
