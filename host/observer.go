@@ -32,8 +32,9 @@ type PluginCall struct {
 	// CallError's Outcome.
 	Outcome string
 	// Duration runs from the call to its answer, the wait for an instance
-	// included.
+	// included; Ended is when the answer came.
 	Duration time.Duration
+	Ended    time.Time
 	// Error is what the call's failure said, as the client reads it; ""
 	// when it did not fail.
 	Error string

@@ -181,10 +181,10 @@ func TestObserverIsToldOfEachPluginCall(t *testing.T) {
 		t.Fatalf("%d plugin calls observed, want %d (the listing at load not among them): %+v", len(got), len(want), got)
 	}
 	for i, c := range got {
-		if c.Duration <= 0 {
-			t.Errorf("call %d: no duration", i)
+		if c.Duration <= 0 || c.Ended.IsZero() || time.Since(c.Ended) > time.Minute || (i > 0 && c.Ended.Before(got[i-1].Ended)) {
+			t.Errorf("call %d: duration %v, ended %v: want both, in the calls' order", i, c.Duration, c.Ended)
 		}
-		c.Duration = 0
+		c.Duration, c.Ended = 0, time.Time{}
 		if c != want[i] {
 			t.Errorf("call %d observed as %+v, want %+v", i, c, want[i])
 		}

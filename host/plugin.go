@@ -254,7 +254,8 @@ func (p *Plugin) observe(req *request, span trace.Span, export string, start tim
 	if outcome == "rate_limited" {
 		req.denied(p.Name, DeniedRateLimit, errorMessage(err), "")
 	}
-	req.srv.opts.Observer.PluginCalled(PluginCall{Plugin: p.Name, Export: export, Outcome: outcome, Duration: time.Since(start), Error: errorMessage(err)})
+	now := time.Now()
+	req.srv.opts.Observer.PluginCalled(PluginCall{Plugin: p.Name, Export: export, Outcome: outcome, Duration: now.Sub(start), Ended: now, Error: errorMessage(err)})
 }
 
 // errorMessage is err's message, "" for nil.

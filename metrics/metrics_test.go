@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,5 +397,30 @@ func TestRecordingAllocatesNothing(t *testing.T) {
 	record()
 	if n := testing.AllocsPerRun(1000, record); n != 0 {
 		t.Errorf("%v allocations a call, want 0", n)
+	}
+}
+
+// The series cache gives each tuple of labels its own series, whether a
+// sample repeats the last tuple (its fast path) or not, also when
+// goroutines interleave samples of different tuples.
+func TestSeriesCacheKeepsEachSeriesApart(t *testing.T) {
+	m := New(Options{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				outcome := host.OutcomeOK
+				if (i+g)%3 == 0 {
+					outcome = host.OutcomeToolError
+				}
+				m.PluginCalled(host.PluginCall{Plugin: "p", Export: "call_tool", Outcome: outcome, Duration: time.Millisecond})
+			}
+		})
+	}
+	wg.Wait()
+	got := series(t, scrape(t, m.Handler(nil), ""), "mcphost_plugin_call_duration_seconds")
+	want := map[string]uint64{"export=call_tool,outcome=ok,plugin=p": 1333, "export=call_tool,outcome=tool_error,plugin=p": 667}
+	if !maps.Equal(got, want) {
+		t.Errorf("series %v, want %v", got, want)
 	}
 }

@@ -574,10 +574,9 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	if p.observer == nil && !span.IsRecording() {
 		return p.callAs(ctx, owner, export, input, nil)
 	}
-	start := time.Now()
-	var run time.Duration
-	out, err := p.callAs(ctx, owner, export, input, &run)
-	wait := time.Since(start) - run
+	t := callTimes{start: time.Now()}
+	out, err := p.callAs(ctx, owner, export, input, &t)
+	wait, run := t.waitAndRun()
 	if p.observer != nil {
 		p.observer.Called(ctx, CallReport{Export: export, Wait: wait, Run: run, Kind: KindOf(err)})
 	}
@@ -587,9 +586,28 @@ func (p *Plugin) CallAs(ctx context.Context, owner, export string, input []byte)
 	return out, err
 }
 
-// callAs is CallAs, which adds the time the call ran on an instance to
-// *ran unless ran is nil.
-func (p *Plugin) callAs(ctx context.Context, owner, export string, input []byte, ran *time.Duration) ([]byte, error) {
+// callTimes are what CallAs reports of a call's time: when it started,
+// how long it ran on instances, and when it last stopped running (zero
+// when it never ran).
+type callTimes struct {
+	start, lastEnd time.Time
+	run            time.Duration
+}
+
+// waitAndRun returns how long the call waited and ran: the wait is what
+// was not running up to the end of its last run, or to now when it never
+// ran (which reads the clock only then).
+func (t *callTimes) waitAndRun() (wait, run time.Duration) {
+	end := t.lastEnd
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return end.Sub(t.start) - t.run, t.run
+}
+
+// callAs is CallAs, which records in times (unless nil) how long the call
+// ran on an instance and when it stopped.
+func (p *Plugin) callAs(ctx context.Context, owner, export string, input []byte, times *callTimes) ([]byte, error) {
 	if !p.info.HasExport(export) {
 		return nil, p.callError(export, KindNoExport, "the plugin has no export "+export)
 	}
@@ -619,12 +637,13 @@ func (p *Plugin) callAs(ctx context.Context, owner, export string, input []byte,
 			return nil, err
 		}
 		var started time.Time
-		if ran != nil {
+		if times != nil {
 			started = time.Now()
 		}
 		out, cerr := p.run(ctx, inst, export, input)
-		if ran != nil {
-			*ran += time.Since(started)
+		if times != nil {
+			times.lastEnd = time.Now()
+			times.run += times.lastEnd.Sub(started)
 		}
 		// A call whose context ended may have closed the instance even if
 		// it returned first.

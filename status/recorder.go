@@ -94,9 +94,13 @@ func failed(outcome string) bool {
 	return outcome != host.OutcomeOK && outcome != host.OutcomeToolError
 }
 
-// PluginCalled records a plugin call (host.Observer).
+// PluginCalled records a plugin call (host.Observer), at the time it
+// ended (its Ended, or now when it has none).
 func (r *Recorder) PluginCalled(c host.PluginCall) {
-	now := r.now()
+	now := c.Ended
+	if now.IsZero() {
+		now = r.now()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.plugins[c.Plugin]

@@ -147,3 +147,17 @@ func TestSamplesHoldNoPointers(t *testing.T) {
 		t.Errorf("%v holds a pointer: the collector scans every plugin's %d samples", reflect.TypeFor[sample](), maxSamples)
 	}
 }
+
+// A call is recorded at the time it ended, as the engine reports it,
+// not at the time the recorder hears of it: one that ended six minutes
+// ago is already out of the window.
+func TestACallIsRecordedWhenItEnded(t *testing.T) {
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	r := NewRecorder()
+	r.now = c.now
+	r.PluginCalled(host.PluginCall{Plugin: "notes", Outcome: host.OutcomeOK, Duration: time.Millisecond, Ended: c.t.Add(-6 * time.Minute)})
+	r.PluginCalled(host.PluginCall{Plugin: "notes", Outcome: host.OutcomeOK, Duration: time.Millisecond, Ended: c.t.Add(-time.Second)})
+	if n, _, _, _, spark, _, _ := r.recent("notes"); n != 1 || spark[Buckets-1] != 1 {
+		t.Errorf("%d calls in the window, sparkline %v: want the one that ended a second ago, in the last bar", n, spark)
+	}
+}
