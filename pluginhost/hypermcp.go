@@ -33,12 +33,8 @@ func (l *Loader) broker() *tokenbroker.Broker {
 	return b.(*tokenbroker.Broker)
 }
 
-// withHyperMCP adds to impl, the server's host functions for plugin name,
-// get_keyring_secret and get_access_token as pc grants them. keyring are
-// the values of the keyring entries pc grants (keyringValues); each
-// access token handed to the plugin is added to tokens, which the sandbox
-// redacts.
-func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[keyringID]string, tokens *sandbox.Redactions, impl map[string]host.HostFunc) (map[string]host.HostFunc, error) {
+// oauth2Clients returns the OAuth2 clients pc grants, their secrets read.
+func oauth2Clients(pc config.PluginConfig) ([]tokenbroker.Client, error) {
 	clients := make([]tokenbroker.Client, 0, len(pc.OAuth2))
 	for i, c := range pc.OAuth2 {
 		secret, err := pc.OAuth2Secret(i)
@@ -48,6 +44,15 @@ func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[k
 		clients = append(clients, tokenbroker.Client{TokenURL: c.TokenURL, ClientID: c.ClientID, ClientSecret: secret,
 			DeviceAuthURL: c.DeviceAuthorizationURL, Scopes: c.Scopes, AuthStyle: c.AuthStyle})
 	}
+	return clients, nil
+}
+
+// withHyperMCP adds to impl, the server's host functions for plugin name,
+// get_keyring_secret and get_access_token of the clients granted
+// (oauth2Clients). keyring are the values of the keyring entries granted
+// (keyringValues); each access token handed to the plugin is added to
+// tokens, which the sandbox redacts.
+func (l *Loader) withHyperMCP(name string, clients []tokenbroker.Client, keyring map[keyringID]string, tokens *sandbox.Redactions, impl map[string]host.HostFunc) map[string]host.HostFunc {
 	out := make(map[string]host.HostFunc, len(impl)+2)
 	for k, f := range impl {
 		out[k] = f
@@ -62,7 +67,7 @@ func (l *Loader) withHyperMCP(name string, pc config.PluginConfig, keyring map[k
 		tokens.Add(tok.AccessToken)
 		return json.Marshal(tok)
 	}
-	return out, nil
+	return out
 }
 
 // keyringSecret is get_keyring_secret of plugin: the raw value of a

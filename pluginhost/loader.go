@@ -275,21 +275,18 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 		return nil, nil, err
 	}
 	grants.Redacted = slices.Collect(maps.Values(keyring))
-	for i := range pc.OAuth2 { // the plugin never sees them, but nothing it or its callers send may show them
-		secret, err := pc.OAuth2Secret(i)
-		if err != nil {
-			return nil, nil, err
-		}
-		grants.Redacted = append(grants.Redacted, secret)
-	}
-	var tokens *sandbox.Redactions // the access tokens get_access_token hands the plugin
-	if len(pc.OAuth2) > 0 {
-		tokens = new(sandbox.Redactions)
-	}
-	impl, err := l.withHyperMCP(name, pc, keyring, tokens, l.Server.HostFunctions(name))
+	clients, err := oauth2Clients(pc)
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, c := range clients { // the plugin never sees their secrets, but nothing it or its callers send may show them
+		grants.Redacted = append(grants.Redacted, c.ClientSecret)
+	}
+	var tokens *sandbox.Redactions // the access tokens get_access_token hands the plugin
+	if len(clients) > 0 {
+		tokens = new(sandbox.Redactions)
+	}
+	impl := l.withHyperMCP(name, clients, keyring, tokens, l.Server.HostFunctions(name))
 	sopts := sandbox.Options{
 		Limits:        pc.Limits.Sandbox(),
 		Grants:        grants,
