@@ -82,7 +82,10 @@ func newCodeCaches(dir string, budget *memoryBudget) (*codeCaches, error) {
 // (wazero-VERSION-ARCH-OS), and writes nothing for a module it found
 // there. So a build that wrote a file was a miss of the compilation cache.
 // When two builds run at once, one may count the other's file, but no
-// file is counted twice and each build once: the totals hold.
+// file is counted twice and each build once: the totals hold. (Builds
+// of plugins without an Observer do not look: a file one wrote counts
+// for the next build that looks, as the plugins of a server either all
+// have one or none has.)
 func (c *codeCaches) wroteFiles() bool {
 	folders, _ := filepath.Glob(filepath.Join(c.dir, "wazero-*"))
 	c.filesMu.Lock()

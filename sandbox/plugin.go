@@ -335,7 +335,9 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 	}
 	p.built.Store(true)
 	p.happened(EventBuilt)
-	if e.code.releasable() && !p.interpret { // else no folder, or no compiler, to look in
+	// Only for an Observer, which is told; with no folder, or no compiler,
+	// there is nothing to look in.
+	if p.observer != nil && e.code.releasable() && !p.interpret {
 		if e.code.wroteFiles() {
 			p.happened(EventCompiled)
 		} else {
