@@ -66,6 +66,11 @@ type clientAddress struct {
 	port    int
 }
 
+// Traced reports whether the server starts spans (Options.Tracer): when
+// it does not, what a transport would put in a request's context for
+// them (WithClientAddress) is not worth its cost.
+func (s *Server) Traced() bool { return s.opts.Tracer != nil }
+
 // WithClientAddress returns ctx carrying the network address of the
 // client that sent the requests served with it, and its port (0 when
 // unknown, as when a proxy named the client): the requests' spans carry

@@ -15,14 +15,17 @@ import (
 // trusted proxy's X-Forwarded-For is believed), and the trace context of
 // its traceparent (and tracestate) header when it has a valid one, which
 // the engine links the span to, taking its parent from the request's
-// _meta, as OpenTelemetry's MCP conventions say.
+// _meta, as OpenTelemetry's MCP conventions say. The address is found
+// only for a server that starts spans (host.Server.Traced).
 func (h *Handler) requestContext(ctx context.Context, r *http.Request) context.Context {
-	if ip, isPeer, ok := h.clientIP(r); ok {
-		port := 0
-		if isPeer {
-			port = peerPort(r.RemoteAddr)
+	if h.srv.Traced() {
+		if ip, isPeer, ok := h.clientIP(r); ok {
+			port := 0
+			if isPeer {
+				port = peerPort(r.RemoteAddr)
+			}
+			ctx = host.WithClientAddress(ctx, ip.String(), port)
 		}
-		ctx = host.WithClientAddress(ctx, ip.String(), port)
 	}
 	if r.Header.Get("traceparent") == "" {
 		return ctx
