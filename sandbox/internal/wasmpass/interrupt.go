@@ -140,9 +140,14 @@ func makeInterruptible(wasm []byte) ([]byte, error) {
 			case strings.HasPrefix(name, ".debug"):
 				return nil
 			case name == "name":
-				if b, ok := w.names(body); ok {
-					out = appendSection(out, id, append(appendName(nil, name), b...))
+				// A name section that does not read is refused, not
+				// dropped: dropping it made a module the validator refuses
+				// (a name not UTF-8) valid.
+				b, ok := w.names(body)
+				if !ok {
+					return fmt.Errorf("%w: the name section does not read", ErrMalformed)
 				}
+				out = appendSection(out, id, append(appendName(nil, name), b...))
 				return nil
 			}
 			out = appendSection(out, id, body.buf[payload:])
@@ -624,8 +629,9 @@ func (w *rewrite) weighBody() []byte {
 
 // names returns the payload of the name section at r with its function
 // indices renumbered (function names, local names and label names; other
-// subsections as they are), or false when it cannot be read: names are
-// optional, and an unreadable name section is dropped.
+// subsections as they are), or false when it cannot be read, which
+// refuses the module: dropping the section would make valid a module the
+// validator refuses.
 func (w *rewrite) names(r *reader) ([]byte, bool) {
 	var out []byte
 	for r.off < len(r.buf) {
