@@ -68,12 +68,16 @@ func (s funcShape) work() float64 {
 }
 
 // checkCompileCost refuses wasm when compiling it would cost more than the
-// caps allow, naming the cap, or when its code cannot be read; maxBytes
+// caps allow, naming the cap, or when its code cannot be read or it
+// declares more than its bytes can hold (checkDeclaredSizes); maxBytes
 // caps its size (Limits.MaxModuleMiB). It reads every instruction once and
 // allocates little, so it takes milliseconds for a module of megabytes.
 func checkCompileCost(wasm []byte, maxBytes int) error {
 	if len(wasm) > maxBytes {
 		return fmt.Errorf("the module is %d bytes, more than the %d MiB max_module_mib allows", len(wasm), maxBytes>>20)
+	}
+	if err := checkDeclaredSizes(wasm); err != nil {
+		return err
 	}
 	var (
 		code, total float64   // bytes of code and compile work of all functions

@@ -655,7 +655,7 @@ func (w *rewrite) names(r *reader) ([]byte, bool) {
 				if id == 1 {
 					_, err = sub.name()
 				} else {
-					err = sub.vec2()
+					err = sub.nameMap()
 				}
 				return append(out, sub.buf[at:sub.off]...), err
 			}); err != nil {
@@ -665,17 +665,6 @@ func (w *rewrite) names(r *reader) ([]byte, bool) {
 		out = append(binary.AppendUvarint(append(out, id), uint64(len(b))), b...)
 	}
 	return out, true
-}
-
-// vec2 skips a name map: a vector of indices and names.
-func (r *reader) vec2() error {
-	n, err := r.u32()
-	for ; err == nil && n > 0; n-- {
-		if _, err = r.u32(); err == nil {
-			_, err = r.name()
-		}
-	}
-	return err
 }
 
 // appendSection appends a section of id with body to out.

@@ -220,10 +220,7 @@ func (r *reader) importDesc(kind byte) error {
 		_, err := r.u32()
 		return err
 	case kindTable:
-		if err := r.refType(); err != nil {
-			return err
-		}
-		return r.limits()
+		return r.table()
 	case kindMemory:
 		return r.limits()
 	case kindGlobal:
