@@ -89,6 +89,7 @@ check:
 	scripts/setup-rust.sh
 	scripts/setup-js.sh
 	scripts/setup-haproxy.sh
+	scripts/setup-redis.sh
 	scripts/setup-chromium.sh
 	scripts/setup-registry.sh
 	scripts/setup-keyring.sh

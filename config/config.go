@@ -36,6 +36,9 @@ type Config struct {
 	Endpoints []Endpoint
 	// Telemetry holds the [telemetry] table: metrics.
 	Telemetry TelemetryConfig
+	// State holds the [state] table: where the state that replicas share
+	// lives.
+	State StateConfig
 	// Path is the absolute path of the loaded file; "" for Default.
 	Path string
 
@@ -195,6 +198,30 @@ type TelemetryConfig struct {
 	StatusTokenFile string
 	StatusScope     string
 }
+
+// StateConfig holds the [state] table: the backend of the state several
+// replicas of one service share (2025-era sessions, tasks, limits).
+type StateConfig struct {
+	// Backend is StateMemory (the default: this process's memory, nothing
+	// shared) or StateRedis.
+	Backend string
+	// URL is the Redis server's redis:// or rediss:// URL, with its ACL
+	// user if any and without a password.
+	URL string
+	// PasswordFile is the absolute path of a file holding the password;
+	// PasswordEnv the environment variable holding it. At most one is set.
+	PasswordFile string
+	PasswordEnv  string
+	// Prefix starts every key mcphost writes (default "mcphost:"), so
+	// that services sharing a Redis keep apart.
+	Prefix string
+}
+
+// The values of StateConfig.Backend.
+const (
+	StateMemory = "memory"
+	StateRedis  = "redis"
+)
 
 // DefaultStatusScope is the scope of a JWT that opens /status.
 const DefaultStatusScope = "mcphost:operator"
@@ -734,6 +761,7 @@ func Default() *Config {
 		},
 		Plugins:   map[string]PluginConfig{},
 		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
+		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:"},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

@@ -70,6 +70,7 @@ func TestDefault(t *testing.T) {
 		},
 		Plugins:   map[string]PluginConfig{},
 		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
+		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:"},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,
@@ -1229,6 +1230,41 @@ func TestTelemetry(t *testing.T) {
 		_, errs := loadErrors(t, src)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
 			t.Errorf("%q: %v, want one error with %q", src, errs, want)
+		}
+	}
+}
+
+// TestState reads the [state] table: the memory backend by default, the
+// Redis one with its URL, password source and prefix, and an error naming
+// the line for each setting that cannot work, a password in the URL among
+// them (without echoing it).
+func TestState(t *testing.T) {
+	if got := load(t, "").State; got != (StateConfig{Backend: StateMemory, Prefix: "mcphost:"}) {
+		t.Errorf("[state] by default: %+v, want the memory backend and the prefix mcphost:", got)
+	}
+	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\n")
+	if sc := cfg.State; sc.Backend != StateRedis || sc.URL != "rediss://mcphost@redis.internal:6380/2" || sc.Prefix != "team-a:" ||
+		sc.PasswordFile != filepath.Join(filepath.Dir(cfg.Path), "redis-password") {
+		t.Errorf("[state] with Redis: %+v", sc)
+	}
+	const keys = "[server]\nrequest_state_key_file = \"keys\"\n"
+	for src, want := range map[string]string{
+		"[state]\nbackend = \"etcd\"\n":                                                                                        `:2: state.backend: "etcd" is not one of "memory" and "redis"`,
+		"[state]\nurl = \"redis://127.0.0.1:6379\"\n":                                                                          `:2: state.url: backend = "memory" uses no url: set backend = "redis"`,
+		keys + "[state]\nbackend = \"redis\"\n":                                                                                `:4: state.backend: backend = "redis" needs url`,
+		"[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n":                                                     `:2: state.backend: backend = "redis" needs [server] request_state_key_file`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"http://127.0.0.1:6379\"\n":                                               `:5: state.url: "http://127.0.0.1:6379" is not a redis:// or rediss:// URL`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1\"\n":                                                   `:5: state.url: "redis://127.0.0.1" names no port`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379/db\"\n":                                           `:5: state.url: "redis://127.0.0.1:6379/db" names database "db"`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://u:hunter2@127.0.0.1:6379\"\n":                                    `:5: state.url: the URL holds a password: put it in password_file or password_env`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\npassword_file = \"p\"\npassword_env = \"P\"\n": `:7: state.password_env: set "password_file" or "password_env", not both`,
+		"[state]\nprefix = \"\"\n":                                                                                             `:2: state.prefix:`,
+	} {
+		_, errs := loadErrors(t, src)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {
+			t.Errorf("%q: %v, want one error with %q", src, errs, want)
+		} else if strings.Contains(errs[0].Error(), "hunter2") {
+			t.Errorf("%q: the error shows the password: %v", src, errs[0])
 		}
 	}
 }

@@ -32,7 +32,7 @@ import (
 
 // Key names of the schema.
 var (
-	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints", "telemetry"}
+	rootKeys   = []string{"server", "defaults", "plugins", "http", "auth", "endpoints", "telemetry", "state"}
 	serverKeys = []string{"name", "title", "cache_dir", "page_size", "startup_wait", "memory_budget_mib", "unload_idle_after", "on_load_error", "cache_max_mib", "tool_names",
 		"plugin_cache_dir", "pull_timeout", "tls", "egress_ca_file", "request_state_key_file", "request_state_ttl", "instructions",
 		"task_after", "max_tasks", "max_tasks_per_user"}
@@ -47,6 +47,7 @@ var (
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
 		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
 		"audit", "audit_file", "audit_max_mib", "audit_max_files", "status_token_file", "status_scope"}
+	stateKeys = []string{"backend", "url", "password_file", "password_env", "prefix"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -108,6 +109,9 @@ func parse(file, dir, src string) (*Config, Errors) {
 	}
 	if v, ok := root["telemetry"]; ok {
 		d.telemetry(v, keyPath{"telemetry"}, cfg)
+	}
+	if v, ok := root["state"]; ok {
+		d.state(v, keyPath{"state"}, cfg)
 	}
 	d.checkRequireScopes(cfg)
 	cfg.Endpoints = d.endpoints(root, cfg)
@@ -1102,6 +1106,70 @@ func (d *decoder) telemetry(v any, p keyPath, c *Config) {
 	if tc.Metrics == MetricsOff && tc.MetricsListen != "" {
 		d.errorf(p.add("metrics_listen"), "metrics = %q: there are no metrics to listen for", MetricsOff)
 	}
+}
+
+func (d *decoder) state(v any, p keyPath, c *Config) {
+	t, ok := d.table(v, p, stateKeys)
+	if !ok {
+		return
+	}
+	sc := &c.State
+	if backend, ok := d.oneOf(t, p, "backend", StateMemory, StateRedis); ok {
+		sc.Backend = backend
+	}
+	if u, ok := d.checked(t, p, "url", checkRedisURL); ok {
+		sc.URL = u
+	}
+	if file, ok := d.checked(t, p, "password_file", notEmpty); ok {
+		sc.PasswordFile = d.abs(file)
+	}
+	if env, ok := d.checked(t, p, "password_env", checkEnvName); ok {
+		sc.PasswordEnv = env
+	}
+	if prefix, ok := d.checked(t, p, "prefix", notEmpty); ok {
+		sc.Prefix = prefix
+	}
+	if sc.PasswordFile != "" && sc.PasswordEnv != "" {
+		d.errorf(p.add("password_env"), "set \"password_file\" or \"password_env\", not both")
+	}
+	switch {
+	case sc.Backend != StateRedis:
+		for _, key := range []string{"url", "password_file", "password_env"} {
+			if _, set := t[key]; set {
+				d.errorf(p.add(key), "backend = %q uses no %s: set backend = %q", sc.Backend, key, StateRedis)
+			}
+		}
+	case t["url"] == nil:
+		d.errorf(p.add("backend"), "backend = %q needs url: the Redis server, as redis://[user@]host:port", StateRedis)
+	case c.Server.RequestStateKeyFile == "":
+		d.errorf(p.add("backend"), "backend = %q needs [server] request_state_key_file: the key every replica shares, which binds the owners of what Redis holds", StateRedis)
+	}
+}
+
+// checkRedisURL checks that s is a redis:// or rediss:// URL with a host
+// and port and no password, which belongs in a file or the environment.
+func checkRedisURL(s string) error {
+	u, err := url.Parse(s)
+	if err == nil {
+		if _, has := u.User.Password(); has {
+			return fmt.Errorf("the URL holds a password: put it in password_file or password_env, which keep it out of this file")
+		}
+	}
+	switch {
+	case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "":
+		return fmt.Errorf("%q is not a redis:// or rediss:// URL, e.g. \"redis://mcphost@127.0.0.1:6379\"", s)
+	case u.Port() == "":
+		return fmt.Errorf("%q names no port (Redis listens on 6379 by default)", s)
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		if n, err := strconv.Atoi(db); err != nil || n < 0 || n > 15 {
+			return fmt.Errorf("%q names database %q: a database is a number from 0 to 15", s, db)
+		}
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q has a query or fragment; mcphost sets the client's options itself", s)
+	}
+	return nil
 }
 
 // checkHTTPURL checks that s is an absolute http or https URL.

@@ -46,7 +46,11 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 	}
 	sess.began, sess.owner = true, owner
 	sess.mu.Unlock()
-	rec := sessionRecord{ID: sess.id, Owner: owner, Version: version, ClientCaps: p.Capabilities, Scopes: srv.scopes(ctx), LogLevel: defaultLogLevel, LastUsed: time.Now()}
+	rec := sessionRecord{ID: sess.id, Owner: owner, Version: version, ClientCaps: p.Capabilities, Scopes: srv.scopes(ctx), LogLevel: defaultLogLevel, LastUsed: time.Now(),
+		Endpoint: sess.endpoint}
+	if p.ClientInfo != nil {
+		rec.Client = p.ClientInfo.Name
+	}
 	if err := srv.sessionStore.put(rec); err != nil {
 		sess.mu.Lock()
 		sess.began = false

@@ -5,6 +5,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"runtime"
@@ -40,6 +41,13 @@ type Options struct {
 	// RequestStateTTL). Servers that share them complete each other's
 	// retries. None: a random key of this process.
 	RequestStateKeys [][]byte
+	// SessionStore holds what 2025-era sessions negotiated, shared with
+	// the other replicas of the service (SharedSessionStore), which must
+	// share RequestStateKeys too; nil: this process's memory.
+	SessionStore SharedSessionStore
+	// SessionTTL is how long SessionStore keeps the record of a session no
+	// request uses; DefaultSessionTTL when not positive.
+	SessionTTL time.Duration
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; DefaultRequestStateTTL when not positive.
 	RequestStateTTL time.Duration
@@ -118,6 +126,9 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	}
 	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(4*runtime.GOMAXPROCS(0), workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
+	if opts.SessionStore != nil {
+		s.sessionStore = &sharedSessions{backend: opts.SessionStore, seal: newRecordSeal(s.stateKeys), ttl: cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)}
+	}
 	if catalog == nil {
 		catalog = &Catalog{}
 	}

@@ -34,8 +34,9 @@ type Session struct {
 	nextID        int64
 	maxBatchReply int64 // bytes of a batch's reply
 
-	opened time.Time // for Observer.SessionEnded
-	ended  sync.Once // reports the end once, whoever closes it first
+	opened   time.Time // for Observer.SessionEnded
+	endpoint string    // SessionOptions.Endpoint, which its record keeps
+	ended    sync.Once // reports the end once, whoever closes it first
 }
 
 // NewSession starts a session, serving every plugin, whose
@@ -59,6 +60,9 @@ type SessionOptions struct {
 	// ID is the session's id on its transport (Mcp-Session-Id), which
 	// spans carry hashed (mcp.session.id), never as it is; empty for none.
 	ID string
+	// Endpoint is where on its transport the session is served (an HTTP
+	// path): ResumeSession finds a session only where it was initialized.
+	Endpoint string
 }
 
 // OpenSession starts a session whose server-initiated messages go to out.
@@ -75,9 +79,38 @@ func (s *Server) OpenSession(out Outbound, opts SessionOptions) *Session {
 		c.id = c.sessionHash
 	}
 	sess := &Session{conn: c, pending: map[string]chan *message{}, maxBatchReply: opts.MaxBatchReplyBytes,
-		opened: time.Now()}
+		opened: time.Now(), endpoint: opts.Endpoint}
 	s.sessions.add(sess)
 	return sess
+}
+
+// ErrNoSession means that ResumeSession found no session of that id
+// initialized by that subject on that endpoint: it ended, expired, or
+// never was.
+var ErrNoSession = errors.New("no such session")
+
+// ResumeSession opens, in this process, the session of id opts.ID that
+// subject initialized on opts.Endpoint, in this process before or in
+// another replica sharing its session store (Options.SessionStore): it
+// serves the session's requests as the process that initialized it would.
+// It fails with ErrNoSession when the store holds no such session, and
+// with the store's error when it cannot be read.
+func (s *Server) ResumeSession(out Outbound, opts SessionOptions, subject string) (*Session, error) {
+	if opts.ID == "" {
+		return nil, ErrNoSession
+	}
+	rec, ok, err := s.sessionStore.get(hashSession(opts.ID), subject)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok || rec.Endpoint != opts.Endpoint:
+		return nil, ErrNoSession
+	}
+	sess := s.OpenSession(out, opts)
+	sess.mu.Lock()
+	sess.began, sess.owner, sess.client = true, subject, rec.Client
+	sess.mu.Unlock()
+	return sess, nil
 }
 
 // Initialized reports whether the client finished initializing: it sent
@@ -356,12 +389,31 @@ func (sess *Session) Close() {
 			o.SessionEnded(EndedSession{Transport: sess.transport, ProtocolVersion: version, Duration: time.Since(sess.opened)})
 		})
 	}
-	sess.close()
-	sess.srv.subs.forget(sess)
-	sess.srv.sessions.remove(sess)
+	sess.leave()
 	if err := sess.srv.sessionStore.delete(sess.id); err != nil {
 		sess.srv.log().Warn("deleting the session's state failed", "session", sess.id, "err", err)
 	}
+}
+
+// Detach ends the session in this process: it cancels the session's
+// requests in flight and takes no new ones, like Close, but with a shared
+// session store (Options.SessionStore) it leaves the record for the other
+// replicas (or for ResumeSession here) until the store expires it. With
+// the store in memory it is Close.
+func (sess *Session) Detach() {
+	if _, shared := sess.srv.sessionStore.(*sharedSessions); !shared {
+		sess.Close()
+		return
+	}
+	sess.leave()
+}
+
+// leave cancels the session's requests in flight and forgets it in this
+// process.
+func (sess *Session) leave() {
+	sess.close()
+	sess.srv.subs.forget(sess)
+	sess.srv.sessions.remove(sess)
 }
 
 // Shutdown ends the session's subscriptions/listen streams (they never end

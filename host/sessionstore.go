@@ -20,6 +20,8 @@ type sessionRecord struct {
 	Scopes     []string        `json:",omitempty"` // of the token that initialized it (visibility.go)
 	LogLevel   logLevel        // least severe level of the log messages it takes
 	LastUsed   time.Time       // when a message last arrived on it
+	Endpoint   string          `json:",omitempty"` // where it was initialized (SessionOptions.Endpoint), the only place it is served
+	Client     string          `json:",omitempty"` // the name its client gave in initialize
 }
 
 // sessionStore holds the records of the initialized sessions, by id. A

@@ -40,3 +40,26 @@ apt_install() {
 	echo "$name: installing ${missing[*]}${size:+ ($size)} for $why"
 	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# apt_tool NAME WHY VERSION_COMMAND PACKAGE...
+#
+# installs the PACKAGEs (apt_install) for WHY, the tests that need them,
+# and prints what VERSION_COMMAND says. Without apt-get it warns that those
+# tests are SKIPPED, or fails when CI is set: CI runs every test.
+apt_tool() {
+	local name=$1 why=$2 version=$3
+	shift 3
+	local rc=0
+	apt_install "$name" "$why" "$@" || rc=$?
+	case $rc in
+	0) echo "$name: $($version 2>/dev/null | head -1)" ;;
+	2)
+		if [ -n "${CI:-}" ]; then
+			echo "$name: apt-get not found and CI is set: install $*, which $why need" >&2
+			return 1
+		fi
+		echo "$name: *** SKIP *** apt-get not found: install $* yourself, or $why are SKIPPED" >&2
+		;;
+	*) return "$rc" ;;
+	esac
+}

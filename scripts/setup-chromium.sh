@@ -9,16 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/apt.sh
 
-rc=0
-apt_install setup-chromium "the status page test (TestStatusPageInChromium)" chromium fonts-dejavu-core || rc=$?
-case $rc in
-0) echo "setup-chromium: $(chromium --version 2>/dev/null | head -1)" ;;
-2)
-	if [ -n "${CI:-}" ]; then
-		echo "setup-chromium: apt-get not found and CI is set: install chromium, which the status page test needs" >&2
-		exit 1
-	fi
-	echo "setup-chromium: *** SKIP *** apt-get not found: install chromium yourself, or the status page test (TestStatusPageInChromium) is SKIPPED" >&2
-	;;
-*) exit "$rc" ;;
-esac
+apt_tool setup-chromium "the status page test (TestStatusPageInChromium)" "chromium --version" chromium fonts-dejavu-core

@@ -9,16 +9,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/apt.sh
 
-rc=0
-apt_install setup-haproxy "the trusted-proxy test (TestPerClientLimitsBehindHAProxy)" haproxy || rc=$?
-case $rc in
-0) echo "setup-haproxy: $(haproxy -v 2>/dev/null | head -1)" ;;
-2)
-	if [ -n "${CI:-}" ]; then
-		echo "setup-haproxy: apt-get not found and CI is set: install haproxy, which the trusted-proxy test needs" >&2
-		exit 1
-	fi
-	echo "setup-haproxy: *** SKIP *** apt-get not found: install haproxy yourself, or the trusted-proxy test (TestPerClientLimitsBehindHAProxy) is SKIPPED" >&2
-	;;
-*) exit "$rc" ;;
-esac
+apt_tool setup-haproxy "the trusted-proxy test (TestPerClientLimitsBehindHAProxy)" "haproxy -v" haproxy

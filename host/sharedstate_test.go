@@ -1,0 +1,154 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/redistest"
+	"github.com/mcphost/mcphost/redisstate"
+)
+
+// redisReplicas returns n servers of echoTool that share one real Redis
+// (redistest) for their sessions and one requestState key, as replicas of
+// one service do, with the subject of a request in its context
+// (subjectKey), and that Redis.
+func redisReplicas(t *testing.T, n int) ([]*Server, *redistest.Server) {
+	t.Helper()
+	r := redistest.Start(t)
+	var servers []*Server
+	for range n {
+		store, err := redisstate.Open(redisstate.Options{URL: r.URL(), Password: r.Password, Prefix: "test:"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		servers = append(servers, NewServer(Options{
+			SessionStore:     store,
+			SessionTTL:       time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
+			Subject:          func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s },
+		}, BuildCatalog(t.Context(), []*Plugin{toolsPlugin("p", echoTool)}, nil)))
+	}
+	return servers, r
+}
+
+// TestASessionInitializedOnOneReplicaIsServedByAnother initializes a
+// 2025-11-25 session on one server and serves its next requests on
+// another that shares its Redis: the second finds it by its id, for its
+// owner on its endpoint only, with what it negotiated; Detach on one
+// replica leaves it to the others, and Close ends it everywhere.
+func TestASessionInitializedOnOneReplicaIsServedByAnother(t *testing.T) {
+	servers, r := redisReplicas(t, 2)
+	const id = "c2Vzc2lvbi1jcmVkZW50aWFs"
+	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
+	opts := SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/mcp"}
+	out := newRecorder()
+	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
+	a.initAs(t, alice, Version20251125)
+
+	if _, err := servers[1].ResumeSession(newRecorder(), opts, "bob"); !errors.Is(err, ErrNoSession) {
+		t.Errorf("bob resuming alice's session: %v, want ErrNoSession", err)
+	}
+	if _, err := servers[1].ResumeSession(newRecorder(), SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/other"}, "alice"); !errors.Is(err, ErrNoSession) {
+		t.Errorf("resuming alice's session on another endpoint: %v, want ErrNoSession", err)
+	}
+	sess, err := servers[1].ResumeSession(newRecorder(), opts, "alice")
+	if err != nil {
+		t.Fatalf("alice resuming her session on the second replica: %v", err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
+	if got := b.sess.Version(); got != Version20251125 {
+		t.Errorf("the resumed session's version is %q, want %q", got, Version20251125)
+	}
+	if res := b.ask(t, alice, 1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 1}}, ""); res["error"] != nil {
+		t.Errorf("tools/call on the second replica: %v", res)
+	}
+	keys, err := r.Do("KEYS", "*")
+	if err != nil || keys != "test:session:"+hashSession(id) {
+		t.Errorf("Redis holds keys %q (%v), want the session's record under the prefix and its id's hash only", keys, err)
+	}
+	if ttl, err := r.Do("PTTL", keys); err != nil || ttl == "-1" || strings.HasPrefix(ttl, "-") {
+		t.Errorf("the record's TTL is %s (%v), want one", ttl, err)
+	}
+
+	b.sess.Detach()
+	if _, err := servers[1].ResumeSession(newRecorder(), opts, "alice"); err != nil {
+		t.Errorf("resuming after the second replica detached it: %v", err)
+	}
+	a.sess.Close()
+	if _, err := servers[1].ResumeSession(newRecorder(), opts, "alice"); !errors.Is(err, ErrNoSession) {
+		t.Errorf("resuming after the first replica closed it: %v, want ErrNoSession", err)
+	}
+}
+
+// TestARecordChangedInRedisIsRefused rewrites the owner in a session's
+// record in Redis, as someone with write access to Redis but not the
+// replicas' key would, and checks that no replica serves the session to
+// the new owner or the old: the record's MAC no longer holds, and the
+// error says so.
+func TestARecordChangedInRedisIsRefused(t *testing.T) {
+	servers, r := redisReplicas(t, 1)
+	const id = "dGFtcGVyZWQtc2Vzc2lvbg"
+	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
+	opts := SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/mcp"}
+	out := newRecorder()
+	(&harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}).initAs(t, alice, Version20251125)
+	key := "test:session:" + hashSession(id)
+	rec, err := r.Do("GET", key)
+	if err != nil || !strings.Contains(rec, `"Owner":"alice"`) {
+		t.Fatalf("the record: %q, %v", rec, err)
+	}
+	if _, err := r.Do("SET", key, strings.Replace(rec, `"Owner":"alice"`, `"Owner":"bob"`, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, subject := range []string{"bob", "alice"} {
+		_, err := servers[0].ResumeSession(newRecorder(), opts, subject)
+		if err == nil || !strings.Contains(err.Error(), "MAC does not match") {
+			t.Errorf("%s resuming the tampered session: %v, want an error saying its MAC does not match", subject, err)
+		}
+	}
+	// A record sealed for another session, copied under this one's key,
+	// is refused too: the MAC covers the id.
+	other := "b3RoZXItc2Vzc2lvbg"
+	out = newRecorder()
+	(&harness{srv: servers[0], sess: servers[0].OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: other, Endpoint: "/mcp"}), out: out}).initAs(t, alice, Version20251125)
+	copied, _ := r.Do("GET", "test:session:"+hashSession(other))
+	copied = strings.Replace(copied, hashSession(other), hashSession(id), 1)
+	if _, err := r.Do("SET", key, copied); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := servers[0].ResumeSession(newRecorder(), opts, "alice"); err == nil || !strings.Contains(err.Error(), "MAC does not match") {
+		t.Errorf("resuming with another session's record: %v, want an error saying its MAC does not match", err)
+	}
+}
+
+// TestRecordSealOpensWithAnyKeyAndOnlyWhatItSealed checks the seal alone:
+// a record sealed with the first key opens with a set that still holds it
+// second (a rotation), and not as another kind or id, nor once changed.
+func TestRecordSealOpensWithAnyKeyAndOnlyWhatItSealed(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte("o"), 32), bytes.Repeat([]byte("n"), 32)
+	before := newRecordSeal(newStateKeys([][]byte{oldKey}))
+	after := newRecordSeal(newStateKeys([][]byte{newKey, oldKey}))
+	sealed := before.sealed("session", "id1", []byte(`{"Owner":"alice"}`))
+	if got, err := after.open("session", "id1", sealed); err != nil || string(got) != `{"Owner":"alice"}` {
+		t.Errorf("opening after a rotation: %q, %v", got, err)
+	}
+	for name, try := range map[string]func() ([]byte, error){
+		"as another id":   func() ([]byte, error) { return after.open("session", "id2", sealed) },
+		"as another kind": func() ([]byte, error) { return after.open("task", "id1", sealed) },
+		"changed": func() ([]byte, error) {
+			return after.open("session", "id1", bytes.Replace(sealed, []byte("alice"), []byte("bob"), 1))
+		},
+		"without the old key": func() ([]byte, error) {
+			return newRecordSeal(newStateKeys([][]byte{newKey})).open("session", "id1", sealed)
+		},
+	} {
+		if _, err := try(); !errors.Is(err, errRecordSeal) {
+			t.Errorf("opening %s: %v, want errRecordSeal", name, err)
+		}
+	}
+}

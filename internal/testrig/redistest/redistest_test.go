@@ -1,0 +1,30 @@
+package redistest
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"testing"
+)
+
+// TestStartedRedisNeedsItsUserAndKeepsDataAcrossARestart checks the
+// harness: a command without the ACL user's login is refused, and a key
+// set before Restart is there after it.
+func TestStartedRedisNeedsItsUserAndKeepsDataAcrossARestart(t *testing.T) {
+	s := Start(t)
+	conn, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := roundTrip(conn, bufio.NewReader(conn), "GET", "k"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("GET without logging in: got %v, want NOAUTH", err)
+	}
+	if got, err := s.Do("SET", "k", "v"); err != nil || got != "OK" {
+		t.Fatalf("SET: %q, %v", got, err)
+	}
+	s.Restart()
+	if got, err := s.Do("GET", "k"); err != nil || got != "v" {
+		t.Errorf("GET after a restart: %q, %v; want v", got, err)
+	}
+}

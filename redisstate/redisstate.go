@@ -1,0 +1,131 @@
+// Package redisstate keeps in Redis the state that the replicas of one
+// mcphost service share ([state] backend = "redis"): the records of
+// 2025-era sessions (host.SharedSessionStore). Every key starts with the
+// configured prefix and has a TTL; values are opaque, sealed by the host.
+// It runs on Redis 7.0 and uses only commands it has.
+package redisstate
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure Open.
+type Options struct {
+	// URL is the server's redis:// or rediss:// (TLS) URL, with an ACL
+	// user if any, without a password.
+	URL string
+	// Password is the user's password (or the server's requirepass);
+	// empty for none.
+	Password string
+	// Prefix starts every key.
+	Prefix string
+	// TLS configures a rediss:// connection; nil: the system's roots.
+	TLS *tls.Config
+}
+
+// Store is a connection pool to one Redis server.
+type Store struct {
+	client *redis.Client
+	prefix string
+	addr   string // host:port, which errors name
+}
+
+// Timeouts of a connection and of each command: a Redis that does not
+// answer fails a request in seconds rather than holding it.
+const (
+	dialTimeout    = 2 * time.Second
+	commandTimeout = 2 * time.Second
+)
+
+// Open returns a Store for the server at opts.URL. It does not connect:
+// Ping does.
+func Open(opts Options) (*Store, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return nil, fmt.Errorf("redisstate: %q is not a redis:// or rediss:// URL", opts.URL)
+	}
+	ro := &redis.Options{
+		Addr:            u.Host,
+		Username:        u.User.Username(),
+		Password:        opts.Password,
+		DialTimeout:     dialTimeout,
+		ReadTimeout:     commandTimeout,
+		WriteTimeout:    commandTimeout,
+		MaxRetries:      1,
+		DisableIdentity: true, // CLIENT SETINFO is newer than Redis 7.0
+		Protocol:        2,
+	}
+	if db := u.Path; len(db) > 1 {
+		if ro.DB, err = strconv.Atoi(db[1:]); err != nil {
+			return nil, fmt.Errorf("redisstate: %q: the database is not a number", opts.URL)
+		}
+	}
+	if u.Scheme == "rediss" {
+		ro.TLSConfig = opts.TLS
+		if ro.TLSConfig == nil {
+			ro.TLSConfig = &tls.Config{}
+		}
+		ro.TLSConfig = ro.TLSConfig.Clone()
+		if ro.TLSConfig.ServerName == "" {
+			ro.TLSConfig.ServerName = u.Hostname()
+		}
+		ro.TLSConfig.MinVersion = max(ro.TLSConfig.MinVersion, tls.VersionTLS12)
+	}
+	return &Store{client: redis.NewClient(ro), prefix: opts.Prefix, addr: u.Host}, nil
+}
+
+// Ping checks that the server answers and takes the login.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.wrap(s.client.Ping(ctx).Err())
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.client.Close() }
+
+// wrap names the server in err, which says what failed.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redis at %s: %w", s.addr, err)
+}
+
+// sessionKey is the key of session id's record.
+func (s *Store) sessionKey(id string) string { return s.prefix + "session:" + id }
+
+// Load returns the record of session id (host.SharedSessionStore).
+func (s *Store) Load(ctx context.Context, id string) ([]byte, bool, error) {
+	b, err := s.client.Get(ctx, s.sessionKey(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.wrap(err)
+	}
+	return b, true, nil
+}
+
+// Save creates or replaces the record of session id, for ttl
+// (host.SharedSessionStore).
+func (s *Store) Save(ctx context.Context, id string, record []byte, ttl time.Duration) error {
+	return s.wrap(s.client.Set(ctx, s.sessionKey(id), record, ttl).Err())
+}
+
+// Touch keeps the record of session id for ttl from now
+// (host.SharedSessionStore).
+func (s *Store) Touch(ctx context.Context, id string, ttl time.Duration) error {
+	return s.wrap(s.client.PExpire(ctx, s.sessionKey(id), ttl).Err())
+}
+
+// Delete removes the record of session id (host.SharedSessionStore).
+func (s *Store) Delete(ctx context.Context, id string) error {
+	return s.wrap(s.client.Del(ctx, s.sessionKey(id)).Err())
+}
