@@ -208,10 +208,9 @@ type StateConfig struct {
 	// URL is the Redis server's redis:// or rediss:// URL, with its ACL
 	// user if any and without a password.
 	URL string
-	// PasswordFile is the absolute path of a file holding the password;
-	// PasswordEnv the environment variable holding it. At most one is set.
-	PasswordFile string
-	PasswordEnv  string
+	// Password is where the password is, from password_file or
+	// password_env; the zero Secret for none.
+	Password Secret
 	// Prefix starts every key mcphost writes (default "mcphost:"), so
 	// that services sharing a Redis keep apart.
 	Prefix string

@@ -1244,7 +1244,7 @@ func TestState(t *testing.T) {
 	}
 	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\n")
 	if sc := cfg.State; sc.Backend != StateRedis || sc.URL != "rediss://mcphost@redis.internal:6380/2" || sc.Prefix != "team-a:" ||
-		sc.PasswordFile != filepath.Join(filepath.Dir(cfg.Path), "redis-password") {
+		sc.Password != (Secret{File: filepath.Join(filepath.Dir(cfg.Path), "redis-password")}) {
 		t.Errorf("[state] with Redis: %+v", sc)
 	}
 	const keys = "[server]\nrequest_state_key_file = \"keys\"\n"

@@ -1121,15 +1121,15 @@ func (d *decoder) state(v any, p keyPath, c *Config) {
 		sc.URL = u
 	}
 	if file, ok := d.checked(t, p, "password_file", notEmpty); ok {
-		sc.PasswordFile = d.abs(file)
+		sc.Password.File = d.abs(file)
 	}
 	if env, ok := d.checked(t, p, "password_env", checkEnvName); ok {
-		sc.PasswordEnv = env
+		sc.Password.Env = env
 	}
 	if prefix, ok := d.checked(t, p, "prefix", notEmpty); ok {
 		sc.Prefix = prefix
 	}
-	if sc.PasswordFile != "" && sc.PasswordEnv != "" {
+	if sc.Password.File != "" && sc.Password.Env != "" {
 		d.errorf(p.add("password_env"), "set \"password_file\" or \"password_env\", not both")
 	}
 	switch {

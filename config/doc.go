@@ -419,6 +419,21 @@
 //	                       # loopback listener without [auth]
 //	status_scope = "mcphost:operator"  # the JWT scope that opens /status
 //
+//	[state]                # the state replicas of one HTTP service share
+//	                       # (docs/scale-out.md)
+//	backend = "memory"     # "memory": this process's own; "redis": the
+//	                       # 2025-era sessions in Redis, where any replica
+//	                       # serves any session; needs [server]
+//	                       # request_state_key_file, the same on every
+//	                       # replica, whose keys seal what Redis holds
+//	url = ""               # redis: the server, "redis://[user@]host:port[/db]"
+//	                       # or "rediss://..." (TLS); no password here
+//	password_file = ""     # redis: a file holding the password (relative to
+//	                       # the config file's directory) ...
+//	password_env = ""      # ... or the environment variable holding it
+//	prefix = "mcphost:"    # starts every key, so services sharing a Redis
+//	                       # keep apart
+//
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins
 //	path = "/mcp/team-a"   # where it serves Streamable HTTP; HTTP+SSE at

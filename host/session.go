@@ -35,6 +35,7 @@ type Session struct {
 	maxBatchReply int64 // bytes of a batch's reply
 
 	opened   time.Time // for Observer.SessionEnded
+	touched  time.Time // when its record was last touched (refresh)
 	endpoint string    // SessionOptions.Endpoint, which its record keeps
 	ended    sync.Once // reports the end once, whoever closes it first
 }
@@ -94,8 +95,10 @@ var ErrNoSession = errors.New("no such session")
 // another replica sharing its session store (Options.SessionStore): it
 // serves the session's requests as the process that initialized it would.
 // It fails with ErrNoSession when the store holds no such session, and
-// with the store's error when it cannot be read.
-func (s *Server) ResumeSession(out Outbound, opts SessionOptions, subject string) (*Session, error) {
+// with the store's error when it cannot be read. Like initialize, it waits
+// within ctx for the plugins this process is loading at start-up (Loading),
+// so that a replica just started lists what its peers list.
+func (s *Server) ResumeSession(ctx context.Context, out Outbound, opts SessionOptions, subject string) (*Session, error) {
 	if opts.ID == "" {
 		return nil, ErrNoSession
 	}
@@ -106,6 +109,7 @@ func (s *Server) ResumeSession(out Outbound, opts SessionOptions, subject string
 	case !ok || rec.Endpoint != opts.Endpoint:
 		return nil, ErrNoSession
 	}
+	s.awaitStartup(ctx)
 	sess := s.OpenSession(out, opts)
 	sess.mu.Lock()
 	sess.began, sess.owner, sess.client = true, subject, rec.Client
@@ -418,7 +422,8 @@ func (sess *Session) leave() {
 
 // Shutdown ends the session's subscriptions/listen streams (they never end
 // on their own), lets its requests in flight run for up to grace, then
-// closes it, which cancels those still running, and waits for them.
+// detaches it (Detach), which cancels those still running, and waits for
+// them.
 func (sess *Session) Shutdown(grace time.Duration) {
 	sess.srv.listeners.end(sess.conn)
 	done := make(chan struct{})
@@ -427,7 +432,7 @@ func (sess *Session) Shutdown(grace time.Duration) {
 	case <-done:
 	case <-time.After(grace):
 		sess.srv.logger.Warn("cancelling requests still running at shutdown")
-		sess.Close()
+		sess.Detach()
 		<-done
 	}
 }

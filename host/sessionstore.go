@@ -39,9 +39,9 @@ type sessionStore interface {
 	get(id, owner string) (rec sessionRecord, ok bool, err error)
 	// put creates or replaces the record of session rec.ID.
 	put(rec sessionRecord) error
-	// touch records that session id was used at; it does nothing when the
-	// session has no record.
-	touch(id string, at time.Time) error
+	// touch records that session id was used at, and reports whether it
+	// has a record.
+	touch(id string, at time.Time) (bool, error)
 	// delete removes the record of session id, if any.
 	delete(id string) error
 }
@@ -78,14 +78,15 @@ func (s *memorySessionStore) put(rec sessionRecord) error {
 	return nil
 }
 
-func (s *memorySessionStore) touch(id string, at time.Time) error {
+func (s *memorySessionStore) touch(id string, at time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec, ok := s.records[id]; ok {
+	rec, ok := s.records[id]
+	if ok {
 		rec.LastUsed = at
 		s.records[id] = rec
 	}
-	return nil
+	return ok, nil
 }
 
 func (s *memorySessionStore) delete(id string) error {
@@ -130,18 +131,47 @@ func (sess *Session) update(f func(*sessionRecord)) error {
 	return sess.srv.sessionStore.put(rec)
 }
 
+// touchEvery is how often, at most, a message on a session touches its
+// record: a shared store keeps it for minutes after the last touch.
+const touchEvery = time.Second
+
 // touch records that a message arrived on the session, for a shared store
-// to keep its record as long as it is used.
+// to keep its record as long as it is used, unless the session was touched
+// in the last touchEvery.
 func (sess *Session) touch() {
-	sess.mu.Lock()
-	began := sess.began
-	sess.mu.Unlock()
-	if !began {
-		return
-	}
-	if err := sess.srv.sessionStore.touch(sess.id, time.Now()); err != nil {
+	if _, err := sess.refresh(touchEvery); err != nil {
 		sess.srv.log().Warn("touching the session's state failed", "session", sess.id, "err", err)
 	}
+}
+
+// Refresh touches the session's record, as a message on it does, and
+// fails with ErrNoSession when the record is gone: the session ended on
+// another replica sharing the store (a DELETE there), or the store expired
+// it. A transport that may serve a session on several replicas asks before
+// it hands the session a message, and answers as for an unknown session.
+func (sess *Session) Refresh() error {
+	if lost, err := sess.refresh(0); err != nil || !lost {
+		return err
+	}
+	return ErrNoSession
+}
+
+// refresh touches the session's record unless it was touched in the last
+// fresh, and reports whether the record is gone. A session not yet
+// initialized has none to touch.
+func (sess *Session) refresh(fresh time.Duration) (lost bool, err error) {
+	now := time.Now()
+	sess.mu.Lock()
+	began, recent := sess.began, now.Sub(sess.touched) < fresh
+	if began && !recent {
+		sess.touched = now
+	}
+	sess.mu.Unlock()
+	if !began || recent {
+		return false, nil
+	}
+	ok, err := sess.srv.sessionStore.touch(sess.id, now)
+	return err == nil && !ok, err
 }
 
 // capabilities returns what the client declared at initialize. They are

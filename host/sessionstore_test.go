@@ -51,21 +51,21 @@ func (s *jsonSessionStore) put(rec sessionRecord) error {
 	return nil
 }
 
-func (s *jsonSessionStore) touch(id string, at time.Time) error {
+func (s *jsonSessionStore) touch(id string, at time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	raw, ok := s.records[id]
 	if !ok {
-		return nil
+		return false, nil
 	}
 	var rec sessionRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return err
+		return true, err
 	}
 	rec.LastUsed = at
 	raw, err := json.Marshal(rec)
 	s.records[id] = raw
-	return err
+	return true, err
 }
 
 func (s *jsonSessionStore) delete(id string) error {
@@ -114,11 +114,11 @@ func TestSessionStoresBindARecordToItsOwner(t *testing.T) {
 				}
 			}
 			at := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-			if err := s.touch("1", at); err != nil {
-				t.Fatal(err)
+			if ok, err := s.touch("1", at); !ok || err != nil {
+				t.Fatalf("touching alice's record: %v, %v", ok, err)
 			}
-			if err := s.touch("2", at); err != nil {
-				t.Fatalf("touching no record: %v", err)
+			if ok, err := s.touch("2", at); ok || err != nil {
+				t.Fatalf("touching no record: %v, %v; want false", ok, err)
 			}
 			got, ok, err := s.get("1", "alice")
 			if !ok || err != nil || !got.LastUsed.Equal(at) || !slices.Equal(got.Scopes, []string{"read"}) || string(got.ClientCaps) != `{"roots":{}}` {

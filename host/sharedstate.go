@@ -26,9 +26,9 @@ type SharedSessionStore interface {
 	// Save creates or replaces the record of session id, which the store
 	// keeps for ttl after its last Save or Touch.
 	Save(ctx context.Context, id string, record []byte, ttl time.Duration) error
-	// Touch keeps the record of session id for ttl from now; it does
-	// nothing when there is none.
-	Touch(ctx context.Context, id string, ttl time.Duration) error
+	// Touch keeps the record of session id for ttl from now, and reports
+	// whether there is one.
+	Touch(ctx context.Context, id string, ttl time.Duration) (bool, error)
 	// Delete removes the record of session id, if any.
 	Delete(ctx context.Context, id string) error
 }
@@ -81,7 +81,7 @@ func (s *sharedSessions) put(rec sessionRecord) error {
 	return s.backend.Save(ctx, rec.ID, s.seal.sealed("session", rec.ID, payload), s.ttl)
 }
 
-func (s *sharedSessions) touch(id string, _ time.Time) error {
+func (s *sharedSessions) touch(id string, _ time.Time) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
 	defer cancel()
 	return s.backend.Touch(ctx, id, s.ttl)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
-	"github.com/mcphost/mcphost/redisstate"
 )
 
 // redisReplicas returns n servers of echoTool that share one real Redis
@@ -21,19 +20,24 @@ func redisReplicas(t *testing.T, n int) ([]*Server, *redistest.Server) {
 	r := redistest.Start(t)
 	var servers []*Server
 	for range n {
-		store, err := redisstate.Open(redisstate.Options{URL: r.URL(), Password: r.Password, Prefix: "test:"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
 		servers = append(servers, NewServer(Options{
-			SessionStore:     store,
+			SessionStore:     r.Store("test:"),
 			SessionTTL:       time.Minute,
 			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")},
 			Subject:          func(ctx context.Context) string { s, _ := ctx.Value(subjectKey{}).(string); return s },
 		}, BuildCatalog(t.Context(), []*Plugin{toolsPlugin("p", echoTool)}, nil)))
 	}
 	return servers, r
+}
+
+// initOn opens a session of opts on srv and initializes it at 2025-11-25
+// with the subject of ctx.
+func initOn(t *testing.T, srv *Server, ctx context.Context, opts SessionOptions) *harness {
+	t.Helper()
+	out := newRecorder()
+	h := &harness{srv: srv, sess: srv.OpenSession(out, opts), out: out}
+	h.initAs(t, ctx, Version20251125)
+	return h
 }
 
 // TestASessionInitializedOnOneReplicaIsServedByAnother initializes a
@@ -46,17 +50,15 @@ func TestASessionInitializedOnOneReplicaIsServedByAnother(t *testing.T) {
 	const id = "c2Vzc2lvbi1jcmVkZW50aWFs"
 	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
 	opts := SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/mcp"}
-	out := newRecorder()
-	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
-	a.initAs(t, alice, Version20251125)
+	a := initOn(t, servers[0], alice, opts)
 
-	if _, err := servers[1].ResumeSession(newRecorder(), opts, "bob"); !errors.Is(err, ErrNoSession) {
+	if _, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "bob"); !errors.Is(err, ErrNoSession) {
 		t.Errorf("bob resuming alice's session: %v, want ErrNoSession", err)
 	}
-	if _, err := servers[1].ResumeSession(newRecorder(), SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/other"}, "alice"); !errors.Is(err, ErrNoSession) {
+	if _, err := servers[1].ResumeSession(t.Context(), newRecorder(), SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/other"}, "alice"); !errors.Is(err, ErrNoSession) {
 		t.Errorf("resuming alice's session on another endpoint: %v, want ErrNoSession", err)
 	}
-	sess, err := servers[1].ResumeSession(newRecorder(), opts, "alice")
+	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "alice")
 	if err != nil {
 		t.Fatalf("alice resuming her session on the second replica: %v", err)
 	}
@@ -76,11 +78,11 @@ func TestASessionInitializedOnOneReplicaIsServedByAnother(t *testing.T) {
 	}
 
 	b.sess.Detach()
-	if _, err := servers[1].ResumeSession(newRecorder(), opts, "alice"); err != nil {
+	if _, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "alice"); err != nil {
 		t.Errorf("resuming after the second replica detached it: %v", err)
 	}
 	a.sess.Close()
-	if _, err := servers[1].ResumeSession(newRecorder(), opts, "alice"); !errors.Is(err, ErrNoSession) {
+	if _, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "alice"); !errors.Is(err, ErrNoSession) {
 		t.Errorf("resuming after the first replica closed it: %v, want ErrNoSession", err)
 	}
 }
@@ -95,8 +97,7 @@ func TestARecordChangedInRedisIsRefused(t *testing.T) {
 	const id = "dGFtcGVyZWQtc2Vzc2lvbg"
 	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
 	opts := SessionOptions{Transport: TransportHTTP, ID: id, Endpoint: "/mcp"}
-	out := newRecorder()
-	(&harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}).initAs(t, alice, Version20251125)
+	initOn(t, servers[0], alice, opts)
 	key := "test:session:" + hashSession(id)
 	rec, err := r.Do("GET", key)
 	if err != nil || !strings.Contains(rec, `"Owner":"alice"`) {
@@ -106,7 +107,7 @@ func TestARecordChangedInRedisIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, subject := range []string{"bob", "alice"} {
-		_, err := servers[0].ResumeSession(newRecorder(), opts, subject)
+		_, err := servers[0].ResumeSession(t.Context(), newRecorder(), opts, subject)
 		if err == nil || !strings.Contains(err.Error(), "MAC does not match") {
 			t.Errorf("%s resuming the tampered session: %v, want an error saying its MAC does not match", subject, err)
 		}
@@ -114,14 +115,13 @@ func TestARecordChangedInRedisIsRefused(t *testing.T) {
 	// A record sealed for another session, copied under this one's key,
 	// is refused too: the MAC covers the id.
 	other := "b3RoZXItc2Vzc2lvbg"
-	out = newRecorder()
-	(&harness{srv: servers[0], sess: servers[0].OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: other, Endpoint: "/mcp"}), out: out}).initAs(t, alice, Version20251125)
+	initOn(t, servers[0], alice, SessionOptions{Transport: TransportHTTP, ID: other, Endpoint: "/mcp"})
 	copied, _ := r.Do("GET", "test:session:"+hashSession(other))
 	copied = strings.Replace(copied, hashSession(other), hashSession(id), 1)
 	if _, err := r.Do("SET", key, copied); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := servers[0].ResumeSession(newRecorder(), opts, "alice"); err == nil || !strings.Contains(err.Error(), "MAC does not match") {
+	if _, err := servers[0].ResumeSession(t.Context(), newRecorder(), opts, "alice"); err == nil || !strings.Contains(err.Error(), "MAC does not match") {
 		t.Errorf("resuming with another session's record: %v, want an error saying its MAC does not match", err)
 	}
 }

@@ -327,6 +327,9 @@ type httpSession struct {
 
 var errClosing = errors.New("the server is shutting down")
 
+// sessionNotFound is the body of a 404 for a session id no session has.
+const sessionNotFound = "session not found: it ended or never existed; initialize a new one"
+
 // DeniedSessionOwner is the reason Options.Denied is given for a request
 // that used the session of another subject.
 const DeniedSessionOwner = "session_owner"
@@ -336,10 +339,8 @@ const DeniedSessionOwner = "session_owner"
 func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error) {
 	id := make([]byte, sessionIDBytes)
 	_, _ = rand.Read(id)
-	hs := &httpSession{id: base64.RawURLEncoding.EncodeToString(id), subject: h.srv.Subject(r.Context()),
-		client: h.client(r), legacy: legacy, log: h.log, endpoint: endpointOf(r), done: make(chan struct{}), active: 1}
-	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
-	hs.streams = map[int]*eventStream{0: hs.standalone}
+	hs := h.httpSession(r, base64.RawURLEncoding.EncodeToString(id), legacy)
+	hs.active = 1
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -353,10 +354,52 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
-	hs.sess = h.srv.OpenSession(hs.standalone, host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes, Transport: host.TransportHTTP, ID: hs.id})
+	hs.sess = h.srv.OpenSession(hs.standalone, h.sessionOptions(hs))
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
+}
+
+// httpSession returns a session id for request r, not yet started.
+func (h *Handler) httpSession(r *http.Request, id string, legacy bool) *httpSession {
+	hs := &httpSession{id: id, subject: h.srv.Subject(r.Context()), client: h.client(r), legacy: legacy, log: h.log,
+		endpoint: endpointOf(r), done: make(chan struct{})}
+	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
+	hs.streams = map[int]*eventStream{0: hs.standalone}
+	return hs
+}
+
+// sessionOptions are those of the host session of hs.
+func (h *Handler) sessionOptions(hs *httpSession) host.SessionOptions {
+	return host.SessionOptions{Plugins: hs.endpoint.plugins, MaxBatchReplyBytes: h.opts.MaxBatchResponseBytes, Transport: host.TransportHTTP,
+		ID: hs.id, Endpoint: hs.endpoint.path}
+}
+
+// resume serves here the Streamable HTTP session id that r names and this
+// handler does not hold: one that r's subject initialized at r's endpoint
+// on another replica sharing the session store ([state]), or here before
+// this process let it go (host.Server.ResumeSession). It returns nil when
+// there is none, and the store's error when it cannot be read.
+func (h *Handler) resume(r *http.Request, id string) error {
+	hs := h.httpSession(r, id, false)
+	sess, err := h.srv.ResumeSession(r.Context(), hs.standalone, h.sessionOptions(hs), hs.subject)
+	if err != nil {
+		if errors.Is(err, host.ErrNoSession) {
+			return nil
+		}
+		return err
+	}
+	hs.sess = sess
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing || h.sessions[id] != nil { // closing, or resumed meanwhile by another request
+		sess.Detach()
+		return nil
+	}
+	h.sessions[id] = hs
+	h.clients[hs.client]++
+	h.log.Debug("HTTP session resumed from the shared session store")
+	return nil
 }
 
 // acquire finds the session request r names by id and marks it in use.
@@ -368,6 +411,40 @@ func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, leg
 	if id == "" {
 		writeRPCError(w, http.StatusBadRequest, missingSessionID)
 		return nil
+	}
+	hs := h.acquireHeld(w, r, id, legacy)
+	if hs == nil || legacy {
+		return hs
+	}
+	switch err := hs.sess.Refresh(); {
+	case errors.Is(err, host.ErrNoSession): // ended on another replica, or expired
+		h.release(hs)
+		h.endHere(hs)
+		http.Error(w, sessionNotFound, http.StatusNotFound)
+		return nil
+	case err != nil:
+		h.release(hs)
+		h.log.Warn("touching a session in the shared session store failed", "err", err)
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
+		return nil
+	}
+	return hs
+}
+
+// acquireHeld is acquire of a session this handler holds, or resumes
+// (resume) when it holds none of a Streamable HTTP id.
+func (h *Handler) acquireHeld(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
+	if !legacy {
+		h.mu.Lock()
+		_, held := h.sessions[id]
+		h.mu.Unlock()
+		if !held {
+			if err := h.resume(r, id); err != nil {
+				h.log.Warn("reading a session from the shared session store failed", "err", err)
+				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
+				return nil
+			}
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -382,7 +459,7 @@ func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, leg
 		}
 	}
 	if hs == nil || hs.legacy != legacy || hs.endpoint != endpointOf(r) {
-		http.Error(w, "session not found: it ended or never existed; initialize a new one", http.StatusNotFound)
+		http.Error(w, sessionNotFound, http.StatusNotFound)
 		return nil
 	}
 	hs.active++
@@ -438,12 +515,22 @@ func (h *Handler) expire(hs *httpSession) {
 	} else {
 		h.log.Info("ending an HTTP session whose client did not finish initializing", "after", h.opts.InitTimeout, "client", hs.client)
 	}
-	h.end(hs)
+	h.endHere(hs)
 }
 
 // end ends a session: its requests in flight are cancelled, its streams end
-// once what they hold is written, and its id is no longer known.
-func (h *Handler) end(hs *httpSession) {
+// once what they hold is written, and its id is no longer known, here or
+// on any replica that shares the session store.
+func (h *Handler) end(hs *httpSession) { h.finish(hs, (*host.Session).Close) }
+
+// endHere ends a session in this process, as end does, but leaves it to
+// the replicas that share the session store ([state]): they, or this one,
+// resume it when a request names it, until the store expires it
+// (host.Session.Detach).
+func (h *Handler) endHere(hs *httpSession) { h.finish(hs, (*host.Session).Detach) }
+
+// finish ends hs here, with stop ending its host session.
+func (h *Handler) finish(hs *httpSession, stop func(*host.Session)) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		h.forgetLocked(hs)
@@ -453,7 +540,7 @@ func (h *Handler) end(hs *httpSession) {
 	}
 	h.mu.Unlock()
 	hs.endOnce.Do(func() {
-		hs.sess.Close()
+		stop(hs.sess)
 		close(hs.done)
 		hs.mu.Lock()
 		streams := slices.Collect(maps.Values(hs.streams))
@@ -499,7 +586,7 @@ func (h *Handler) shutdown(grace time.Duration) {
 			hs.draining = true
 			hs.gate.Unlock()
 			hs.sess.Shutdown(grace)
-			h.end(hs)
+			h.endHere(hs)
 		})
 	}
 	wg.Wait()

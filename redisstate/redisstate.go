@@ -10,8 +10,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +31,21 @@ type Options struct {
 	Prefix string
 	// TLS configures a rediss:// connection; nil: the system's roots.
 	TLS *tls.Config
+	// Logger receives, at debug level, what the Redis client logs of its
+	// connections (a dial that failed, a connection dropped); nil
+	// discards it. The client has one logger in a process: the first
+	// Store opened sets it.
+	Logger *slog.Logger
+}
+
+// clientLog is where the Redis client logs (Options.Logger), set once.
+var clientLog sync.Once
+
+// clientLogger passes the Redis client's log lines to a slog.Logger.
+type clientLogger struct{ l *slog.Logger }
+
+func (c clientLogger) Printf(ctx context.Context, format string, v ...any) {
+	c.l.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
 
 // Store is a connection pool to one Redis server.
@@ -48,6 +65,13 @@ const (
 // Open returns a Store for the server at opts.URL. It does not connect:
 // Ping does.
 func Open(opts Options) (*Store, error) {
+	clientLog.Do(func() {
+		l := opts.Logger
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		redis.SetLogger(clientLogger{l})
+	})
 	u, err := url.Parse(opts.URL)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		return nil, fmt.Errorf("redisstate: %q is not a redis:// or rediss:// URL", opts.URL)
@@ -119,10 +143,11 @@ func (s *Store) Save(ctx context.Context, id string, record []byte, ttl time.Dur
 	return s.wrap(s.client.Set(ctx, s.sessionKey(id), record, ttl).Err())
 }
 
-// Touch keeps the record of session id for ttl from now
-// (host.SharedSessionStore).
-func (s *Store) Touch(ctx context.Context, id string, ttl time.Duration) error {
-	return s.wrap(s.client.PExpire(ctx, s.sessionKey(id), ttl).Err())
+// Touch keeps the record of session id for ttl from now, and reports
+// whether there is one (host.SharedSessionStore).
+func (s *Store) Touch(ctx context.Context, id string, ttl time.Duration) (bool, error) {
+	ok, err := s.client.PExpire(ctx, s.sessionKey(id), ttl).Result()
+	return ok, s.wrap(err)
 }
 
 // Delete removes the record of session id (host.SharedSessionStore).

@@ -18,14 +18,16 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
+	"github.com/mcphost/mcphost/redisstate"
 )
 
 // Server is a redis-server a test started.
 type Server struct {
 	// Addr is its host:port on 127.0.0.1.
 	Addr string
-	// User and Password are those of its ACL user, which may run every
-	// command on every key; the default user is off.
+	// User and Password are those of the ACL user mcphost logs in as,
+	// which may run only the commands docs/scale-out.md lists; the
+	// default user is off. Do logs in as an administrator.
 	User, Password string
 	// PasswordFile holds Password, as [state] password_file names it.
 	PasswordFile string
@@ -37,6 +39,10 @@ type Server struct {
 	done chan struct{}
 	out  *bytes.Buffer
 }
+
+// MCPHostCommands are the ACL rules of the commands mcphost runs, as
+// docs/scale-out.md tells operators to grant them.
+const MCPHostCommands = "-@all +ping +get +set +pexpire +del"
 
 // URL returns the server's redis:// URL with its user and without its
 // password, which a configuration gives in a file.
@@ -75,7 +81,8 @@ func Start(t testing.TB) *Server {
 		"daemonize no",
 		"loglevel warning",
 		"user default off",
-		fmt.Sprintf("user %s on >%s ~* &* +@all", s.User, s.Password),
+		fmt.Sprintf("user %s on >%s ~* resetchannels %s", s.User, s.Password, MCPHostCommands),
+		fmt.Sprintf("user admin on >%s ~* &* +@all", s.Password),
 	}, "\n") + "\n"
 	if err := os.WriteFile(s.conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -97,7 +104,7 @@ func (s *Server) start() {
 	s.done = make(chan struct{})
 	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if reply, err := s.Do("AUTH", s.User, s.Password); err == nil && reply == "OK" {
+		if reply, err := s.Do("AUTH", "admin", s.Password); err == nil && reply == "OK" {
 			return
 		}
 		select {
@@ -109,6 +116,18 @@ func (s *Server) start() {
 			s.t.Fatalf("redis-server does not answer on %s:\n%s", s.Addr, s.out.String())
 		}
 	}
+}
+
+// Store returns a store on the server as mcphost's user, whose keys start
+// with prefix; it closes when the test ends.
+func (s *Server) Store(prefix string) *redisstate.Store {
+	s.t.Helper()
+	store, err := redisstate.Open(redisstate.Options{URL: s.URL(), Password: s.Password, Prefix: prefix})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { store.Close() })
+	return store
 }
 
 // Stop stops the server, if it runs.
@@ -129,7 +148,7 @@ func (s *Server) Restart() {
 	s.start()
 }
 
-// Do runs one command as the ACL user on a connection of its own and
+// Do runs one command as the administrator on a connection of its own and
 // returns the reply: a simple string or an integer as it is, a bulk string
 // as its bytes, an array as its elements joined by newlines; an error
 // reply is an error.
@@ -142,7 +161,7 @@ func (s *Server) Do(args ...string) (string, error) {
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	r := bufio.NewReader(conn)
 	if args[0] != "AUTH" {
-		if _, err := roundTrip(conn, r, "AUTH", s.User, s.Password); err != nil {
+		if _, err := roundTrip(conn, r, "AUTH", "admin", s.Password); err != nil {
 			return "", err
 		}
 	}

@@ -188,6 +188,11 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	sessionStore, closeState, err := openState(ctx, cfg, f.transport, logger)
+	if err != nil {
+		return err
+	}
+	defer closeState()
 	traces, err := tracing.New(ctx, cfg.Telemetry, f.version)
 	if err != nil {
 		return err
@@ -215,6 +220,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
+		SessionStore: sessionStore, SessionTTL: cfg.HTTP.SessionIdleTimeout,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
