@@ -34,8 +34,10 @@ type Session struct {
 	nextID        int64
 	maxBatchReply int64 // bytes of a batch's reply
 
-	opened   time.Time // for Observer.SessionEnded
-	touched  time.Time // when its record was last touched (refresh)
+	opened   time.Time      // for Observer.SessionEnded
+	touched  time.Time      // when its record was last touched (refresh)
+	cached   *sessionRecord // its record as last read or written, when ready (lookup)
+	cachedAt time.Time
 	endpoint string    // SessionOptions.Endpoint, which its record keeps
 	ended    sync.Once // reports the end once, whoever closes it first
 }
@@ -114,6 +116,7 @@ func (s *Server) ResumeSession(ctx context.Context, out Outbound, opts SessionOp
 	sess.mu.Lock()
 	sess.began, sess.owner, sess.client = true, subject, rec.Client
 	sess.mu.Unlock()
+	sess.keep(rec)
 	return sess, nil
 }
 

@@ -96,15 +96,48 @@ func (s *memorySessionStore) delete(id string) error {
 	return nil
 }
 
+// A ready session's record is kept on the Session once read or written,
+// for recordFresh: a request then reads the store once a second at most,
+// not at each of the places it needs the record. What a record holds does
+// not change once the session is ready, but for its log level, which
+// logging/setLevel on another replica sharing the store changes here
+// within recordFresh. (The record's end is not cached: Refresh asks the
+// store at each request of a transport that serves on several replicas.)
+const recordFresh = time.Second
+
 // lookup reads the session's record; ok is false before initialize.
 func (sess *Session) lookup() (rec sessionRecord, ok bool, err error) {
 	sess.mu.Lock()
-	began, owner := sess.began, sess.owner
+	began, owner, cached, at := sess.began, sess.owner, sess.cached, sess.cachedAt
 	sess.mu.Unlock()
 	if !began {
 		return sessionRecord{}, false, nil
 	}
-	return sess.srv.sessionStore.get(sess.id, owner)
+	if cached != nil && time.Since(at) < recordFresh {
+		return *cached, true, nil
+	}
+	return sess.read(owner)
+}
+
+// read reads the session's record of owner from the store, and keeps it
+// when the session is ready.
+func (sess *Session) read(owner string) (sessionRecord, bool, error) {
+	rec, ok, err := sess.srv.sessionStore.get(sess.id, owner)
+	if ok {
+		sess.keep(rec)
+	}
+	return rec, ok, err
+}
+
+// keep keeps rec, the session's record as read or written, for
+// recordFresh, if the session is ready.
+func (sess *Session) keep(rec sessionRecord) {
+	if !rec.Ready {
+		return
+	}
+	sess.mu.Lock()
+	sess.cached, sess.cachedAt = &rec, time.Now()
+	sess.mu.Unlock()
 }
 
 // record reads the session's record for a caller that cannot fail: when
@@ -123,12 +156,22 @@ func (sess *Session) record() (sessionRecord, bool) {
 // the session is ready, and of two logging/setLevel at once one wins,
 // whichever store holds the record.
 func (sess *Session) update(f func(*sessionRecord)) error {
-	rec, ok, err := sess.lookup()
+	sess.mu.Lock()
+	began, owner := sess.began, sess.owner
+	sess.mu.Unlock()
+	if !began {
+		return nil
+	}
+	rec, ok, err := sess.srv.sessionStore.get(sess.id, owner)
 	if err != nil || !ok {
 		return err
 	}
 	f(&rec)
-	return sess.srv.sessionStore.put(rec)
+	if err := sess.srv.sessionStore.put(rec); err != nil {
+		return err
+	}
+	sess.keep(rec)
+	return nil
 }
 
 // touchEvery is how often, at most, a message on a session touches its

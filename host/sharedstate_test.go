@@ -152,3 +152,27 @@ func TestRecordSealOpensWithAnyKeyAndOnlyWhatItSealed(t *testing.T) {
 		}
 	}
 }
+
+// TestALogLevelSetOnOneReplicaReachesTheOthersWithinASecond sets the log
+// level of a session on the replica that resumed it: the replica that
+// initialized it, which keeps the session's record for recordFresh rather
+// than reading Redis at each request, takes the new level within that.
+func TestALogLevelSetOnOneReplicaReachesTheOthersWithinASecond(t *testing.T) {
+	servers, _ := redisReplicas(t, 2)
+	alice := context.WithValue(context.Background(), subjectKey{}, "alice")
+	opts := SessionOptions{Transport: TransportHTTP, ID: "bGV2ZWwtc2Vzc2lvbg", Endpoint: "/mcp"}
+	a := initOn(t, servers[0], alice, opts)
+	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
+	if res := b.ask(t, alice, 1, "logging/setLevel", map[string]any{"level": "error"}, ""); res["error"] != nil {
+		t.Fatalf("logging/setLevel: %v", res)
+	}
+	want, _ := parseLogLevel("error")
+	time.Sleep(recordFresh + 100*time.Millisecond)
+	if rec, _ := a.sess.record(); rec.LogLevel != want {
+		t.Errorf("the first replica's level %d after %v, want %d (error)", rec.LogLevel, recordFresh, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,71 @@ func TestEveryRequestOfASessionMayLandOnAnotherReplica(t *testing.T) {
 		if code := rep.status(t, http.MethodPost, "/mcp", list, headerSessionID, id); code != http.StatusNotFound {
 			t.Errorf("tools/list on replica %d after the DELETE: %d, want 404", i, code)
 		}
+	}
+}
+
+// redisCalls returns how many commands Redis has run, by command.
+func redisCalls(t *testing.T, r *redistest.Server) map[string]int {
+	t.Helper()
+	info, err := r.Do("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(info, "\r\n") {
+		name, stats, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(stats, ",")
+		n, _ := strconv.Atoi(calls)
+		out[name] = n
+	}
+	return out
+}
+
+// TestRedisRoundTripsOfEachKindOfRequest counts the Redis commands each
+// kind of request of a 2025-11-25 session costs, on the replica that
+// holds the session and on one that resumes it, and holds each to its
+// bound: what RATIONALE.md ("How many Redis round trips does a request
+// cost?") reports.
+func TestRedisRoundTripsOfEachKindOfRequest(t *testing.T) {
+	r := redistest.Start(t)
+	reps := replicaHarnesses(t, r, 2)
+	cost := func(rep *httpHarness, method, body string, headers ...string) (int, *http.Response) {
+		before := redisCalls(t, r)
+		resp := rep.do(t, method, "/mcp", body, headers...)
+		io.Copy(io.Discard, resp.Body)
+		after := redisCalls(t, r)
+		n := 0
+		for name, calls := range after {
+			if name != "auth" && name != "info" { // the harness's own, and the login of a new connection
+				n += calls - before[name]
+			}
+		}
+		return n, resp
+	}
+	init, resp := cost(reps[0], http.MethodPost, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := resp.Header.Get(headerSessionID)
+	initialized, _ := cost(reps[0], http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, headerSessionID, id)
+	held := map[string]int{}
+	for method, body := range map[string]string{
+		"tools/list": `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"tools/call": `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+		"ping":       `{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+	} {
+		held[method], _ = cost(reps[0], http.MethodPost, body, headerSessionID, id)
+	}
+	resumed, _ := cost(reps[1], http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, headerSessionID, id)
+	deleted, _ := cost(reps[1], http.MethodDelete, "", headerSessionID, id)
+	t.Logf("Redis commands: initialize %d, notifications/initialized %d, on the replica holding the session %v, tools/list resumed on another %d, DELETE %d",
+		init, initialized, held, resumed, deleted)
+	for method, n := range held {
+		if n > 2 {
+			t.Errorf("%s on the replica holding the session took %d Redis commands, want at most 2", method, n)
+		}
+	}
+	if resumed > 3 {
+		t.Errorf("tools/list resumed on another replica took %d Redis commands, want at most 3", resumed)
 	}
 }
