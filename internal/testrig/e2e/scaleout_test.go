@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -98,6 +101,50 @@ func TestTheExamplesThroughTwoReplicasSharingRedis(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("tools/list on replica %d after the DELETE: %d, want 404", i, resp.StatusCode)
+		}
+	}
+}
+
+// TestReadyzReportsTheSharedStateBackend asks /readyz of a replica while
+// its Redis answers, is stopped and is back: it says so each time, and
+// stays ready throughout, as every replica shares the outage.
+func TestReadyzReportsTheSharedStateBackend(t *testing.T) {
+	r := redistest.Start(t)
+	base := strings.TrimSuffix(replicaFixture(t, r).serveHTTP(t), "/mcp")
+	var got readyzCounts
+	ask := func() (int, bool) {
+		t.Helper()
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			readyzCounts
+			State *struct {
+				Backend   string `json:"backend"`
+				Reachable bool   `json:"reachable"`
+			} `json:"state"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.State == nil || body.State.Backend != "redis" {
+			t.Fatalf("/readyz: %v, %+v; want a state report of the redis backend", err, body)
+		}
+		got = body.readyzCounts
+		return resp.StatusCode, body.State.Reachable
+	}
+	poll.Until(t, 60*time.Second, "the load to end", func() bool { code, _ := ask(); return code == http.StatusOK })
+	for _, step := range []struct {
+		name      string
+		do        func()
+		reachable bool
+	}{
+		{"with Redis up", func() {}, true},
+		{"with Redis stopped", r.Stop, false},
+		{"with Redis back", r.Restart, true},
+	} {
+		step.do()
+		if code, reachable := ask(); code != http.StatusOK || reachable != step.reachable || !got.Ready {
+			t.Errorf("/readyz %s: %d, reachable %v (%+v); want 200, reachable %v", step.name, code, reachable, got, step.reachable)
 		}
 	}
 }

@@ -188,11 +188,11 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	sessionStore, closeState, err := openState(ctx, cfg, f.transport, logger)
+	shared, err := openState(ctx, cfg, f.transport, logger)
 	if err != nil {
 		return err
 	}
-	defer closeState()
+	defer shared.close()
 	traces, err := tracing.New(ctx, cfg.Telemetry, f.version)
 	if err != nil {
 		return err
@@ -220,7 +220,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
-		SessionStore: sessionStore, SessionTTL: cfg.HTTP.SessionIdleTimeout,
+		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
@@ -266,7 +266,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		if denied != nil {
 			authn.OnDenied(func(r *http.Request, reason, detail string) { denied(r, reason, detail, "") })
 		}
-		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, served.onMCPListener(cfg, ln, authn), denied, logger)
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, shared, served.onMCPListener(cfg, ln, authn), denied, logger)
 	} else {
 		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
@@ -439,10 +439,15 @@ func namesIn(states map[string]string, state string) string {
 // readiness answers GET /readyz: 200 once the plugins loaded at start-up
 // have all loaded or failed, 503 while some still load, with the number
 // of plugins in each state as JSON: {"ready": bool, "plugins": {"ready":
-// 3, "failed": 1}}. It answers without authentication, so it names no
-// plugin: the log does, for the operator.
-func readiness(reloader *pluginhost.Reloader) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+// 3, "failed": 1}}, and with a shared state backend whether it answers:
+// "state": {"backend": "redis", "reachable": bool}. A backend that does
+// not answer does not make the replica unready: every replica shares it,
+// and a load balancer that took them all out would refuse the requests
+// that do not need it (2026-07-28 ones) too. It answers without
+// authentication, so it names no plugin and no address: the log does,
+// for the operator.
+func readiness(reloader *pluginhost.Reloader, shared *sharedState) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		done, states := reloader.Status()
 		counts := map[string]int{}
 		for _, state := range states {
@@ -456,7 +461,8 @@ func readiness(reloader *pluginhost.Reloader) http.Handler {
 		_ = json.NewEncoder(w).Encode(struct {
 			Ready   bool           `json:"ready"`
 			Plugins map[string]int `json:"plugins"`
-		}{done, counts})
+			State   *stateReport   `json:"state,omitempty"`
+		}{done, counts, shared.report(r.Context())})
 	})
 }
 
@@ -513,9 +519,9 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // handlers by path (/metrics, the status page), which check their own
 // tokens.
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
-	cfg *config.Config, reloader *pluginhost.Reloader, telemetry map[string]http.Handler,
+	cfg *config.Config, reloader *pluginhost.Reloader, shared *sharedState, telemetry map[string]http.Handler,
 	denied func(r *http.Request, reason, detail, subject string), logger *slog.Logger) error {
-	public := map[string]http.Handler{"/readyz": readiness(reloader), "/livez": liveness(), "/healthz": liveness()}
+	public := map[string]http.Handler{"/readyz": readiness(reloader, shared), "/livez": liveness(), "/healthz": liveness()}
 	maps.Copy(public, telemetry)
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()

@@ -11,33 +11,83 @@ import (
 	"github.com/mcphost/mcphost/redisstate"
 )
 
-// openState opens the backend of the state that replicas share ([state]):
-// nil for the memory backend. A Redis that does not answer at start-up is
-// logged, not fatal: the requests that need it fail, naming it, until it
-// does.
-func openState(ctx context.Context, cfg *config.Config, transport string, logger *slog.Logger) (host.SharedSessionStore, func(), error) {
+// sharedState is the backend of the state replicas share ([state]); nil
+// for the memory backend, where nothing is shared.
+type sharedState struct {
+	store  *redisstate.Store
+	logger *slog.Logger
+}
+
+// openState opens the backend [state] configures: nil for the memory
+// backend. A Redis that does not answer at start-up is logged, not fatal:
+// the requests that need it fail, naming it, until it does.
+func openState(ctx context.Context, cfg *config.Config, transport string, logger *slog.Logger) (*sharedState, error) {
 	sc := cfg.State
 	if sc.Backend != config.StateRedis {
-		return nil, func() {}, nil
+		return nil, nil
 	}
 	var password string
 	if sc.Password != (config.Secret{}) {
 		var err error
 		if password, err = sc.Password.Value(); err != nil {
-			return nil, nil, fmt.Errorf("[state] password: %w", err)
+			return nil, fmt.Errorf("[state] password: %w", err)
 		}
 	}
 	store, err := redisstate.Open(redisstate.Options{URL: sc.URL, Password: password, Prefix: sc.Prefix, Logger: logger})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if transport != "http" {
 		logger.Warn("[state] backend = \"redis\" shares HTTP sessions between replicas: a stdio session has no other replica")
 	}
-	ping, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := store.Ping(ping); err != nil {
-		logger.Warn("the shared state backend does not answer: requests that need it fail until it does", "err", err)
+	s := &sharedState{store: store, logger: logger}
+	if !s.reachable(ctx) {
+		logger.Warn("the shared state backend does not answer: requests that need it fail until it does")
 	}
-	return store, func() { _ = store.Close() }, nil
+	return s, nil
+}
+
+// sessions returns the session store of the backend, nil for none.
+func (s *sharedState) sessions() host.SharedSessionStore {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
+// close closes the backend's connections.
+func (s *sharedState) close() {
+	if s != nil {
+		_ = s.store.Close()
+	}
+}
+
+// pingTimeout bounds the check of the backend's reachability, which
+// /readyz makes at each probe.
+const pingTimeout = time.Second
+
+// reachable reports whether the backend answers within pingTimeout,
+// logging why not.
+func (s *sharedState) reachable(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.logger.Warn("the shared state backend does not answer", "err", err)
+		return false
+	}
+	return true
+}
+
+// stateReport is what /readyz says of the shared state backend.
+type stateReport struct {
+	Backend   string `json:"backend"`
+	Reachable bool   `json:"reachable"`
+}
+
+// report returns what /readyz says of the backend; nil without one.
+func (s *sharedState) report(ctx context.Context) *stateReport {
+	if s == nil {
+		return nil
+	}
+	return &stateReport{Backend: config.StateRedis, Reachable: s.reachable(ctx)}
 }
