@@ -214,6 +214,9 @@ type StateConfig struct {
 	// Prefix starts every key mcphost writes (default "mcphost:"), so
 	// that services sharing a Redis keep apart.
 	Prefix string
+	// CAFile is the absolute path of the PEM certificates that a
+	// rediss:// server's certificate must chain to; "": the system's.
+	CAFile string
 }
 
 // The values of StateConfig.Backend.

@@ -1242,8 +1242,9 @@ func TestState(t *testing.T) {
 	if got := load(t, "").State; got != (StateConfig{Backend: StateMemory, Prefix: "mcphost:"}) {
 		t.Errorf("[state] by default: %+v, want the memory backend and the prefix mcphost:", got)
 	}
-	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\n")
+	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\nca_file = \"redis-ca.pem\"\n")
 	if sc := cfg.State; sc.Backend != StateRedis || sc.URL != "rediss://mcphost@redis.internal:6380/2" || sc.Prefix != "team-a:" ||
+		sc.CAFile != filepath.Join(filepath.Dir(cfg.Path), "redis-ca.pem") ||
 		sc.Password != (Secret{File: filepath.Join(filepath.Dir(cfg.Path), "redis-password")}) {
 		t.Errorf("[state] with Redis: %+v", sc)
 	}
@@ -1259,6 +1260,7 @@ func TestState(t *testing.T) {
 		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://u:hunter2@127.0.0.1:6379\"\n":                                    `:5: state.url: the URL holds a password: put it in password_file or password_env`,
 		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\npassword_file = \"p\"\npassword_env = \"P\"\n": `:7: state.password_env: set "password_file" or "password_env", not both`,
 		"[state]\nprefix = \"\"\n":                                                                                             `:2: state.prefix:`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\nca_file = \"ca.pem\"\n":                        `:6: state.ca_file: ca_file is for a rediss:// url (TLS)`,
 	} {
 		_, errs := loadErrors(t, src)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {

@@ -47,7 +47,7 @@ var (
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
 		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
 		"audit", "audit_file", "audit_max_mib", "audit_max_files", "status_token_file", "status_scope"}
-	stateKeys = []string{"backend", "url", "password_file", "password_env", "prefix"}
+	stateKeys = []string{"backend", "url", "password_file", "password_env", "prefix", "ca_file"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -1129,12 +1129,18 @@ func (d *decoder) state(v any, p keyPath, c *Config) {
 	if prefix, ok := d.checked(t, p, "prefix", notEmpty); ok {
 		sc.Prefix = prefix
 	}
+	if file, ok := d.checked(t, p, "ca_file", notEmpty); ok {
+		sc.CAFile = d.abs(file)
+		if !strings.HasPrefix(sc.URL, "rediss://") {
+			d.errorf(p.add("ca_file"), "ca_file is for a rediss:// url (TLS)")
+		}
+	}
 	if sc.Password.File != "" && sc.Password.Env != "" {
 		d.errorf(p.add("password_env"), "set \"password_file\" or \"password_env\", not both")
 	}
 	switch {
 	case sc.Backend != StateRedis:
-		for _, key := range []string{"url", "password_file", "password_env"} {
+		for _, key := range []string{"url", "password_file", "password_env", "ca_file"} {
 			if _, set := t[key]; set {
 				d.errorf(p.add(key), "backend = %q uses no %s: set backend = %q", sc.Backend, key, StateRedis)
 			}

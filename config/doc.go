@@ -433,6 +433,8 @@
 //	password_env = ""      # ... or the environment variable holding it
 //	prefix = "mcphost:"    # starts every key, so services sharing a Redis
 //	                       # keep apart
+//	ca_file = ""           # rediss: the PEM certificates the server's must
+//	                       # chain to; default the system's
 //
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins

@@ -7,6 +7,8 @@ package redistest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 	"github.com/mcphost/mcphost/redisstate"
 )
@@ -31,8 +34,13 @@ type Server struct {
 	User, Password string
 	// PasswordFile holds Password, as [state] password_file names it.
 	PasswordFile string
+	// CAFile is, for a server StartTLS started, the PEM file of its
+	// self-signed certificate, which a client trusts as [state] ca_file;
+	// "" for a server without TLS.
+	CAFile string
 
 	t    testing.TB
+	tls  *tls.Config // of Do, for a server with TLS
 	bin  string
 	conf string
 	cmd  *exec.Cmd
@@ -44,15 +52,27 @@ type Server struct {
 // docs/scale-out.md tells operators to grant them.
 const MCPHostCommands = "-@all +ping +get +set +pexpire +del"
 
-// URL returns the server's redis:// URL with its user and without its
-// password, which a configuration gives in a file.
-func (s *Server) URL() string { return "redis://" + s.User + "@" + s.Addr }
+// URL returns the server's redis:// (or, with TLS, rediss://) URL with its
+// user and without its password, which a configuration gives in a file.
+func (s *Server) URL() string {
+	if s.CAFile != "" {
+		return "rediss://" + s.User + "@" + s.Addr
+	}
+	return "redis://" + s.User + "@" + s.Addr
+}
 
 // Start starts a Redis that stops when the test ends. Its data persists in
 // an append-only file, so that Restart keeps it. Without redis-server it
 // skips the test, unless CI is set: then it fails it
 // (scripts/setup-redis.sh installs it).
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return start(t, false) }
+
+// StartTLS starts a Redis as Start does that takes only TLS connections,
+// with a self-signed certificate for 127.0.0.1 (CAFile), and no client
+// certificate.
+func StartTLS(t testing.TB) *Server { return start(t, true) }
+
+func start(t testing.TB, withTLS bool) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -71,10 +91,19 @@ func Start(t testing.TB) *Server {
 	if err := os.WriteFile(s.PasswordFile, []byte(s.Password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conf := strings.Join([]string{
+	listen := []string{"port " + port}
+	if withTLS {
+		s.CAFile = filepath.Join(dir, "cert.pem")
+		key := filepath.Join(dir, "key.pem")
+		cert := plugintest.WriteCert(t, s.CAFile, key, 1)
+		roots := x509.NewCertPool()
+		roots.AddCert(cert)
+		s.tls = &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
+		listen = []string{"port 0", "tls-port " + port, "tls-cert-file " + s.CAFile, "tls-key-file " + key, "tls-auth-clients no"}
+	}
+	conf := strings.Join(append(listen,
 		"bind 127.0.0.1",
-		"port " + port,
-		"dir " + dir,
+		"dir "+dir,
 		`save ""`,
 		"appendonly yes",
 		"appendfsync always",
@@ -83,7 +112,7 @@ func Start(t testing.TB) *Server {
 		"user default off",
 		fmt.Sprintf("user %s on >%s ~* resetchannels %s", s.User, s.Password, MCPHostCommands),
 		fmt.Sprintf("user admin on >%s ~* &* +@all", s.Password),
-	}, "\n") + "\n"
+	), "\n") + "\n"
 	if err := os.WriteFile(s.conf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +151,7 @@ func (s *Server) start() {
 // with prefix; it closes when the test ends.
 func (s *Server) Store(prefix string) *redisstate.Store {
 	s.t.Helper()
-	store, err := redisstate.Open(redisstate.Options{URL: s.URL(), Password: s.Password, Prefix: prefix})
+	store, err := redisstate.Open(redisstate.Options{URL: s.URL(), Password: s.Password, Prefix: prefix, TLS: s.tls})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -153,7 +182,13 @@ func (s *Server) Restart() {
 // as its bytes, an array as its elements joined by newlines; an error
 // reply is an error.
 func (s *Server) Do(args ...string) (string, error) {
-	conn, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	var conn net.Conn
+	var err error
+	if s.tls != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", s.Addr, s.tls)
+	} else {
+		conn, err = net.DialTimeout("tcp", s.Addr, time.Second)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/mcphost/mcphost/config"
@@ -33,7 +36,19 @@ func openState(ctx context.Context, cfg *config.Config, transport string, logger
 			return nil, fmt.Errorf("[state] password: %w", err)
 		}
 	}
-	store, err := redisstate.Open(redisstate.Options{URL: sc.URL, Password: password, Prefix: sc.Prefix, Logger: logger})
+	var roots *tls.Config
+	if sc.CAFile != "" {
+		pem, err := os.ReadFile(sc.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("[state] ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("[state] ca_file: %s holds no PEM certificate", sc.CAFile)
+		}
+		roots = &tls.Config{RootCAs: pool}
+	}
+	store, err := redisstate.Open(redisstate.Options{URL: sc.URL, Password: password, Prefix: sc.Prefix, TLS: roots, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

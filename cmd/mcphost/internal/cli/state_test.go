@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/config"
+)
+
+// TestStateBackendSettingsThatCannotWorkStopServe opens the Redis backend
+// with each setting serve cannot use, and checks that each stops it with
+// an error naming the setting: a missing or empty password source, a
+// ca_file that is missing or holds no certificate.
+func TestStateBackendSettingsThatCannotWorkStopServe(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	empty := filepath.Join(dir, "empty")
+	for _, f := range []string{notPEM, empty} {
+		if err := os.WriteFile(f, []byte("\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("MCPHOST_TEST_NO_PASSWORD", "")
+	for _, c := range []struct {
+		state config.StateConfig
+		want  string
+	}{
+		{config.StateConfig{Password: config.Secret{Env: "MCPHOST_TEST_NO_PASSWORD"}}, "[state] password: environment variable MCPHOST_TEST_NO_PASSWORD"},
+		{config.StateConfig{Password: config.Secret{File: empty}}, "[state] password: secret file " + empty + " is empty"},
+		{config.StateConfig{URL: "rediss://127.0.0.1:6380", CAFile: filepath.Join(dir, "missing.pem")}, "[state] ca_file: open " + filepath.Join(dir, "missing.pem")},
+		{config.StateConfig{URL: "rediss://127.0.0.1:6380", CAFile: notPEM}, "[state] ca_file: " + notPEM + " holds no PEM certificate"},
+	} {
+		cfg := config.Default()
+		c.state.Backend, c.state.Prefix = config.StateRedis, "mcphost:"
+		if c.state.URL == "" {
+			c.state.URL = "redis://127.0.0.1:6379"
+		}
+		cfg.State = c.state
+		s, err := openState(t.Context(), cfg, "http", slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error with %q", c.state, err, c.want)
+		}
+		s.close()
+	}
+}
