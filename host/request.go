@@ -30,6 +30,11 @@ type conn struct {
 
 	closeCtx    context.Context // ends when the conn closes
 	cancelClose context.CancelFunc
+	// endCtx ends when the session ends for good (Session.Close), which
+	// ends its tasks; a session a replica lets go (Session.Detach) closes
+	// there, and its tasks run on.
+	endCtx    context.Context
+	cancelEnd context.CancelFunc
 	wg          sync.WaitGroup // requests started and not finished
 
 	// mu guards the fields below and, in a Session, the session's own.
@@ -66,8 +71,9 @@ var connIDs atomic.Uint64
 // to out, serving plugins (nil: every plugin).
 func (s *Server) newConn(out Outbound, plugins *PluginSet, transport string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	end, cancelEnd := context.WithCancel(context.Background())
 	return &conn{srv: s, out: out, id: strconv.FormatUint(connIDs.Add(1), 10), plugins: plugins, transport: transport,
-		closeCtx: ctx, cancelClose: cancel, inflight: map[string]*request{}}
+		closeCtx: ctx, cancelClose: cancel, endCtx: end, cancelEnd: cancelEnd, inflight: map[string]*request{}}
 }
 
 // request is one client request being served, or the scope of a client

@@ -48,6 +48,10 @@ type Options struct {
 	// SessionTTL is how long SessionStore keeps the record of a session no
 	// request uses; DefaultSessionTTL when not positive.
 	SessionTTL time.Duration
+	// TaskStore holds the records of tasks, shared with the other
+	// replicas of the service (SharedTaskStore), which must share
+	// RequestStateKeys too; nil: this process's memory.
+	TaskStore SharedTaskStore
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; DefaultRequestStateTTL when not positive.
 	RequestStateTTL time.Duration
@@ -128,6 +132,9 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
 	if opts.SessionStore != nil {
 		s.sessionStore = &sharedSessions{backend: opts.SessionStore, seal: newRecordSeal(s.stateKeys), ttl: cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)}
+	}
+	if opts.TaskStore != nil {
+		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: newRecordSeal(s.stateKeys), logger: s.logger}
 	}
 	if catalog == nil {
 		catalog = &Catalog{}

@@ -397,6 +397,7 @@ func (sess *Session) Close() {
 		})
 	}
 	sess.leave()
+	sess.cancelEnd()
 	if err := sess.srv.sessionStore.delete(sess.id); err != nil {
 		sess.srv.log().Warn("deleting the session's state failed", "session", sess.id, "err", err)
 	}

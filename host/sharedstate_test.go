@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,58 @@ func TestALogLevelSetOnOneReplicaReachesTheOthersWithinASecond(t *testing.T) {
 	time.Sleep(recordFresh + 100*time.Millisecond)
 	if rec, _ := a.sess.record(); rec.LogLevel != want {
 		t.Errorf("the first replica's level %d after %v, want %d (error)", rec.LogLevel, recordFresh, want)
+	}
+}
+
+// TestATaskStartedOnOneReplicaIsServedByAnother starts tasks on one of two
+// servers that share Redis for sessions and tasks, and serves the rest on
+// the other, through the same 2025-11-25 session: tasks/get and
+// tasks/list find a task the other runs; tasks/cancel there interrupts
+// the run here within a few polls; tasks/result there waits for a run
+// here to end and answers with its result.
+func TestATaskStartedOnOneReplicaIsServedByAnother(t *testing.T) {
+	r := redistest.Start(t)
+	p, tt := taskPlugin(t)
+	var servers []*Server
+	for range 2 {
+		store := r.Store("tasks:") // the same keys: replicas of one service
+		servers = append(servers, NewServer(Options{SessionStore: store, TaskStore: store, SessionTTL: time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, BuildCatalog(t.Context(), []*Plugin{p}, nil)))
+	}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "dGFzay1zZXNzaW9u", Endpoint: "/mcp"}
+	a := initOn(t, servers[0], context.Background(), opts)
+	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
+
+	task := a.startTask(t, 1, "wait", map[string]any{"ttl": 60000})
+	id := task["taskId"].(string)
+	<-tt.started
+	if got := b.taskStatus(t, id, taskWorking); got["taskId"] != id {
+		t.Fatalf("tasks/get on the other replica: %v", got)
+	}
+	if list := result(t, b.request(t, 2, "tasks/list", map[string]any{})); len(list["tasks"].([]any)) != 1 {
+		t.Errorf("tasks/list on the other replica: %v, want the task", list)
+	}
+	if res := result(t, b.request(t, 3, "tasks/cancel", map[string]any{"taskId": id})); res["status"] != taskCancelled {
+		t.Errorf("tasks/cancel on the other replica: %v", res)
+	}
+	select {
+	case <-tt.stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run on the first replica was not interrupted within 5s of tasks/cancel on the other")
+	}
+	a.taskStatus(t, id, taskCancelled)
+
+	task = a.startTask(t, 4, "wait", map[string]any{"ttl": 60000})
+	<-tt.started
+	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":%q}}`, task["taskId"]))
+	time.Sleep(2 * sharedTaskPoll)
+	close(tt.release)
+	res, _ := b.await(t, responseTo(5))
+	if got := fmt.Sprint(result(t, res)["content"]); !strings.Contains(got, "released") {
+		t.Errorf("tasks/result on the other replica: %v, want the run's result", res)
 	}
 }

@@ -333,8 +333,9 @@ type taskSet struct {
 
 // liveTasks are the live parts of the tasks this process runs, by id.
 type liveTasks struct {
-	mu   sync.Mutex
-	byID map[string]*liveTask
+	mu       sync.Mutex
+	byID     map[string]*liveTask
+	watching bool // taskSet.watchShared runs
 }
 
 func (r *liveTasks) add(l *liveTask) {
@@ -378,6 +379,7 @@ type liveTask struct {
 	queue       []queuedRequest   // requests to the client waiting for a tasks/result
 	waiters     []*waiter         // the tasks/result requests waiting, oldest first
 	rerun       func(*inputRound) // replays the run with the answers (2026-07-28)
+	awaiting    bool              // in input_required, not yet replayed
 }
 
 // waiter is a tasks/result request waiting for its task.
@@ -448,7 +450,7 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 		s.drop(l)
 	})
 	if l.conn != nil {
-		l.stopOnClose = context.AfterFunc(l.conn.closeCtx, func() {
+		l.stopOnClose = context.AfterFunc(l.conn.endCtx, func() {
 			l.end(cancelledOutcome("The session ended.", rpcErrorf(CodeInternalError, "the session ended")), false)
 			// Dropped before the run is cancelled: once the run ends,
 			// Session.Wait returns, and the task must be gone by then.
@@ -457,6 +459,7 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 		})
 	}
 	l.mu.Unlock()
+	s.watchShared()
 	l.srv.logger.Info("task started", "request", what, "ttl", rec.TTL, "subject", rec.Owner.Subject)
 	return l, rec, nil
 }
@@ -728,8 +731,10 @@ func startTask(req *request, plugin *Plugin, p *taskParams, what string, run fun
 }
 
 // lookupTask finds the task a tasks/ method names, among those the
-// requester may see: its record and its live part. A task lives in the
-// process that runs it.
+// requester may see: its record and its live part, which only the process
+// that runs it has. With a store in memory, that is this process; with a
+// shared one (Options.TaskStore), it may be another replica's, and the
+// live part is nil.
 func lookupTask(ctx context.Context, req *request, id string) (taskRecord, *liveTask, error) {
 	wire := req.era.tasks()
 	if err := wire.allows(req); err != nil {
@@ -745,7 +750,7 @@ func lookupTask(ctx context.Context, req *request, id string) (taskRecord, *live
 		req.srv.logger.Warn("task access refused: the task is of the other protocol era, or its plugin is hidden from the request", "method", req.method, "subject", rec.Owner.Subject)
 		found = false
 	}
-	if !found || l == nil {
+	if !found || (l == nil && !tasks.shared()) {
 		return taskRecord{}, nil, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
 	}
 	return rec, l, nil
@@ -767,8 +772,14 @@ func handleTaskResult(ctx context.Context, req *request, params *taskIDParams) (
 	if err != nil {
 		return nil, err
 	}
-	if !isTerminal(rec.Status) {
+	switch {
+	case isTerminal(rec.Status):
+	case l != nil:
 		if rec, err = l.wait(ctx, req.reply); err != nil {
+			return nil, err
+		}
+	default: // run by another replica
+		if rec, err = req.srv.tasks.awaitEnd(ctx, rec, req.era.tasks().owner(req)); err != nil {
 			return nil, err
 		}
 	}
@@ -814,12 +825,54 @@ func handleCancelTask(ctx context.Context, req *request, params *taskIDParams) (
 	if err != nil {
 		return nil, err
 	}
-	rec, ended := l.end(cancelledByRequest(), true)
+	rec, ended := req.srv.tasks.cancel(params.TaskID, l)
 	if !ended {
 		return nil, rpcErrorf(CodeInvalidParams, "Cannot cancel task: already in terminal status '%s'", rec.Status)
 	}
-	l.cancel()
 	return rec.info(), nil
+}
+
+// cancel cancels task id, whose live part is l: nil when another replica
+// runs it, which then interrupts its run when it sees the record
+// cancelled (watchShared). It returns the record, and whether the task
+// ended now.
+func (s *taskSet) cancel(id string, l *liveTask) (taskRecord, bool) {
+	if l != nil {
+		rec, ended := l.end(cancelledByRequest(), true)
+		if ended {
+			l.cancel()
+		}
+		return rec, ended
+	}
+	ended := false
+	rec, _ := s.store.update(id, func(r *taskRecord) bool {
+		if ended = !isTerminal(r.Status); ended {
+			cancelledByRequest().apply(r)
+		}
+		return ended
+	})
+	return rec, ended
+}
+
+// awaitEnd waits, within ctx, for the end of a task that another replica
+// runs, reading its record every poll interval, and returns the record as
+// the task ended. (The requests to the client of a task in input_required
+// reach only a tasks/result on the replica that runs it.)
+func (s *taskSet) awaitEnd(ctx context.Context, rec taskRecord, owner taskOwner) (taskRecord, error) {
+	tick := time.NewTicker(sharedTaskPoll)
+	defer tick.Stop()
+	for !isTerminal(rec.Status) {
+		select {
+		case <-ctx.Done():
+			return rec, ctx.Err()
+		case <-tick.C:
+		}
+		var found bool
+		if rec, found = s.store.get(rec.ID, owner); !found {
+			return rec, rpcErrorf(CodeInvalidParams, "Failed to retrieve task: Task not found")
+		}
+	}
+	return rec, nil
 }
 
 // cancelledByRequest is the outcome of tasks/cancel.

@@ -223,7 +223,23 @@ func (l *liveTask) settle(round *inputRound, res any, err error) {
 		return true
 	})
 	if waits {
+		l.mu.Lock()
+		l.awaiting = true
+		l.mu.Unlock()
 		l.announce(rec)
+	}
+}
+
+// replay replays the run of a task that awaited answers with round,
+// unless it was replayed already: the answers may complete here or, with
+// a shared store, on another replica (watchShared).
+func (l *liveTask) replay(round *inputRound) {
+	l.mu.Lock()
+	rerun, awaiting := l.rerun, l.awaiting
+	l.awaiting = false
+	l.mu.Unlock()
+	if awaiting && rerun != nil {
+		rerun(round)
 	}
 }
 
@@ -263,9 +279,7 @@ func handleCancelTask20260728(ctx context.Context, req *request, p *taskIDParams
 	if err != nil {
 		return nil, err
 	}
-	if _, ended := l.end(cancelledByRequest(), true); ended {
-		l.cancel()
-	}
+	req.srv.tasks.cancel(p.TaskID, l)
 	return struct{}{}, nil
 }
 
@@ -277,6 +291,7 @@ func handleUpdateTask(ctx context.Context, req *request, p *taskUpdateParams) (a
 	if err != nil {
 		return nil, err
 	}
+	tasks := &req.srv.tasks
 	var responses map[string]json.RawMessage
 	if err := json.Unmarshal(p.InputResponses, &responses); err != nil || responses == nil {
 		return nil, rpcErrorf(CodeInvalidParams, "invalid params: inputResponses must be an object of results by key")
@@ -285,7 +300,7 @@ func handleUpdateTask(ctx context.Context, req *request, p *taskUpdateParams) (a
 		invalid *RPCError
 		round   *inputRound // the replay, once every question is answered
 	)
-	rec, _ := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool {
+	rec, _ := tasks.store.update(p.TaskID, func(r *taskRecord) bool {
 		invalid, round = nil, nil
 		if r.Status != taskInputRequired {
 			return false
@@ -318,12 +333,9 @@ func handleUpdateTask(ctx context.Context, req *request, p *taskUpdateParams) (a
 	if invalid != nil {
 		return nil, invalid
 	}
-	if round != nil {
+	if round != nil && l != nil { // else the replica that runs it replays it (watchShared)
 		l.announce(rec)
-		l.mu.Lock()
-		rerun := l.rerun
-		l.mu.Unlock()
-		rerun(round)
+		l.replay(round)
 	}
 	return struct{}{}, nil
 }

@@ -3,10 +3,13 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
 
 // jsonTaskStore is a taskStore that sends every record through JSON on its
@@ -82,9 +85,15 @@ func (c taskStoreCase) use(srv *Server) *Server {
 // forEachTaskStore runs test as a subtest against each task store: the
 // in-memory one, and jsonTaskStore around it.
 func forEachTaskStore(t *testing.T, test func(*testing.T, taskStoreCase)) {
+	r := redistest.Start(t)
+	stores := 0
 	for _, c := range []taskStoreCase{
 		{"memory", func() taskStore { return newMemoryTaskStore() }},
 		{"json", func() taskStore { return jsonTaskStore{newMemoryTaskStore()} }},
+		{"redis", func() taskStore { // a store of its own keys in a real Redis
+			stores++
+			return &sharedTasks{backend: r.Store(fmt.Sprintf("t%d:", stores)), seal: newRecordSeal(newStateKeys(nil)), logger: slog.New(slog.DiscardHandler)}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) { test(t, c) })
 	}
@@ -118,7 +127,7 @@ func testTaskStore(t *testing.T, store taskStoreCase) {
 	if err := create("a3", alice, time.Hour); err == nil {
 		t.Error("a third record of alice's, beyond 2 per owner: created")
 	}
-	if err := create("b1", bob, time.Nanosecond); err != nil {
+	if err := create("b1", bob, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := create("b2", bob, time.Hour); err == nil {
@@ -127,7 +136,11 @@ func testTaskStore(t *testing.T, store taskStoreCase) {
 	if _, ok := s.get("a1", bob); ok {
 		t.Error("bob found alice's record")
 	}
-	if _, ok := s.get("b1", bob); ok {
+	s.remove("b1")
+	if err := create("b3", bob, time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.get("b3", bob); ok {
 		t.Error("bob found his expired record")
 	}
 	if page, more := s.list(alice, 0, 1, func(*taskRecord) bool { return true }); len(page) != 1 || page[0].ID != "a1" || !more {

@@ -220,7 +220,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
-		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout,
+		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(),
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the

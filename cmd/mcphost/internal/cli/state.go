@@ -70,6 +70,14 @@ func (s *sharedState) sessions() host.SharedSessionStore {
 	return s.store
 }
 
+// tasks returns the task store of the backend, nil for none.
+func (s *sharedState) tasks() host.SharedTaskStore {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
 // close closes the backend's connections.
 func (s *sharedState) close() {
 	if s != nil {
