@@ -35,7 +35,7 @@ type conn struct {
 	// there, and its tasks run on.
 	endCtx    context.Context
 	cancelEnd context.CancelFunc
-	wg          sync.WaitGroup // requests started and not finished
+	wg        sync.WaitGroup // requests started and not finished
 
 	// mu guards the fields below and, in a Session, the session's own.
 	mu       sync.Mutex

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
 
@@ -228,5 +230,46 @@ func TestATaskStartedOnOneReplicaIsServedByAnother(t *testing.T) {
 	res, _ := b.await(t, responseTo(5))
 	if got := fmt.Sprint(result(t, res)["content"]); !strings.Contains(got, "released") {
 		t.Errorf("tasks/result on the other replica: %v, want the run's result", res)
+	}
+}
+
+// TestA2026TaskAnsweredOnAnotherReplicaIsReplayedWhereItRuns starts a
+// 2026-07-28 task on one of two servers that share Redis for tasks, reads
+// and answers its questions on the other, and checks that the first
+// replays the run with the answers (the tool runs twice, there) and the
+// other reads its result; and that a task cancelled on the other stops
+// its run on the first.
+func TestA2026TaskAnsweredOnAnotherReplicaIsReplayedWhereItRuns(t *testing.T) {
+	r := redistest.Start(t)
+	var hs []*harness
+	var runs []*atomic.Int32
+	for range 2 {
+		n := new(atomic.Int32)
+		srv := NewServer(Options{TaskStore: r.Store("modern:"), RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, nil)
+		srv.catalog.Store(BuildCatalog(context.Background(), []*Plugin{modernTaskPlugin(srv, n)}, nil))
+		hs, runs = append(hs, session(t, srv)), append(runs, n)
+	}
+	a, b := hs[0], hs[1]
+	ctx := context.Background()
+	id := result(t, modernRequest(t, a, ctx, 1, "tools/call", tasksCaps, `{"name":"multi","arguments":{}}`))["taskId"].(string)
+	if res := pollTask(t, b, ctx, id, taskInputRequired); res["status"] != taskInputRequired {
+		t.Fatalf("tasks/get on the other replica: %v, want input_required", res)
+	}
+	result(t, modernRequest(t, b, ctx, 2, "tasks/update", tasksCaps, `{"taskId":"`+id+`","inputResponses":{"first":{"action":"accept","content":{"v":"a"}},"second":{"action":"accept","content":{"v":"b"}}}}`))
+	res := pollTask(t, b, ctx, id, taskCompleted)
+	if res["status"] != taskCompleted || !strings.Contains(fmt.Sprint(res["result"]), "a+b") {
+		t.Errorf("after the answers on the other replica: %v, want completed with a+b", res)
+	}
+	if n, m := runs[0].Load(), runs[1].Load(); n != 2 || m != 0 {
+		t.Errorf("the tool ran %d times on the first replica and %d on the other, want 2 and 0", n, m)
+	}
+
+	id = result(t, modernRequest(t, a, ctx, 3, "tools/call", tasksCaps, `{"name":"slow","arguments":{"ms":60000}}`))["taskId"].(string)
+	result(t, modernRequest(t, b, ctx, 4, "tasks/cancel", tasksCaps, `{"taskId":"`+id+`"}`))
+	if res := pollTask(t, a, ctx, id, taskCancelled); res["status"] != taskCancelled {
+		t.Errorf("tasks/get on the first replica after a cancel on the other: %v", res)
+	}
+	if !poll.Within(5*time.Second, func() bool { l := a.srv.tasks.live.get(id); return l == nil || l.ended() }) {
+		t.Error("the first replica did not interrupt the cancelled task's run within 5s")
 	}
 }

@@ -128,7 +128,12 @@ func (s *Store) sessionKey(id string) string { return s.prefix + "session:" + id
 
 // Load returns the record of session id (host.SharedSessionStore).
 func (s *Store) Load(ctx context.Context, id string) ([]byte, bool, error) {
-	b, err := s.client.Get(ctx, s.sessionKey(id)).Bytes()
+	return s.get(ctx, s.sessionKey(id))
+}
+
+// get returns the value of key, and whether there is one.
+func (s *Store) get(ctx context.Context, key string) ([]byte, bool, error) {
+	b, err := s.client.Get(ctx, key).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}

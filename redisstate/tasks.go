@@ -93,14 +93,7 @@ func (s *Store) CreateTask(ctx context.Context, id, owner string, record []byte,
 
 // LoadTask returns a task's record (host.SharedTaskStore).
 func (s *Store) LoadTask(ctx context.Context, id string) ([]byte, bool, error) {
-	b, err := s.client.Get(ctx, s.taskKey(id)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, s.wrap(err)
-	}
-	return b, true, nil
+	return s.get(ctx, s.taskKey(id))
 }
 
 // ReplaceTask replaces a task's record if it is still old
