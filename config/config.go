@@ -315,6 +315,10 @@ type HTTPConfig struct {
 	AllowedOrigins []string
 	// SessionIdleTimeout ends a session after this long without requests.
 	SessionIdleTimeout time.Duration
+	// DrainDelay is how long serve, told to stop (SIGTERM, SIGINT), fails
+	// /readyz while it still serves, before it stops taking requests: long
+	// enough for a load balancer's health checks to take it out. 0: none.
+	DrainDelay time.Duration
 	// InitTimeout ends a session whose client has not finished
 	// initializing this long after its last request.
 	InitTimeout time.Duration

@@ -446,6 +446,7 @@ guest = "/b"
 		{"idle timeout long", "[http]\nsession_idle_timeout = \"25h\"\n", 2,
 			`http.session_idle_timeout: "25h" is longer than 24h0m0s`},
 		{"idle timeout bad", "[http]\nsession_idle_timeout = \"30\"\n", 2, `http.session_idle_timeout: bad duration "30"`},
+		{"drain delay long", "[http]\ndrain_delay = \"11m\"\n", 2, `http.drain_delay: "11m" is longer than 10m0s`},
 		{"max sessions low", "[http]\nmax_sessions = 0\n", 2, "http.max_sessions: 0 is out of range (1..100000)"},
 		{"max body high", "[http]\nmax_body_bytes = 1073741825\n", 2, "http.max_body_bytes: 1073741825 is out of range (1..1073741824)"},
 
@@ -630,6 +631,7 @@ allowed_hosts = ["mcp.example.com", "10.0.0.5:9000", "[::1]"]
 allowed_origins = ["https://app.example.com", "http://localhost:3000"]
 session_idle_timeout = "2h"
 init_timeout = "3s"
+drain_delay = "4s"
 max_sessions = 10
 max_sessions_per_client = 4
 max_body_bytes = 1024
@@ -653,6 +655,7 @@ scopes = ["mcp", "files:read"]
 		AllowedOrigins:       []string{"https://app.example.com", "http://localhost:3000"},
 		SessionIdleTimeout:   2 * time.Hour,
 		InitTimeout:          3 * time.Second,
+		DrainDelay:           4 * time.Second,
 		MaxSessions:          10,
 		MaxSessionsPerClient: 4,
 		MaxBodyBytes:         1024,

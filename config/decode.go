@@ -42,7 +42,7 @@ var (
 		"config", "secrets", "sha256", "tools", "prompts", "resources", "mounts", "task_support",
 		"skip_tools", "skip_prompts", "skip_resources", "rename", "source", "verify", "allow_unsigned", "keyring", "oauth2", "require_scopes", "audit_arguments"}, defaultsKeys...)
 	mountKeys     = []string{"host", "guest", "mode"}
-	httpKeys      = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes"}
+	httpKeys      = []string{"listen", "allowed_hosts", "allowed_origins", "session_idle_timeout", "init_timeout", "max_sessions", "max_sessions_per_client", "max_body_bytes", "max_body_bytes_in_flight", "max_body_bytes_in_flight_per_client", "max_connections", "max_connections_per_client", "trusted_proxies", "max_batch_response_bytes", "drain_delay"}
 	authKeys      = []string{"mode", "resource", "token_env", "token_file", "issuer", "jwks_url", "audience", "scopes", "scopes_supported"}
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
 		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
@@ -71,6 +71,7 @@ const (
 	maxWindow      = time.Hour
 	maxBackoff     = 24 * time.Hour
 	maxTasks       = 1000000
+	maxDrainDelay  = 10 * time.Minute
 )
 
 // parse decodes and checks src, the content of file, whose directory is the
@@ -1015,6 +1016,9 @@ func (d *decoder) http(v any, p keyPath, c *Config) {
 	}
 	if dur, ok := d.duration(t, p, "init_timeout", maxIdleTimeout); ok {
 		h.InitTimeout = dur
+	}
+	if dur, ok := d.duration(t, p, "drain_delay", maxDrainDelay); ok {
+		h.DrainDelay = dur
 	}
 	if n, ok := d.integer(t, p, "max_sessions", 1, maxSessions); ok {
 		h.MaxSessions = n

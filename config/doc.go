@@ -353,6 +353,10 @@
 //	                       # (haproxy's option forwardfor, nginx's
 //	                       # $proxy_add_x_forwarded_for). The per-client
 //	                       # limits count an IPv6 client by its /64
+//	drain_delay = "0s"     # told to stop (SIGTERM), serve fails /readyz
+//	                       # and serves on this long before it stops taking
+//	                       # requests, for a load balancer's health checks
+//	                       # to take it out (docs/scale-out.md); unset: none
 //	max_batch_response_bytes = 8388608  # size cap of the reply to a
 //	                       # JSON-RPC batch (2025-03-26 sessions, at most
 //	                       # 100 messages), 1..1073741824: a response that

@@ -174,26 +174,32 @@ func (sess *Session) update(f func(*sessionRecord)) error {
 	return nil
 }
 
-// touchEvery is how often, at most, a message on a session touches its
-// record: a shared store keeps it for minutes after the last touch.
-const touchEvery = time.Second
+// SessionRefresh is how often, at most, a replica touches the record of a
+// session in use in a shared store (Options.SessionStore), which keeps it
+// for minutes after the last touch, and learns whether it is still there:
+// a session ended on another replica (DELETE) is unknown on this one
+// within SessionRefresh, and a store that stops answering fails requests
+// from then on. Touching at every request cost a round trip on each
+// (RATIONALE.md, "How many Redis round trips does a request cost?").
+const SessionRefresh = time.Second
 
 // touch records that a message arrived on the session, for a shared store
 // to keep its record as long as it is used, unless the session was touched
-// in the last touchEvery.
+// in the last SessionRefresh.
 func (sess *Session) touch() {
-	if _, err := sess.refresh(touchEvery); err != nil {
+	if _, err := sess.refresh(SessionRefresh); err != nil {
 		sess.srv.log().Warn("touching the session's state failed", "session", sess.id, "err", err)
 	}
 }
 
-// Refresh touches the session's record, as a message on it does, and
-// fails with ErrNoSession when the record is gone: the session ended on
-// another replica sharing the store (a DELETE there), or the store expired
-// it. A transport that may serve a session on several replicas asks before
-// it hands the session a message, and answers as for an unknown session.
+// Refresh touches the session's record, as a message on it does, unless
+// it did in the last SessionRefresh, and fails with ErrNoSession when the
+// record is gone: the session ended on another replica sharing the store
+// (a DELETE there), or the store expired it. A transport that may serve a
+// session on several replicas asks before it hands the session a message,
+// and answers as for an unknown session.
 func (sess *Session) Refresh() error {
-	if lost, err := sess.refresh(0); err != nil || !lost {
+	if lost, err := sess.refresh(SessionRefresh); err != nil || !lost {
 		return err
 	}
 	return ErrNoSession

@@ -132,6 +132,11 @@ type Options struct {
 	// checks but without Middleware, e.g. the OAuth protected resource
 	// metadata, which clients must read before they have a token.
 	Public map[string]http.Handler
+	// Probes maps paths to health probes served to GET before the Host
+	// and Origin checks too: load balancers and kubelets ask them with
+	// whatever Host they like (an address, or none), and they answer
+	// nothing a page could use.
+	Probes map[string]http.Handler
 }
 
 // Defaults of Options, and fixed limits of the HTTP transports.
@@ -260,6 +265,10 @@ func NewHandler(s *host.Server, listenAddr string, opts Options) *Handler {
 
 // ServeHTTP checks the Host and Origin headers and serves the endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if probe, ok := h.opts.Probes[r.URL.Path]; ok && r.Method == http.MethodGet {
+		probe.ServeHTTP(w, r)
+		return
+	}
 	if !h.hostAllowed(r.Host) {
 		h.refuse(w, r, "Host", r.Host, "allowed_hosts")
 		return

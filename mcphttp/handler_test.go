@@ -548,3 +548,32 @@ func TestARefusedHostOrOriginNamesTheSettingThatAllowsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestProbesAnswerWhateverTheHost asks a health probe with a Host the
+// server does not answer to, as a load balancer's check (haproxy sends
+// none over HTTP/1.0) or a kubelet (the pod's address) does: it is served,
+// while the MCP endpoint and a POST to the probe's path stay refused.
+func TestProbesAnswerWhateverTheHost(t *testing.T) {
+	ts := httptest.NewServer(nil)
+	defer ts.Close()
+	srv := host.NewServer(host.Options{Name: "test", Version: "1"}, nil)
+	probe := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	h := NewHandler(srv, ts.Listener.Addr().String(), Options{Probes: map[string]http.Handler{"/readyz": probe}})
+	defer h.Close()
+	ts.Config.Handler = h
+	hh := &httpHarness{h: h, url: ts.URL}
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, "/readyz", http.StatusOK},
+		{http.MethodPost, "/readyz", http.StatusForbidden},
+		{http.MethodPost, "/mcp", http.StatusForbidden},
+	} {
+		resp := hh.do(t, c.method, c.path, `{"jsonrpc":"2.0","id":0,"method":"ping"}`, "Host", "10.1.2.3:8080")
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s with Host 10.1.2.3:8080: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
+		}
+	}
+}

@@ -5,16 +5,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/testrig/poll"
-	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
-	"github.com/mcphost/mcphost/internal/testrig/testenv"
+	"github.com/mcphost/mcphost/internal/testrig/haproxytest"
 )
 
 // The per-client limits behind reverse proxies: X-Forwarded-For names the
@@ -110,10 +105,6 @@ func TestTrustedProxyConnectionsCountOnlyInAll(t *testing.T) {
 // forwardfor) in front of the server: with the proxy trusted, two clients
 // behind it have a session cap each; without, they share one.
 func TestPerClientLimitsBehindHAProxy(t *testing.T) {
-	bin, err := exec.LookPath("haproxy")
-	if err != nil {
-		testenv.Missing(t, "haproxy is not installed (scripts/setup-haproxy.sh installs it)")
-	}
 	for _, tc := range []struct {
 		name    string
 		trusted []netip.Prefix
@@ -124,7 +115,7 @@ func TestPerClientLimitsBehindHAProxy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hh, _, _ := serveOnLoopback(t, Options{MaxSessionsPerClient: 1, TrustedProxies: tc.trusted, AllowedHosts: []string{"127.0.0.1"}})
-			proxy := startHAProxy(t, bin, strings.TrimPrefix(hh.url, "http://"))
+			proxy := haproxytest.Start(t, haproxytest.Options{}, strings.TrimPrefix(hh.url, "http://")).URL
 			if code := initializeVia(t, proxy, "127.0.0.2"); code != http.StatusOK {
 				t.Fatalf("the first client's session: %d", code)
 			}
@@ -136,56 +127,4 @@ func TestPerClientLimitsBehindHAProxy(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startHAProxy runs haproxy on a free loopback port in front of backend,
-// adding X-Forwarded-For, and returns its URL.
-func startHAProxy(t *testing.T, bin, backend string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := ln.Addr().String()
-	ln.Close()
-	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `global
-	maxconn 256
-defaults
-	mode http
-	option forwardfor
-	timeout connect 5s
-	timeout client 30s
-	timeout server 30s
-frontend mcp
-	bind %s
-	default_backend mcphost
-backend mcphost
-	server mcphost %s
-`, front, backend), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out syncbuf.Buffer
-	cmd := exec.Command(bin, "-db", "-f", cfg)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("haproxy said:\n%s", out.String())
-		}
-	})
-	if !poll.Within(10*time.Second, func() bool {
-		c, err := net.Dial("tcp", front)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}) {
-		t.Fatalf("haproxy does not listen on %s:\n%s", front, out.String())
-	}
-	return "http://" + front
 }

@@ -116,27 +116,34 @@ func TestTypeScriptClientInterop(t *testing.T) {
 	node := nodeWith(t, "@modelcontextprotocol/sdk")
 	url := newFixture(t, "", examples...).serveHTTP(t)
 	for kind, endpoint := range map[string]string{"streamable": url, "sse": strings.TrimSuffix(url, "/mcp") + "/sse"} {
-		t.Run(kind, func(t *testing.T) {
-			out := runNode(t, node, "", filepath.Join(tsClientDir, "client.mjs"), kind, endpoint)
-			var got struct {
-				Tools      []string       `json:"tools"`
-				Hash       map[string]any `json:"hash"`
-				Primes     map[string]any `json:"primes"`
-				Progress   []float64      `json:"progress"`
-				Prompt     int            `json:"promptMessages"`
-				Completion []string       `json:"completion"`
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("client output %q: %v", out, err)
-			}
-			if !slices.Contains(got.Tools, "count_primes") || got.Hash["digest"] != sha256abc || got.Primes == nil ||
-				got.Prompt == 0 || !slices.Contains(got.Completion, "python") {
-				t.Fatalf("TypeScript client over %s saw %s", kind, out)
-			}
-			if len(got.Progress) == 0 {
-				t.Errorf("no progress reached the TypeScript client over %s", kind)
-			}
-		})
+		t.Run(kind, func(t *testing.T) { checkTypeScriptClient(t, node, kind, endpoint) })
+	}
+}
+
+// checkTypeScriptClient runs the TypeScript SDK's client (testdata/tsclient)
+// over kind ("streamable" or "sse") at endpoint, on the examples: it lists
+// tools, calls hash and count_primes with progress, gets a prompt and a
+// completion.
+func checkTypeScriptClient(t *testing.T, node, kind, endpoint string) {
+	t.Helper()
+	out := runNode(t, node, "", filepath.Join(tsClientDir, "client.mjs"), kind, endpoint)
+	var got struct {
+		Tools      []string       `json:"tools"`
+		Hash       map[string]any `json:"hash"`
+		Primes     map[string]any `json:"primes"`
+		Progress   []float64      `json:"progress"`
+		Prompt     int            `json:"promptMessages"`
+		Completion []string       `json:"completion"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if !slices.Contains(got.Tools, "count_primes") || got.Hash["digest"] != sha256abc || got.Primes == nil ||
+		got.Prompt == 0 || !slices.Contains(got.Completion, "python") {
+		t.Fatalf("TypeScript client over %s saw %s", kind, out)
+	}
+	if len(got.Progress) == 0 {
+		t.Errorf("no progress reached the TypeScript client over %s", kind)
 	}
 }
 

@@ -37,7 +37,7 @@ func mrtrFixture(t *testing.T, keys string) fixture {
 
 // withServerSetting adds a line to the [server] table of the fixture's
 // config.
-func (f fixture) withServerSetting(t *testing.T, line string) fixture {
+func (f fixture) withServerSetting(t testing.TB, line string) fixture {
 	t.Helper()
 	b, err := os.ReadFile(f.config)
 	if err != nil {

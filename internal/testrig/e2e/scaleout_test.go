@@ -1,17 +1,23 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/haproxytest"
 	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,13 +26,15 @@ import (
 // replicaFixture returns a fixture of the examples whose config shares
 // sessions through the Redis r, with a requestState key file of its own:
 // the servers started from it are replicas of one service.
-func replicaFixture(t *testing.T, r *redistest.Server) fixture {
+func replicaFixture(t testing.TB, r *redistest.Server) fixture {
 	t.Helper()
 	keys := filepath.Join(t.TempDir(), "state-keys")
 	if err := os.WriteFile(keys, []byte(strings.Repeat("k", 40)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, fmt.Sprintf("\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n", r.URL(), r.PasswordFile), examples...)
+	// Behind a load balancer, requests carry its name (here 127.0.0.1 and
+	// its port), which the replicas must allow.
+	f := newFixture(t, fmt.Sprintf("\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n", r.URL(), r.PasswordFile), examples...)
 	return f.withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keys))
 }
 
@@ -39,7 +47,7 @@ type roundRobin struct {
 	served []int
 }
 
-func newRoundRobin(t *testing.T, endpoints ...string) *roundRobin {
+func newRoundRobin(t testing.TB, endpoints ...string) *roundRobin {
 	rr := &roundRobin{served: make([]int, len(endpoints))}
 	for _, e := range endpoints {
 		u, err := url.Parse(e)
@@ -67,7 +75,7 @@ func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
 // client over Streamable HTTP, every request sent to the other of two
 // `mcphost serve` replicas that share their sessions in a real Redis: each
 // replica serves a session the other initialized. The session's DELETE on
-// one ends it on both.
+// one ends it on both (on the other within host.SessionRefresh).
 func TestTheExamplesThroughTwoReplicasSharingRedis(t *testing.T) {
 	r := redistest.Start(t)
 	f := replicaFixture(t, r)
@@ -89,18 +97,21 @@ func TestTheExamplesThroughTwoReplicasSharingRedis(t *testing.T) {
 	if served[0] < 5 || served[1] < 5 {
 		t.Errorf("the replicas served %v requests; want several each", served)
 	}
-	for i, host := range rr.hosts {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+host+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	for i, hostPort := range rr.hosts {
+		status := func() int {
+			req, _ := http.NewRequest(http.MethodPost, "http://"+hostPort+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("tools/list on replica %d after the DELETE: %d, want 404", i, resp.StatusCode)
+		if !poll.Within(2*host.SessionRefresh, func() bool { return status() == http.StatusNotFound }) {
+			t.Errorf("tools/list on replica %d within %v of the DELETE: not 404", i, 2*host.SessionRefresh)
 		}
 	}
 }
@@ -147,4 +158,182 @@ func TestReadyzReportsTheSharedStateBackend(t *testing.T) {
 			t.Errorf("/readyz %s: %d, reachable %v (%+v); want 200, reachable %v", step.name, code, reachable, got, step.reachable)
 		}
 	}
+}
+
+// replicasBehindHAProxy starts n replicas of the fixture f and haproxy in
+// front of them (round robin, no stickiness, each checked on /readyz),
+// waits until haproxy serves, and returns haproxy's /mcp URL and the
+// replicas' base URLs.
+func replicasBehindHAProxy(t testing.TB, f fixture, n int) (string, []string) {
+	t.Helper()
+	var bases, hosts []string
+	for range n {
+		base := strings.TrimSuffix(f.serveHTTP(t), "/mcp")
+		bases = append(bases, base)
+		hosts = append(hosts, strings.TrimPrefix(base, "http://"))
+	}
+	proxy := haproxytest.Start(t, haproxytest.Options{Check: "/readyz"}, hosts...)
+	poll.Until(t, 60*time.Second, "haproxy to find every replica ready", func() bool { return proxy.Up(t) == n })
+	return proxy.URL + "/mcp", bases
+}
+
+// operations returns how many MCP requests a replica served, from its
+// /metrics.
+func operations(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "mcp_server_operation_duration_seconds_count") {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+				n += int(v)
+			}
+		}
+	}
+	return n
+}
+
+// TestClientsThroughHAProxyAndThreeReplicas runs the Go SDK's client at
+// 2025-11-25 and 2025-03-26 and the TypeScript SDK's client through
+// haproxy, which spreads their requests over three `mcphost serve`
+// replicas sharing Redis without stickiness: lists over pages, calls with
+// progress, prompts, reads and completions all succeed, and every replica
+// served some of them.
+func TestClientsThroughHAProxyAndThreeReplicas(t *testing.T) {
+	r := redistest.Start(t)
+	url, bases := replicasBehindHAProxy(t, replicaFixture(t, r), 3)
+	for _, version := range []string{"2025-11-25", "2025-03-26"} {
+		t.Run("go-sdk "+version, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-haproxy", Version: "1"}, nil)
+			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExamples(t, cs, version)
+			if err := cs.Close(); err != nil {
+				t.Errorf("closing the session (DELETE): %v", err)
+			}
+		})
+	}
+	t.Run("typescript-sdk", func(t *testing.T) {
+		checkTypeScriptClient(t, nodeWith(t, "@modelcontextprotocol/sdk"), "streamable", url)
+	})
+	for i, base := range bases {
+		if n := operations(t, base); n < 5 {
+			t.Errorf("replica %d served %d MCP requests, want several: haproxy spreads them", i, n)
+		}
+	}
+}
+
+// BenchmarkScaleOutCallLatency measures a tool call's latency (the Go
+// SDK's client, one session, calls one after another) five ways, in
+// interleaved rounds of b.N calls each: one replica with nothing shared
+// (the baseline); the same through haproxy; one replica keeping its
+// sessions in Redis; three replicas sharing Redis, the client sending each
+// request to the next (no proxy); and those three through haproxy (issue
+// 27's target: at most 1.2 times the baseline). It
+// reports each median and its ratio to the baseline:
+//
+//	go test ./internal/testrig/e2e -run '^$' -bench ScaleOutCallLatency -benchtime 1000x
+func BenchmarkScaleOutCallLatency(b *testing.B) {
+	r := redistest.Start(b)
+	single := newFixture(b, "\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n", examples...).serveHTTP(b)
+	singleHost := strings.TrimSuffix(strings.TrimPrefix(single, "http://"), "/mcp")
+	proxied := haproxytest.Start(b, haproxytest.Options{}, singleHost).URL + "/mcp"
+	replicas := replicaFixture(b, r)
+	withRedis := replicas.serveHTTP(b)
+	scaled, bases := replicasBehindHAProxy(b, replicas, 3)
+	rr := newRoundRobin(b, bases...)
+	connect := func(url string, hc *http.Client) *mcp.ClientSession {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench-scale-out", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ways := []string{"one replica", "one replica through haproxy", "one replica and Redis", "three replicas and Redis", "three replicas and Redis through haproxy"}
+	sessions := map[string]*mcp.ClientSession{
+		ways[0]: connect(single, nil),
+		ways[1]: connect(proxied, nil),
+		ways[2]: connect(withRedis, nil),
+		ways[3]: connect(bases[0]+"/mcp", &http.Client{Transport: rr}),
+		ways[4]: connect(scaled, nil),
+	}
+	params := &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}
+	latencies := map[string][]time.Duration{}
+	b.ResetTimer()
+	for range 5 {
+		for _, way := range ways {
+			for range b.N {
+				start := time.Now()
+				if res, err := sessions[way].CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatal(way, err, res)
+				}
+				latencies[way] = append(latencies[way], time.Since(start))
+			}
+		}
+	}
+	b.StopTimer()
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	base := median(latencies[ways[0]])
+	for i, way := range ways {
+		m := median(latencies[way])
+		b.ReportMetric(float64(m.Microseconds()), fmt.Sprintf("µs-way%d", i))
+		b.Logf("median call latency, %s: %v (%.2f× one replica)", way, m, float64(m)/float64(base))
+	}
+	b.ReportMetric(float64(median(latencies[ways[4]]))/float64(base), "ratio")
+}
+
+// TestADrainingReplicaFailsReadyzWhileItServesOn sends SIGTERM to a
+// server with [http] drain_delay = "2s": /readyz fails at once, saying it
+// drains, while calls on an open session are still served; after the
+// delay the server stops taking connections.
+func TestADrainingReplicaFailsReadyzWhileItServesOn(t *testing.T) {
+	srv := newFixture(t, "\n[http]\ndrain_delay = \"2s\"\n", "plugins/examples/tools").start(t)
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyzStatus(t, base) == http.StatusOK })
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-drain", Version: "1"}, nil)
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: srv.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := syscall.Kill(srv.pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	poll.Until(t, time.Second, "/readyz to fail once draining", func() bool { return readyzStatus(t, base) == http.StatusServiceUnavailable })
+	if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}); err != nil || res.IsError {
+		t.Errorf("a call while draining: %v %v, want it served", err, res)
+	}
+	if took := time.Since(sent); took >= 2*time.Second {
+		t.Fatalf("the checks took %v, past the drain delay: the test says nothing", took)
+	}
+	poll.Until(t, 15*time.Second, "the server to stop taking connections after the drain delay", func() bool { return readyzStatus(t, base) == 0 })
+	if took := time.Since(sent); took < 2*time.Second {
+		t.Errorf("the server stopped taking connections %v after SIGTERM, before its 2s drain delay", took)
+	}
+}
+
+// readyzStatus returns the status of base's /readyz, 0 when it does not
+// answer.
+func readyzStatus(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -446,9 +447,11 @@ func namesIn(states map[string]string, state string) string {
 // that do not need it (2026-07-28 ones) too. It answers without
 // authentication, so it names no plugin and no address: the log does,
 // for the operator.
-func readiness(reloader *pluginhost.Reloader, shared *sharedState) http.Handler {
+func readiness(reloader *pluginhost.Reloader, shared *sharedState, draining *atomic.Bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		done, states := reloader.Status()
+		drain := draining.Load()
+		done = done && !drain
 		counts := map[string]int{}
 		for _, state := range states {
 			counts[state]++
@@ -459,11 +462,30 @@ func readiness(reloader *pluginhost.Reloader, shared *sharedState) http.Handler 
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		_ = json.NewEncoder(w).Encode(struct {
-			Ready   bool           `json:"ready"`
-			Plugins map[string]int `json:"plugins"`
-			State   *stateReport   `json:"state,omitempty"`
-		}{done, counts, shared.report(r.Context())})
+			Ready    bool           `json:"ready"`
+			Draining bool           `json:"draining,omitempty"`
+			Plugins  map[string]int `json:"plugins"`
+			State    *stateReport   `json:"state,omitempty"`
+		}{done, drain, counts, shared.report(r.Context())})
 	})
+}
+
+// drainFirst returns a context that ends delay after ctx does; meanwhile
+// draining is set, which fails /readyz, so that a load balancer takes the
+// replica out before it stops taking requests. Without a delay it is ctx.
+func drainFirst(ctx context.Context, delay time.Duration, draining *atomic.Bool, logger *slog.Logger) context.Context {
+	if delay <= 0 {
+		return ctx
+	}
+	serving, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		draining.Store(true)
+		logger.Info("draining: /readyz fails from now; requests are served until drain_delay has passed", "drain_delay", delay)
+		time.Sleep(delay)
+		stop()
+	}()
+	return serving
 }
 
 // liveness answers GET /livez and /healthz (the older name some probes
@@ -521,7 +543,10 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
 	cfg *config.Config, reloader *pluginhost.Reloader, shared *sharedState, telemetry map[string]http.Handler,
 	denied func(r *http.Request, reason, detail, subject string), logger *slog.Logger) error {
-	public := map[string]http.Handler{"/readyz": readiness(reloader, shared), "/livez": liveness(), "/healthz": liveness()}
+	draining := new(atomic.Bool)
+	ctx = drainFirst(ctx, cfg.HTTP.DrainDelay, draining, logger)
+	probes := map[string]http.Handler{"/readyz": readiness(reloader, shared, draining), "/livez": liveness(), "/healthz": liveness()}
+	public := map[string]http.Handler{}
 	maps.Copy(public, telemetry)
 	for _, p := range authn.MetadataPaths() {
 		public[p] = authn.MetadataHandler()
@@ -544,6 +569,7 @@ func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *au
 			}
 		},
 		Public: public,
+		Probes: probes,
 
 		MaxBodyBytesInFlight:          int64(cfg.HTTP.MaxBodyBytesInFlight),
 		MaxBodyBytesInFlightPerClient: int64(cfg.HTTP.MaxBodyBytesInFlightPerClient),
