@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +30,17 @@ var listeningURL = regexp.MustCompile(`msg=listening url=(https?://\S+/mcp)|"msg
 // and returns the URL of its /mcp endpoint. The server stops with the test.
 func (f fixture) serveHTTP(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(mcphostBin, "serve", "--plugins", f.plugins, "--config", f.config, "--transport", "http", "--listen", "127.0.0.1:0")
+	url, _ := f.serveHTTPOn(t, "127.0.0.1:0")
+	return url
+}
+
+// serveHTTPOn starts `mcphost serve --transport http` listening on listen
+// and returns the URL of its /mcp endpoint once it listens, and a function
+// that stops it (SIGTERM) and waits for its exit, which the test's end
+// calls too.
+func (f fixture) serveHTTPOn(t testing.TB, listen string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(mcphostBin, "serve", "--plugins", f.plugins, "--config", f.config, "--transport", "http", "--listen", listen)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +48,8 @@ func (f fixture) serveHTTP(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	t.Cleanup(stop)
 	found := make(chan string, 1)
 	exited := make(chan string, 1)
 	go func() {
@@ -53,13 +65,13 @@ func (f fixture) serveHTTP(t testing.TB) string {
 	}()
 	select {
 	case url := <-found:
-		return url
+		return url, stop
 	case log := <-exited:
 		t.Fatalf("mcphost serve --transport http exited before listening:\n%s", log)
 	case <-time.After(60 * time.Second):
 		t.Fatal("mcphost serve --transport http did not start listening within 60s")
 	}
-	return ""
+	return "", stop
 }
 
 func TestExamplesOverStreamableHTTPAtEachVersion(t *testing.T) {

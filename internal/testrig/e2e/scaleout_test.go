@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,8 +27,9 @@ import (
 
 // replicaFixture returns a fixture of the examples whose config shares
 // sessions through the Redis r, with a requestState key file of its own:
-// the servers started from it are replicas of one service.
-func replicaFixture(t testing.TB, r *redistest.Server) fixture {
+// the servers started from it are replicas of one service. httpLines are
+// more lines of its [http] table.
+func replicaFixture(t testing.TB, r *redistest.Server, httpLines ...string) fixture {
 	t.Helper()
 	keys := filepath.Join(t.TempDir(), "state-keys")
 	if err := os.WriteFile(keys, []byte(strings.Repeat("k", 40)+"\n"), 0o600); err != nil {
@@ -34,7 +37,8 @@ func replicaFixture(t testing.TB, r *redistest.Server) fixture {
 	}
 	// Behind a load balancer, requests carry its name (here 127.0.0.1 and
 	// its port), which the replicas must allow.
-	f := newFixture(t, fmt.Sprintf("\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n", r.URL(), r.PasswordFile), examples...)
+	f := newFixture(t, fmt.Sprintf("\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n%s\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n",
+		strings.Join(httpLines, "\n"), r.URL(), r.PasswordFile), examples...)
 	return f.withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keys))
 }
 
@@ -336,4 +340,68 @@ func readyzStatus(t *testing.T, base string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestARollingRestartUnderSteadyLoadFailsNoCall restarts each of three
+// replicas behind haproxy in turn ([http] drain_delay = "1s": it fails
+// /readyz, serves on a second, then stops) while 32 Go SDK clients call a
+// tool without pause through haproxy, their sessions moving between
+// replicas: no call fails.
+func TestARollingRestartUnderSteadyLoadFailsNoCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a rolling restart under load takes a while")
+	}
+	r := redistest.Start(t)
+	f := replicaFixture(t, r, `drain_delay = "1s"`)
+	var listens []string
+	stops := make([]func(), 3)
+	for i := range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		listens = append(listens, ln.Addr().String())
+		ln.Close()
+		_, stops[i] = f.serveHTTPOn(t, listens[i])
+	}
+	proxy := haproxytest.Start(t, haproxytest.Options{Check: "/readyz"}, listens...)
+	poll.Until(t, 60*time.Second, "haproxy to find every replica ready", func() bool { return proxy.Up(t) == 3 })
+
+	const clients = 32
+	var ok, failed atomic.Int64
+	var firstErr sync.Once
+	ctx, stopCalling := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range clients {
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e-rolling", Version: "1"}, nil)
+		cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: proxy.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
+				if err != nil || res.IsError {
+					failed.Add(1)
+					firstErr.Do(func() { t.Errorf("a call failed during the rolling restart: %v %v", err, res) })
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	time.Sleep(time.Second) // steady load before the first restart
+	for i := range 3 {
+		stops[i]()
+		_, stops[i] = f.serveHTTPOn(t, listens[i])
+		poll.Until(t, 60*time.Second, fmt.Sprintf("haproxy to find replica %d ready again", i), func() bool { return proxy.Up(t) == 3 })
+	}
+	time.Sleep(time.Second)
+	stopCalling()
+	wg.Wait()
+	t.Logf("a rolling restart of 3 replicas under %d clients: %d calls succeeded, %d failed", clients, ok.Load(), failed.Load())
+	if ok.Load() < 1000 {
+		t.Errorf("only %d calls succeeded: the load was not steady", ok.Load())
+	}
 }
