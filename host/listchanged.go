@@ -133,6 +133,7 @@ func (s *Server) replaceCatalog(build func(cur *Catalog) *Catalog) (*Catalog, Li
 	old, changes := s.swapCatalog(next)
 	s.refreshMu.Unlock()
 	s.announce(changes, viewChanges(old, next, s.partial.Load()))
+	s.publishChanges(changes)
 	return old, changes
 }
 

@@ -7,6 +7,8 @@ package host
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -48,6 +50,10 @@ type Options struct {
 	// SessionTTL is how long SessionStore keeps the record of a session no
 	// request uses; DefaultSessionTTL when not positive.
 	SessionTTL time.Duration
+	// Changes carries list changes between the replicas of the service
+	// (SharedChanges); run Server.FollowChanges to take the others'. Nil:
+	// none.
+	Changes SharedChanges
 	// TaskStore holds the records of tasks, shared with the other
 	// replicas of the service (SharedTaskStore), which must share
 	// RequestStateKeys too; nil: this process's memory.
@@ -87,6 +93,7 @@ type Options struct {
 type Server struct {
 	opts    Options
 	logger  *slog.Logger
+	origin  string // names this process in Options.Changes: random
 	catalog atomic.Pointer[Catalog]
 	subs    subscriptions
 	// listeners are the open subscriptions/listen of 2026-07-28 requests.
@@ -133,6 +140,9 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	if opts.SessionStore != nil {
 		s.sessionStore = &sharedSessions{backend: opts.SessionStore, seal: newRecordSeal(s.stateKeys), ttl: cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)}
 	}
+	origin := make([]byte, 9)
+	_, _ = rand.Read(origin)
+	s.origin = base64.RawURLEncoding.EncodeToString(origin)
 	if opts.TaskStore != nil {
 		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: newRecordSeal(s.stateKeys), logger: s.logger}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
@@ -272,4 +273,32 @@ func TestA2026TaskAnsweredOnAnotherReplicaIsReplayedWhereItRuns(t *testing.T) {
 	if !poll.Within(5*time.Second, func() bool { l := a.srv.tasks.live.get(id); return l == nil || l.ended() }) {
 		t.Error("the first replica did not interrupt the cancelled task's run within 5s")
 	}
+}
+
+// TestAListChangeOnOneReplicaReachesTheClientsOfAnother swaps the plugins
+// of one of two servers that share Redis for list changes: a session on
+// the other hears tools/list_changed, and the first does not hear its own
+// change twice.
+func TestAListChangeOnOneReplicaReachesTheClientsOfAnother(t *testing.T) {
+	r := redistest.Start(t)
+	var servers []*Server
+	for range 2 {
+		srv := NewServer(Options{Changes: r.Store("changes:"), CatalogChanges: true}, BuildCatalog(t.Context(), []*Plugin{toolsPlugin("p", echoTool)}, nil))
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		go srv.FollowChanges(ctx)
+		servers = append(servers, srv)
+	}
+	a, b := session(t, servers[0]), session(t, servers[1])
+	a.init(t, Version20251125)
+	b.init(t, Version20251125)
+	time.Sleep(200 * time.Millisecond) // the followers have read the stream's end
+	servers[0].ReplacePlugins(t.Context(), []*Plugin{toolsPlugin("p", echoTool, abi.Tool{Name: "more", InputSchema: objectSchema})})
+	if m := b.out.next(t); m["method"] != methodToolsListChanged {
+		t.Errorf("the other replica's session got %v, want %s", m, methodToolsListChanged)
+	}
+	if m := a.out.next(t); m["method"] != methodToolsListChanged {
+		t.Errorf("the swapping replica's session got %v, want %s", m, methodToolsListChanged)
+	}
+	a.out.none(t, 2*time.Second) // its own change does not come back from the feed
 }

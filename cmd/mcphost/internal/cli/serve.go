@@ -221,7 +221,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
-		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(),
+		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(), Changes: shared.changes(),
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
@@ -231,6 +231,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Observer:       observer,
 		Tracer:         tracer,
 	}, nil)
+	go srv.FollowChanges(ctx) // the other replicas' list changes, with a shared backend
 	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox}
 	if served.metrics != nil {
 		loader.Loads = served.metrics

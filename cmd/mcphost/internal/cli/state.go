@@ -78,6 +78,14 @@ func (s *sharedState) tasks() host.SharedTaskStore {
 	return s.store
 }
 
+// changes returns the list-change feed of the backend, nil for none.
+func (s *sharedState) changes() host.SharedChanges {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
 // close closes the backend's connections.
 func (s *sharedState) close() {
 	if s != nil {
