@@ -277,8 +277,8 @@ func TestA2026TaskAnsweredOnAnotherReplicaIsReplayedWhereItRuns(t *testing.T) {
 
 // TestAListChangeOnOneReplicaReachesTheClientsOfAnother swaps the plugins
 // of one of two servers that share Redis for list changes: a session on
-// the other hears tools/list_changed, and the first does not hear its own
-// change twice.
+// the other hears tools/list_changed, on its stream and on its
+// subscriptions/listen, and the first does not hear its own change twice.
 func TestAListChangeOnOneReplicaReachesTheClientsOfAnother(t *testing.T) {
 	r := redistest.Start(t)
 	var servers []*Server
@@ -292,10 +292,16 @@ func TestAListChangeOnOneReplicaReachesTheClientsOfAnother(t *testing.T) {
 	a, b := session(t, servers[0]), session(t, servers[1])
 	a.init(t, Version20251125)
 	b.init(t, Version20251125)
+	b.listen(t, context.Background(), `{"toolsListChanged":true}`)
 	time.Sleep(200 * time.Millisecond) // the followers have read the stream's end
 	servers[0].ReplacePlugins(t.Context(), []*Plugin{toolsPlugin("p", echoTool, abi.Tool{Name: "more", InputSchema: objectSchema})})
-	if m := b.out.next(t); m["method"] != methodToolsListChanged {
-		t.Errorf("the other replica's session got %v, want %s", m, methodToolsListChanged)
+	got := map[string]bool{}
+	for range 2 {
+		m := b.out.next(t)
+		got[fmt.Sprint(m["method"], " ", subscriptionID(m))] = true
+	}
+	if !got[methodToolsListChanged+" <nil>"] || !got[methodToolsListChanged+" l"] {
+		t.Errorf("the other replica's session and listen stream were told %v, want %s on both", got, methodToolsListChanged)
 	}
 	if m := a.out.next(t); m["method"] != methodToolsListChanged {
 		t.Errorf("the swapping replica's session got %v, want %s", m, methodToolsListChanged)
