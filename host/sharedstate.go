@@ -29,8 +29,38 @@ type SharedSessionStore interface {
 	// Touch keeps the record of session id for ttl from now, and reports
 	// whether there is one.
 	Touch(ctx context.Context, id string, ttl time.Duration) (bool, error)
-	// Delete removes the record of session id, if any.
+	// Delete removes the record of session id, if any, and frees its
+	// place (Admit).
 	Delete(ctx context.Context, id string) error
+	// Admit takes a place for the new session id of client, unless the
+	// store holds most sessions' places, or perClient of client's: then
+	// it returns the bound that refused it, SessionBoundAll or
+	// SessionBoundClient. A place lasts ttl, as long as the session's
+	// record after that (Touch), and Delete frees it.
+	Admit(ctx context.Context, id, client string, ttl time.Duration, most, perClient int) (refused string, err error)
+}
+
+// The bounds SharedSessionStore.Admit says refused a session.
+const (
+	SessionBoundAll    = "all"    // max_sessions, across the replicas
+	SessionBoundClient = "client" // max_sessions_per_client, across the replicas
+)
+
+// AdmitSession takes a place in the shared session store
+// (Options.SessionStore) for the new session of id on its transport, of
+// client (the key the per-client limit counts), within most sessions in
+// all and perClient of client's across the replicas; it returns the bound
+// that refused it, or "". Without a shared store it admits every session:
+// the transport counts its own.
+func (s *Server) AdmitSession(ctx context.Context, id, client string, most, perClient int) (refused string, err error) {
+	shared, ok := s.sessionStore.(*sharedSessions)
+	if !ok {
+		return "", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
+	defer cancel()
+	sum := sha256.Sum256([]byte(client))
+	return shared.backend.Admit(ctx, hashSession(id), base64.RawURLEncoding.EncodeToString(sum[:18]), shared.ttl, most, perClient)
 }
 
 // DefaultSessionTTL is how long a shared store keeps the record of a

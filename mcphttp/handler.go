@@ -352,21 +352,48 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 	hs.active = 1
 
 	h.mu.Lock()
+	err := h.admitLocked(hs.client)
+	h.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// Across the replicas sharing the session store, if any (the bounds
+	// are the same numbers).
+	switch refused, err := h.srv.AdmitSession(r.Context(), hs.id, hs.client, h.opts.MaxSessions, h.opts.MaxSessionsPerClient); {
+	case err != nil:
+		return nil, fmt.Errorf("session state unavailable: %w", err)
+	case refused == host.SessionBoundAll:
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the session limit of the service's replicas", "max", h.opts.MaxSessions)
+		return nil, fmt.Errorf("too many sessions: [http] max_sessions (%d) are open across the service's replicas; try again later", h.opts.MaxSessions)
+	case refused != "":
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client across the service's replicas", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
+		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open across the service's replicas; end some, or try again later", h.opts.MaxSessionsPerClient)
+	}
+	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.closing:
-		return nil, errClosing
-	case len(h.sessions) >= h.opts.MaxSessions:
-		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
-		return nil, fmt.Errorf("too many sessions: [http] max_sessions (%d) are open; try again later", h.opts.MaxSessions)
-	case h.clients[hs.client] >= h.opts.MaxSessionsPerClient:
-		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", hs.client, "max", h.opts.MaxSessionsPerClient)
-		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
+	if err := h.admitLocked(hs.client); err != nil { // others came meanwhile
+		return nil, err
 	}
 	hs.sess = h.srv.OpenSession(hs.standalone, h.sessionOptions(hs))
 	h.sessions[hs.id] = hs
 	h.clients[hs.client]++
 	return hs, nil
+}
+
+// admitLocked refuses a new session of client beyond the bounds of this
+// handler's sessions. h.mu is held.
+func (h *Handler) admitLocked(client string) error {
+	switch {
+	case h.closing:
+		return errClosing
+	case len(h.sessions) >= h.opts.MaxSessions:
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the session limit", "max", h.opts.MaxSessions)
+		return fmt.Errorf("too many sessions: [http] max_sessions (%d) are open; try again later", h.opts.MaxSessions)
+	case h.clients[client] >= h.opts.MaxSessionsPerClient:
+		h.sessionRefusal.log(h.log, "refusing a new HTTP session: at the limit of one client", "client", client, "max", h.opts.MaxSessionsPerClient)
+		return fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open; end some, or try again later", h.opts.MaxSessionsPerClient)
+	}
+	return nil
 }
 
 // httpSession returns a session id for request r, not yet started.
@@ -523,6 +550,8 @@ func (h *Handler) expire(hs *httpSession) {
 		h.log.Info("ending an idle HTTP session", "idle", h.opts.SessionIdleTimeout)
 	} else {
 		h.log.Info("ending an HTTP session whose client did not finish initializing", "after", h.opts.InitTimeout, "client", hs.client)
+		h.end(hs) // no replica can resume it: its place in a shared store goes too
+		return
 	}
 	h.endHere(hs)
 }

@@ -5,8 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,15 +20,15 @@ import (
 // replicaHarnesses starts n handlers, each of its own server, that share
 // the Redis r for their sessions and one requestState key, as the
 // replicas of one service behind a load balancer do.
-func replicaHarnesses(t *testing.T, r *redistest.Server, n int) []*httpHarness {
+func replicaHarnesses(t *testing.T, r *redistest.Server, n int, opts Options, roundTrip ...func(string)) []*httpHarness {
 	t.Helper()
 	var out []*httpHarness
 	for range n {
-		srv := host.NewServer(host.Options{Name: "test", Version: "1", SessionStore: r.Store("t:"), SessionTTL: time.Minute,
+		srv := host.NewServer(host.Options{Name: "test", Version: "1", SessionStore: r.Store("t:", roundTrip...), SessionTTL: time.Minute,
 			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}},
 			host.BuildCatalog(context.Background(), []*host.Plugin{toolsPlugin("p", abi.Tool{Name: "echo", InputSchema: mustJSON(map[string]any{"type": "object"})})}, nil))
 		ts := httptest.NewUnstartedServer(nil)
-		h := NewHandler(srv, ts.Listener.Addr().String(), Options{})
+		h := NewHandler(srv, ts.Listener.Addr().String(), opts)
 		ts.Config.Handler = h
 		ts.Start()
 		t.Cleanup(func() { h.Close(); ts.Close() })
@@ -46,7 +47,7 @@ func replicaHarnesses(t *testing.T, r *redistest.Server, n int) []*httpHarness {
 // back.
 func TestEveryRequestOfASessionMayLandOnAnotherReplica(t *testing.T) {
 	r := redistest.Start(t)
-	reps := replicaHarnesses(t, r, 3)
+	reps := replicaHarnesses(t, r, 3, Options{})
 	id := reps[0].initSession(t, host.Version20251125)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for i, rep := range reps {
@@ -87,46 +88,20 @@ func TestEveryRequestOfASessionMayLandOnAnotherReplica(t *testing.T) {
 	}
 }
 
-// redisCalls returns how many commands Redis has run, by command.
-func redisCalls(t *testing.T, r *redistest.Server) map[string]int {
-	t.Helper()
-	info, err := r.Do("INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, line := range strings.Split(info, "\r\n") {
-		name, stats, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(stats, ",")
-		n, _ := strconv.Atoi(calls)
-		out[name] = n
-	}
-	return out
-}
-
-// TestRedisRoundTripsOfEachKindOfRequest counts the Redis commands each
-// kind of request of a 2025-11-25 session costs, on the replica that
-// holds the session and on one that resumes it, and holds each to its
-// bound: what RATIONALE.md ("How many Redis round trips does a request
-// cost?") reports.
+// TestRedisRoundTripsOfEachKindOfRequest counts the round trips to Redis
+// each kind of request of a 2025-11-25 session costs (a script is one),
+// on the replica that holds the session and on one that resumes it, and
+// holds each to its bound: what RATIONALE.md ("How many Redis round trips
+// does a request cost?") reports.
 func TestRedisRoundTripsOfEachKindOfRequest(t *testing.T) {
 	r := redistest.Start(t)
-	reps := replicaHarnesses(t, r, 2)
+	var trips atomic.Int64
+	reps := replicaHarnesses(t, r, 2, Options{}, func(string) { trips.Add(1) })
 	cost := func(rep *httpHarness, method, body string, headers ...string) (int, *http.Response) {
-		before := redisCalls(t, r)
+		before := trips.Load()
 		resp := rep.do(t, method, "/mcp", body, headers...)
 		io.Copy(io.Discard, resp.Body)
-		after := redisCalls(t, r)
-		n := 0
-		for name, calls := range after {
-			if name != "auth" && name != "info" { // the harness's own, and the login of a new connection
-				n += calls - before[name]
-			}
-		}
-		return n, resp
+		return int(trips.Load() - before), resp
 	}
 	init, resp := cost(reps[0], http.MethodPost, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	id := resp.Header.Get(headerSessionID)
@@ -141,14 +116,52 @@ func TestRedisRoundTripsOfEachKindOfRequest(t *testing.T) {
 	}
 	resumed, _ := cost(reps[1], http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, headerSessionID, id)
 	deleted, _ := cost(reps[1], http.MethodDelete, "", headerSessionID, id)
-	t.Logf("Redis commands: initialize %d, notifications/initialized %d, on the replica holding the session %v, tools/list resumed on another %d, DELETE %d",
+	t.Logf("Redis round trips: initialize %d, notifications/initialized %d, on the replica holding the session %v, tools/list resumed on another %d, DELETE %d",
 		init, initialized, held, resumed, deleted)
 	for method, n := range held {
 		if n > 1 {
-			t.Errorf("%s on the replica holding the session took %d Redis commands, want at most 1 (a PEXPIRE a host.SessionRefresh)", method, n)
+			t.Errorf("%s on the replica holding the session took %d Redis round trips, want at most 1 (a touch a host.SessionRefresh)", method, n)
 		}
 	}
 	if resumed > 3 {
-		t.Errorf("tools/list resumed on another replica took %d Redis commands, want at most 3", resumed)
+		t.Errorf("tools/list resumed on another replica took %d Redis round trips, want at most 3", resumed)
+	}
+}
+
+// TestSessionLimitsHoldAcrossReplicas opens sessions from one client on
+// two replicas sharing Redis with max_sessions_per_client = 2 and
+// max_sessions = 3: the third of the client's is refused on either,
+// naming the setting, though each replica holds one; a DELETE frees its
+// place; another client is refused beyond 3 sessions in all.
+func TestSessionLimitsHoldAcrossReplicas(t *testing.T) {
+	r := redistest.Start(t)
+	reps := replicaHarnesses(t, r, 2, Options{MaxSessionsPerClient: 2, MaxSessions: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	open := func(rep *httpHarness, client string) (string, int, string) {
+		t.Helper()
+		resp := rep.do(t, http.MethodPost, "/mcp", initialize, "X-Forwarded-For", client)
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Header.Get(headerSessionID), resp.StatusCode, string(body)
+	}
+	first, code, _ := open(reps[0], "10.0.0.1")
+	if _, code2, _ := open(reps[1], "10.0.0.1"); code != http.StatusOK || code2 != http.StatusOK {
+		t.Fatalf("the client's first two sessions, one a replica: %d, %d", code, code2)
+	}
+	for i, rep := range reps {
+		if _, code, body := open(rep, "10.0.0.1"); code != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions_per_client (2) are open across the service's replicas") {
+			t.Errorf("the client's third session, on replica %d: %d %s, want 503 naming max_sessions_per_client", i, code, body)
+		}
+	}
+	if code := reps[1].status(t, http.MethodDelete, "/mcp", "", headerSessionID, first, "X-Forwarded-For", "10.0.0.1"); code != http.StatusNoContent {
+		t.Fatalf("DELETE of the client's first session on the other replica: %d", code)
+	}
+	if _, code, body := open(reps[1], "10.0.0.1"); code != http.StatusOK {
+		t.Errorf("a session after the DELETE freed a place: %d %s", code, body)
+	}
+	if _, code, _ := open(reps[0], "10.0.0.2"); code != http.StatusOK {
+		t.Errorf("another client's first session, the third in all: %d", code)
+	}
+	if _, code, body := open(reps[1], "10.0.0.3"); code != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions (3) are open across the service's replicas") {
+		t.Errorf("a fourth session in all: %d %s, want 503 naming max_sessions", code, body)
 	}
 }

@@ -33,6 +33,10 @@ type Options struct {
 	Prefix string
 	// TLS configures a rediss:// connection; nil: the system's roots.
 	TLS *tls.Config
+	// RoundTrip, when set, is called before each round trip to the server
+	// with the command's name ("pipeline" for a transaction): a script
+	// and the commands it runs are one.
+	RoundTrip func(command string)
 	// Logger receives, at debug level, what the Redis client logs of its
 	// connections (a dial that failed, a connection dropped); nil
 	// discards it. The client has one logger in a process: the first
@@ -105,7 +109,30 @@ func Open(opts Options) (*Store, error) {
 		}
 		ro.TLSConfig.MinVersion = max(ro.TLSConfig.MinVersion, tls.VersionTLS12)
 	}
-	return &Store{client: redis.NewClient(ro), prefix: opts.Prefix, addr: u.Host}, nil
+	client := redis.NewClient(ro)
+	if opts.RoundTrip != nil {
+		client.AddHook(roundTripHook(opts.RoundTrip))
+	}
+	return &Store{client: client, prefix: opts.Prefix, addr: u.Host}, nil
+}
+
+// roundTripHook calls itself with the name of each round trip's command.
+type roundTripHook func(command string)
+
+func (h roundTripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h roundTripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h(cmd.Name())
+		return next(ctx, cmd)
+	}
+}
+
+func (h roundTripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h("pipeline")
+		return next(ctx, cmds)
+	}
 }
 
 // Ping checks that the server answers and takes the login.
@@ -153,11 +180,14 @@ func (s *Store) Save(ctx context.Context, id string, record []byte, ttl time.Dur
 // Touch keeps the record of session id for ttl from now, and reports
 // whether there is one (host.SharedSessionStore).
 func (s *Store) Touch(ctx context.Context, id string, ttl time.Duration) (bool, error) {
-	ok, err := s.client.PExpire(ctx, s.sessionKey(id), ttl).Result()
-	return ok, s.wrap(err)
+	n, err := touchSession.Run(ctx, s.client, []string{s.sessionKey(id), s.sessionsKey(), s.sessionClientsKey()},
+		time.Now().UnixMilli(), max(ttl.Milliseconds(), 1), id, s.clientSessionsPrefix()).Int()
+	return n == 1, s.wrap(err)
 }
 
-// Delete removes the record of session id (host.SharedSessionStore).
+// Delete removes the record and the places of session id
+// (host.SharedSessionStore).
 func (s *Store) Delete(ctx context.Context, id string) error {
-	return s.wrap(s.client.Del(ctx, s.sessionKey(id)).Err())
+	return s.wrap(deleteSession.Run(ctx, s.client, []string{s.sessionKey(id), s.sessionsKey(), s.sessionClientsKey()},
+		id, s.clientSessionsPrefix()).Err())
 }

@@ -50,7 +50,7 @@ type Server struct {
 
 // MCPHostCommands are the ACL rules of the commands mcphost runs, as
 // docs/scale-out.md tells operators to grant them.
-const MCPHostCommands = "-@all +ping +get +set +pexpire +del +evalsha +eval +multi +exec +exists +incr +pttl +zadd +zcard +zrange +zrem +zremrangebyscore +xadd +xread +xrevrange"
+const MCPHostCommands = "-@all +ping +get +set +pexpire +del +evalsha +eval +multi +exec +exists +incr +pttl +zadd +zcard +zrange +zrem +zremrangebyscore +xadd +xread +xrevrange +hget +hset +hdel"
 
 // URL returns the server's redis:// (or, with TLS, rediss://) URL with its
 // user and without its password, which a configuration gives in a file.
@@ -148,10 +148,15 @@ func (s *Server) start() {
 }
 
 // Store returns a store on the server as mcphost's user, whose keys start
-// with prefix; it closes when the test ends.
-func (s *Server) Store(prefix string) *redisstate.Store {
+// with prefix, calling roundTrip, if given, before each round trip
+// (redisstate.Options.RoundTrip); it closes when the test ends.
+func (s *Server) Store(prefix string, roundTrip ...func(command string)) *redisstate.Store {
 	s.t.Helper()
-	store, err := redisstate.Open(redisstate.Options{URL: s.URL(), Password: s.Password, Prefix: prefix, TLS: s.tls})
+	opts := redisstate.Options{URL: s.URL(), Password: s.Password, Prefix: prefix, TLS: s.tls}
+	if len(roundTrip) > 0 {
+		opts.RoundTrip = roundTrip[0]
+	}
+	store, err := redisstate.Open(opts)
 	if err != nil {
 		s.t.Fatal(err)
 	}
