@@ -59,8 +59,7 @@ func (s *Server) AdmitSession(ctx context.Context, id, client string, most, perC
 	}
 	ctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
 	defer cancel()
-	sum := sha256.Sum256([]byte(client))
-	return shared.backend.Admit(ctx, hashSession(id), base64.RawURLEncoding.EncodeToString(sum[:18]), shared.ttl, most, perClient)
+	return shared.backend.Admit(ctx, hashSession(id), storeName([]byte(client)), shared.ttl, most, perClient)
 }
 
 // DefaultSessionTTL is how long a shared store keeps the record of a

@@ -64,10 +64,16 @@ type createdTask struct {
 	expires time.Time
 }
 
-// ownerKey names owner in the shared store: a hash, so that keys reveal no
-// subject.
+// ownerKey names owner in the shared store (storeName).
 func ownerKey(owner taskOwner) string {
 	b, _ := json.Marshal(owner)
+	return storeName(b)
+}
+
+// storeName names who b says (a task's owner, the client the session
+// limits count) in the keys of a shared store: a hash, so that keys reveal
+// no subject or address.
+func storeName(b []byte) string {
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:18])
 }
