@@ -31,14 +31,21 @@ import (
 // more lines of its [http] table.
 func replicaFixture(t testing.TB, r *redistest.Server, httpLines ...string) fixture {
 	t.Helper()
+	return replicaFixtureOf(t, r, "", examples, httpLines...)
+}
+
+// replicaFixtureOf is replicaFixture of plugins, with extra tables in the
+// config.
+func replicaFixtureOf(t testing.TB, r *redistest.Server, extra string, plugins []string, httpLines ...string) fixture {
+	t.Helper()
 	keys := filepath.Join(t.TempDir(), "state-keys")
 	if err := os.WriteFile(keys, []byte(strings.Repeat("k", 40)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// Behind a load balancer, requests carry its name (here 127.0.0.1 and
 	// its port), which the replicas must allow.
-	f := newFixture(t, fmt.Sprintf("\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n%s\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n",
-		strings.Join(httpLines, "\n"), r.URL(), r.PasswordFile), examples...)
+	f := newFixture(t, fmt.Sprintf("%s\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n%s\n[state]\nbackend = \"redis\"\nurl = %q\npassword_file = %q\nprefix = \"e2e:\"\n",
+		extra, strings.Join(httpLines, "\n"), r.URL(), r.PasswordFile), plugins...)
 	return f.withServerSetting(t, fmt.Sprintf("request_state_key_file = %q\n", keys))
 }
 
