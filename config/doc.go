@@ -129,7 +129,9 @@
 //	                       # calls, prompt gets, resource reads,
 //	                       # completions), a number, 0..100000; 0 = no
 //	                       # limit; bursts of max(1, rate); a call beyond it
-//	                       # fails at once with "plugin rate limit exceeded"
+//	                       # fails at once with "plugin rate limit exceeded";
+//	                       # with [state] backend = "redis", the replicas
+//	                       # share it (docs/scale-out.md)
 //	host_calls_per_second = 1000  # host function calls one plugin call may
 //	                       # make per second (bursts of as many), 1..100000;
 //	                       # a call beyond it is stopped (a trap)

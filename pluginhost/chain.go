@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
@@ -27,19 +25,20 @@ type Middleware func(next host.Runtime) host.Runtime
 //   - the drain counts the calls running, so that a replaced version closes
 //     only once they ended, and routes calls that reach a closed version to
 //     its successor (drain.go);
-//   - the calls-per-second limit (calls_per_second) refuses calls at once;
+//   - the calls-per-second limit (calls_per_second, ratelimit.go) refuses
+//     calls at once;
 //   - the circuit breaker (breaker.go) refuses them while the plugin keeps
 //     failing;
 //   - innermost, rt: the sandboxed plugin, which the loader hands over
 //     isolated, running each call on instances of its caller.
 //
 // It returns the chain and its drain.
-func chain(name string, pc config.PluginConfig, rt host.Runtime, logger *slog.Logger) (host.Runtime, *drain) {
+func chain(name string, pc config.PluginConfig, rt host.Runtime, shares RateShares, logger *slog.Logger) (host.Runtime, *drain) {
 	logger = logger.With("plugin", name)
 	d := &drain{name: name}
 	mws := []Middleware{EngineErrors(name), d.wrap}
 	if pc.Limits.CallsPerSecond > 0 {
-		mws = append(mws, rateLimit(name, newTokenBucket(pc.Limits.CallsPerSecond, time.Now)))
+		mws = append(mws, rateLimit(name, newRateLimiter(name, pc.Limits.CallsPerSecond, shares, logger, time.Now)))
 	}
 	if pc.Limits.BreakerFailures > 0 {
 		d.breaker = newBreaker(name, breakerSettings{
@@ -167,21 +166,6 @@ func hostInitiated(export string) bool {
 	return false
 }
 
-// rateLimit refuses, at once, the client-initiated calls beyond the
-// plugin's calls-per-second limit.
-func rateLimit(plugin string, limiter *tokenBucket) Middleware {
-	return func(next host.Runtime) host.Runtime {
-		return runtimeFunc{next, func(ctx context.Context, export string, input []byte) ([]byte, error) {
-			if !hostInitiated(export) && !limiter.take() {
-				return nil, &host.CallError{Reason: reasonRateLimited, Message: fmt.Sprintf(
-					"more than %g calls per second (calls_per_second of [plugins.%s]); try again shortly", limiter.rate, plugin),
-					Outcome: "rate_limited"}
-			}
-			return next.Call(ctx, export, input)
-		}}
-	}
-}
-
 // checkOutput is the sandbox's output check (sandbox.Options.CheckOutput):
 // every export but the roots notification answers JSON, and an instance
 // that wrote anything else is discarded.
@@ -195,36 +179,6 @@ func checkOutput(export string, out []byte) error {
 		err = errors.New("invalid JSON")
 	}
 	return fmt.Errorf("output is not valid JSON: %v", err)
-}
-
-// tokenBucket is a calls-per-second limit: it holds up to burst tokens,
-// refilled at rate a second; each call takes one.
-type tokenBucket struct {
-	mu     sync.Mutex
-	rate   float64
-	burst  float64
-	tokens float64
-	last   time.Time
-	now    func() time.Time
-}
-
-func newTokenBucket(rate float64, now func() time.Time) *tokenBucket {
-	burst := math.Max(1, rate)
-	return &tokenBucket{rate: rate, burst: burst, tokens: burst, last: now(), now: now}
-}
-
-// take takes a token if there is one.
-func (b *tokenBucket) take() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.now()
-	b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }
 
 // isolated runs the calls of a sandboxed plugin on instances of their

@@ -31,26 +31,6 @@ func (c *fakeClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func TestTokenBucket(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(0, 0)}
-	b := newTokenBucket(2, clock.now)
-	if !b.take() || !b.take() || b.take() {
-		t.Fatal("a bucket of 2 does not allow exactly 2 calls at once")
-	}
-	clock.add(500 * time.Millisecond)
-	if !b.take() || b.take() {
-		t.Fatal("half a second at 2/s does not refill exactly one call")
-	}
-	slow := newTokenBucket(0.5, clock.now)
-	if !slow.take() || slow.take() {
-		t.Fatal("a rate below 1 still allows one call at once")
-	}
-	clock.add(2 * time.Second)
-	if !slow.take() {
-		t.Fatal("2 s at 0.5/s does not refill one call")
-	}
-}
-
 // wantBreakerState fails unless the breaker reports state.
 func wantBreakerState(t *testing.T, b *breaker, state string) {
 	t.Helper()
@@ -189,7 +169,7 @@ func TestRateLimitAnswersAtOnce(t *testing.T) {
 		},
 	}
 	pc := config.PluginConfig{Limits: config.Limits{CallsPerSecond: 0.001}} // one call, then none for a long time
-	limited, _ := chain("slow", pc, rt, slog.New(slog.DiscardHandler))
+	limited, _ := chain("slow", pc, rt, nil, slog.New(slog.DiscardHandler))
 	if _, err := limited.Call(t.Context(), abi.ExportCallTool, nil); err != nil {
 		t.Fatalf("first call refused: %v", err)
 	}
@@ -221,7 +201,7 @@ func TestEngineErrorsCarryTheSandboxKind(t *testing.T) {
 		},
 		"plain": func(context.Context, []byte) ([]byte, error) { return nil, errors.New("plain") },
 	}
-	c, _ := chain("p", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
+	c, _ := chain("p", config.PluginConfig{}, rt, nil, slog.New(slog.DiscardHandler))
 	for export, want := range map[string]host.CallError{
 		"own":  {Own: true, Reason: "plugin error", Message: "mine", Outcome: "plugin_error"},
 		"trap": {Reason: "plugin trapped", Message: "boom", Outcome: "trap"},
@@ -374,7 +354,7 @@ func TestEngineErrorsNameTheSettingToChange(t *testing.T) {
 			return nil, &sandbox.CallError{Kind: sandbox.KindBusy, SpentBudget: true, Message: "memory_budget_mib = 64 is spent: ..."}
 		},
 	}
-	c, _ := chain("notes", config.PluginConfig{}, rt, slog.New(slog.DiscardHandler))
+	c, _ := chain("notes", config.PluginConfig{}, rt, nil, slog.New(slog.DiscardHandler))
 	for export, want := range map[string]string{
 		"oom":     "plugin ran out of memory: all 16 MiB of its memory were in use; raise memory_mib in [plugins.notes] (or [defaults]) of the server's config",
 		"slow":    "plugin call timed out: exceeded the 2s timeout; raise timeout in [plugins.notes] (or [defaults]) of the server's config",

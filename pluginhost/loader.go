@@ -63,6 +63,10 @@ type Loader struct {
 	// Loads, when set, is told of the plugins loaded, swapped and failed,
 	// and of the listing cache's hits and misses.
 	Loads LoadObserver
+	// RateShares, when set, divides each plugin's calls_per_second
+	// between the replicas that share it (ratelimit.go); nil: this
+	// process admits the whole limit.
+	RateShares RateShares
 }
 
 func (l *Loader) logger() *slog.Logger {
@@ -374,7 +378,7 @@ func (l *Loader) load(ctx context.Context, path string, held *heldFile, cfg *con
 	if cached == nil && key != "" {
 		listing.startRecording()
 	}
-	rtChain, d := chain(name, pc, listing, l.logger())
+	rtChain, d := chain(name, pc, listing, l.RateShares, l.logger())
 	d.sandbox = rt
 	d.about = about(path, held.sha256, manifest, language, pc)
 	if fromCache && mayListTheOutside(pc, grants) {

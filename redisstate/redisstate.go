@@ -1,14 +1,15 @@
 // Package redisstate keeps in Redis the state that the replicas of one
 // mcphost service share ([state] backend = "redis"): the records of
 // 2025-era sessions (host.SharedSessionStore) and of tasks
-// (host.SharedTaskStore), and the replicas' list changes
-// (host.SharedChanges). Every key starts with the configured prefix and
+// (host.SharedTaskStore), the replicas' list changes (host.SharedChanges)
+// and their demands on each plugin's rate limit (pluginhost.RateShares). Every key starts with the configured prefix and
 // has a TTL; values are opaque, sealed by the host. It runs on Redis 7.0
 // and uses only commands it has.
 package redisstate
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -59,6 +60,9 @@ type Store struct {
 	client *redis.Client
 	prefix string
 	addr   string // host:port, which errors name
+	// replica names this process among the replicas (Share): random,
+	// drawn at Open.
+	replica string
 }
 
 // Timeouts of a connection and of each command: a Redis that does not
@@ -113,7 +117,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.RoundTrip != nil {
 		client.AddHook(roundTripHook(opts.RoundTrip))
 	}
-	return &Store{client: client, prefix: opts.Prefix, addr: u.Host}, nil
+	return &Store{client: client, prefix: opts.Prefix, addr: u.Host, replica: rand.Text()}, nil
 }
 
 // roundTripHook calls itself with the name of each round trip's command.

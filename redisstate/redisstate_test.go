@@ -70,3 +70,39 @@ func TestRedissTrustsItsCAOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestShareSumsTheLiveReplicasDemands records demands of one limit from
+// three replicas (three Stores, as three processes open them) as the ACL
+// user: each sees the sum of the demands that count and how many replicas
+// hold the limit; a demand past its TTL no longer counts, a replica past
+// its presence no longer holds the limit, a second limit is apart, the
+// hash expires, and a malformed field is dropped.
+func TestShareSumsTheLiveReplicasDemands(t *testing.T) {
+	r := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, b, c := r.Store("rates:"), r.Store("rates:"), r.Store("rates:")
+	share := func(s *redisstate.Store, key string, demand float64, demandTTL, presenceTTL time.Duration, wantTotal float64, wantN int, what string) {
+		t.Helper()
+		if total, n, err := s.Share(ctx, key, demand, demandTTL, presenceTTL); err != nil || total != wantTotal || n != wantN {
+			t.Errorf("%s: %v, %v, %v; want %v, %v", what, total, n, err, wantTotal, wantN)
+		}
+	}
+	share(a, "echo", 2.5, time.Minute, time.Minute, 2.5, 1, "the first replica's demand")
+	share(b, "echo", 7, time.Minute, time.Minute, 9.5, 2, "the second replica's demand")
+	share(a, "echo", 0.5, time.Minute, time.Minute, 7.5, 2, "the first replica's demand again: its own replaced")
+	share(c, "other", 1, time.Minute, time.Minute, 1, 1, "another limit's demand: apart")
+	share(c, "echo", 3, 100*time.Millisecond, 300*time.Millisecond, 10.5, 3, "a third replica's short demand")
+	time.Sleep(150 * time.Millisecond)
+	share(a, "echo", 0.5, time.Minute, time.Minute, 7.5, 3, "after the third replica's demand ended: it still holds the limit")
+	time.Sleep(200 * time.Millisecond)
+	share(a, "echo", 0.5, time.Minute, time.Minute, 7.5, 2, "after the third replica's presence ended")
+	ttl, err := r.Do("PTTL", "rates:rate:echo")
+	if err != nil || ttl == "-1" || ttl == "-2" {
+		t.Errorf("the demands' hash has no TTL: %q, %v", ttl, err)
+	}
+	if _, err := r.Do("HSET", "rates:rate:echo", "forged", "lots"); err != nil {
+		t.Fatal(err)
+	}
+	share(b, "echo", 7, time.Minute, time.Minute, 7.5, 2, "with a malformed field in the hash: dropped")
+}

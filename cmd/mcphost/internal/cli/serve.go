@@ -232,7 +232,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Tracer:         tracer,
 	}, nil)
 	go srv.FollowChanges(ctx) // the other replicas' list changes, with a shared backend
-	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox}
+	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox, RateShares: shared.rateShares()}
 	if served.metrics != nil {
 		loader.Loads = served.metrics
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/redisstate"
 )
 
@@ -80,6 +81,15 @@ func (s *sharedState) tasks() host.SharedTaskStore {
 
 // changes returns the list-change feed of the backend, nil for none.
 func (s *sharedState) changes() host.SharedChanges {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
+// rateShares returns what divides the plugins' calls_per_second between
+// the replicas, nil for none.
+func (s *sharedState) rateShares() pluginhost.RateShares {
 	if s == nil {
 		return nil
 	}
