@@ -87,15 +87,19 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redisstate: %q is not a redis:// or rediss:// URL", opts.URL)
 	}
 	ro := &redis.Options{
-		Addr:            u.Host,
-		Username:        u.User.Username(),
-		Password:        opts.Password,
-		DialTimeout:     dialTimeout,
-		ReadTimeout:     commandTimeout,
-		WriteTimeout:    commandTimeout,
-		MaxRetries:      1,
-		DisableIdentity: true, // CLIENT SETINFO is newer than Redis 7.0
-		Protocol:        2,
+		Addr:         u.Host,
+		Username:     u.User.Username(),
+		Password:     opts.Password,
+		DialTimeout:  dialTimeout,
+		ReadTimeout:  commandTimeout,
+		WriteTimeout: commandTimeout,
+		MaxRetries:   1,
+		// A Redis that refuses connections fails a request at once, not
+		// after the client's default five dials 100 ms apart.
+		DialerRetries:      1,
+		DialerRetryTimeout: 50 * time.Millisecond,
+		DisableIdentity:    true, // CLIENT SETINFO is newer than Redis 7.0
+		Protocol:           2,
 	}
 	if db := u.Path; len(db) > 1 {
 		if ro.DB, err = strconv.Atoi(db[1:]); err != nil {

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
 
@@ -146,4 +150,101 @@ func initializeWith(t *testing.T, client *http.Client, url string) (int, string)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// TestRedisRestartedMidRun stops the Redis that three replicas behind
+// haproxy share while a 2025-11-25 session and 2026-07-28 requests call a
+// tool through haproxy, then starts it again: during the outage, no
+// request hangs; the session's calls fail with an error naming Redis
+// (once the replicas' second of cached session has passed) and a new
+// session is refused the same way, while 2026-07-28 calls, which need no
+// Redis, and the rate-limited plugin keep being served; once Redis is
+// back, the same session's calls succeed again.
+func TestRedisRestartedMidRun(t *testing.T) {
+	r := redistest.Start(t)
+	f := replicaFixtureOf(t, r, "\n[defaults]\ncalls_per_second = 1000\n", examples)
+	url, _ := replicasBehindHAProxy(t, f, 3)
+	session := &httpPeer{url: url}
+	initTasks(t, session)
+	const bound = 10 * time.Second // a request's answer, whatever Redis does
+	call := func(id int) (status int, body string, took time.Duration) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*bound)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(fmt.Sprintf(
+			`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hash","arguments":{"text":"abc"}}}`, id)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", session.session)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error(), time.Since(start)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), time.Since(start)
+	}
+	served := func(status int, body string) bool {
+		return status == http.StatusOK && strings.Contains(body, `"content"`) && !strings.Contains(body, `"isError":true`)
+	}
+	for i := range 3 {
+		if status, body, _ := call(100 + i); !served(status, body) {
+			t.Fatalf("a call with Redis up: %d %s", status, body)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // Redis's append-only file has the session
+	r.Stop()
+	stopped := time.Now()
+	redisErrors := 0
+	var slowest time.Duration
+	for i := 0; time.Since(stopped) < 4*time.Second; i++ {
+		status, body, took := call(200 + i)
+		slowest = max(slowest, took)
+		if took > bound {
+			t.Errorf("a session's call with Redis down took %v, past %v", took, bound)
+		}
+		switch {
+		case served(status, body):
+			if time.Since(stopped) > 2*host.SessionRefresh+bound {
+				t.Errorf("a session's call was served %v into the outage: the session is not checked", time.Since(stopped))
+			}
+		case strings.Contains(body, `"code":-32603`) && strings.Contains(body, "redis at "+r.Addr):
+			// HTTP 503 from the transport, or the request's own error
+			// when the replica holds the session and finds it cannot
+			// check it.
+			redisErrors++
+		default:
+			t.Errorf("a session's call with Redis down: %d %s; want it served or refused naming Redis", status, body)
+		}
+		if got := hashCall(t, http.DefaultClient, url, 300+i); got != "ok" {
+			t.Errorf("a 2026-07-28 call with Redis down: %s; want it served", got)
+		}
+	}
+	if redisErrors == 0 {
+		t.Error("no call of the session failed naming Redis during 4 s of outage")
+	}
+	if code, body := initializeWith(t, http.DefaultClient, url); code != http.StatusServiceUnavailable || !strings.Contains(body, "redis at "+r.Addr) {
+		t.Errorf("a new session with Redis down: %d %s; want 503 naming Redis", code, body)
+	}
+	r.Restart()
+	restarted := time.Now()
+	var status int
+	var body string
+	id := 400
+	// The Redis client dials a server that refused it again within a
+	// second; three calls in a row, one on each replica, are then served.
+	if !poll.Within(bound, func() bool {
+		for range 3 {
+			id++
+			if status, body, _ = call(id); !served(status, body) {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Errorf("the session's calls once Redis is back: %d %s; want them served", status, body)
+	}
+	t.Logf("every replica served the session's calls %v after Redis was back", time.Since(restarted).Round(time.Millisecond))
+	t.Logf("%d calls of the session refused naming Redis during its outage; the slowest call took %v", redisErrors, slowest.Round(time.Millisecond))
 }

@@ -467,7 +467,7 @@ func readiness(reloader *pluginhost.Reloader, shared *sharedState, draining *ato
 			Draining bool           `json:"draining,omitempty"`
 			Plugins  map[string]int `json:"plugins"`
 			State    *stateReport   `json:"state,omitempty"`
-		}{done, drain, counts, shared.report(r.Context())})
+		}{done, drain, counts, shared.report()})
 	})
 }
 

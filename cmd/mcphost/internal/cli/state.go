@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/config"
@@ -20,6 +21,9 @@ import (
 type sharedState struct {
 	store  *redisstate.Store
 	logger *slog.Logger
+	// up is whether the backend answered its last ping (monitor), which
+	// /readyz reports without waiting for the backend.
+	up atomic.Bool
 }
 
 // openState opens the backend [state] configures: nil for the memory
@@ -57,9 +61,11 @@ func openState(ctx context.Context, cfg *config.Config, transport string, logger
 		logger.Warn("[state] backend = \"redis\" shares HTTP sessions between replicas: a stdio session has no other replica")
 	}
 	s := &sharedState{store: store, logger: logger}
-	if !s.reachable(ctx) {
+	s.up.Store(s.ping(ctx) == nil)
+	if !s.up.Load() {
 		logger.Warn("the shared state backend does not answer: requests that need it fail until it does")
 	}
+	go s.monitor(ctx)
 	return s, nil
 }
 
@@ -103,20 +109,42 @@ func (s *sharedState) close() {
 	}
 }
 
-// pingTimeout bounds the check of the backend's reachability, which
-// /readyz makes at each probe.
-const pingTimeout = time.Second
+// The backend is pinged every pingEvery, each ping bounded by
+// pingTimeout.
+const (
+	pingEvery   = time.Second
+	pingTimeout = time.Second
+)
 
-// reachable reports whether the backend answers within pingTimeout,
-// logging why not.
-func (s *sharedState) reachable(ctx context.Context) bool {
+// ping pings the backend within pingTimeout.
+func (s *sharedState) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
-		s.logger.Warn("the shared state backend does not answer", "err", err)
-		return false
+	return s.store.Ping(ctx)
+}
+
+// monitor pings the backend every pingEvery until ctx ends, keeping
+// whether it answers for /readyz and logging each change.
+func (s *sharedState) monitor(ctx context.Context) {
+	tick := time.NewTicker(pingEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		err := s.ping(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch was := s.up.Swap(err == nil); {
+		case was && err != nil:
+			s.logger.Warn("the shared state backend does not answer: requests that need it fail until it does", "err", err)
+		case !was && err == nil:
+			s.logger.Info("the shared state backend answers again")
+		}
 	}
-	return true
 }
 
 // stateReport is what /readyz says of the shared state backend.
@@ -125,10 +153,11 @@ type stateReport struct {
 	Reachable bool   `json:"reachable"`
 }
 
-// report returns what /readyz says of the backend; nil without one.
-func (s *sharedState) report(ctx context.Context) *stateReport {
+// report returns what /readyz says of the backend, as its last ping
+// found it (a probe never waits for the backend); nil without one.
+func (s *sharedState) report() *stateReport {
 	if s == nil {
 		return nil
 	}
-	return &stateReport{Backend: config.StateRedis, Reachable: s.reachable(ctx)}
+	return &stateReport{Backend: config.StateRedis, Reachable: s.up.Load()}
 }

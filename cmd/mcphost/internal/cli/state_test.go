@@ -2,10 +2,12 @@ package cli
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/config"
 )
@@ -44,5 +46,44 @@ func TestStateBackendSettingsThatCannotWorkStopServe(t *testing.T) {
 			t.Errorf("%+v: got %v, want an error with %q", c.state, err, c.want)
 		}
 		s.close()
+	}
+}
+
+// TestReadyzNeverWaitsForTheStateBackend opens the backend on a Redis
+// that accepts connections and never answers: /readyz's report of it
+// comes at once (a load balancer's check times out in a fraction of a
+// second; a probe that waited for the ping would take the replica out),
+// saying it is unreachable.
+func TestReadyzNeverWaitsForTheStateBackend(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never answered
+		}
+	}()
+	cfg := config.Default()
+	cfg.State = config.StateConfig{Backend: config.StateRedis, URL: "redis://" + ln.Addr().String(), Prefix: "mcphost:"}
+	s, err := openState(t.Context(), cfg, "http", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	for range 3 {
+		start := time.Now()
+		report := s.report()
+		if took := time.Since(start); took >= pingTimeout/10 {
+			t.Errorf("the report took %v: it waits for the backend", took)
+		}
+		if report == nil || report.Reachable {
+			t.Errorf("report %+v, want an unreachable redis", report)
+		}
 	}
 }
