@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,39 @@ func TestShareSumsTheLiveReplicasDemands(t *testing.T) {
 		t.Fatal(err)
 	}
 	share(b, "echo", 7, time.Minute, time.Minute, 7.5, 2, "with a malformed field in the hash: dropped")
+}
+
+// TestAnnounceListsTheOtherLiveReplicas announces three replicas' records
+// as the ACL user: each sees the others' records, not its own; a record
+// past its TTL is gone, as is a withdrawn one.
+func TestAnnounceListsTheOtherLiveReplicas(t *testing.T) {
+	r := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, b, c := r.Store("reps:"), r.Store("reps:"), r.Store("reps:")
+	announce := func(s *redisstate.Store, record string, ttl time.Duration, want ...string) {
+		t.Helper()
+		got, err := s.Announce(ctx, []byte(record), ttl)
+		var texts []string
+		for _, g := range got {
+			texts = append(texts, string(g))
+		}
+		slices.Sort(texts)
+		if err != nil || !slices.Equal(texts, want) {
+			t.Errorf("%s announced: %q, %v; want %q", record, texts, err, want)
+		}
+	}
+	announce(a, "a1", time.Minute)
+	announce(b, "b1", time.Minute, "a1")
+	announce(c, "c1", 200*time.Millisecond, "a1", "b1")
+	announce(a, "a2", time.Minute, "b1", "c1")
+	time.Sleep(300 * time.Millisecond)
+	announce(b, "b2", time.Minute, "a2")
+	if err := a.Withdraw(ctx); err != nil {
+		t.Fatal(err)
+	}
+	announce(b, "b3", time.Minute)
+	if ttl, err := r.Do("PTTL", "reps:replicas"); err != nil || ttl == "-1" || ttl == "-2" {
+		t.Errorf("the replicas' set has no TTL: %q, %v", ttl, err)
+	}
 }

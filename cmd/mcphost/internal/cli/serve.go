@@ -242,6 +242,14 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		loader.ListingCacheDir = filepath.Join(cacheDir, listingCacheFolder)
 	}
 	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
+	go shared.comparePlugins(ctx, replicaName(ln), func() (bool, map[string]string) {
+		done, _ := reloader.Status()
+		digests := map[string]string{}
+		for _, p := range reloader.PluginStats() {
+			digests[p.Name] = p.SHA256
+		}
+		return done, digests
+	})
 	served.watch(status.Sources{Version: f.version, Started: time.Now(), Server: srv.Stats, Plugins: reloader.PluginStats, MemoryBudget: engine.MemoryBudget})
 	defer func() {
 		for _, p := range srv.Catalog().Plugins() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,13 @@ type sharedState struct {
 	// up is whether the backend answered its last ping (monitor), which
 	// /readyz reports without waiting for the backend.
 	up atomic.Bool
+
+	mu sync.Mutex
+	// replicas counts the live replicas, this one included, and differ
+	// holds the plugins they serve otherwise than this one, as the last
+	// announcement found them (comparePlugins); replicas is 0 before it.
+	replicas int
+	differ   []pluginDifference
 }
 
 // openState opens the backend [state] configures: nil for the memory
@@ -102,11 +110,16 @@ func (s *sharedState) rateShares() pluginhost.RateShares {
 	return s.store
 }
 
-// close closes the backend's connections.
+// close withdraws this replica's announcement and closes the backend's
+// connections.
 func (s *sharedState) close() {
-	if s != nil {
-		_ = s.store.Close()
+	if s == nil {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_ = s.store.Withdraw(ctx)
+	_ = s.store.Close()
 }
 
 // The backend is pinged every pingEvery, each ping bounded by
@@ -147,10 +160,17 @@ func (s *sharedState) monitor(ctx context.Context) {
 	}
 }
 
-// stateReport is what /readyz says of the shared state backend.
+// stateReport is what /readyz says of the shared state backend and of
+// the replicas that share it.
 type stateReport struct {
 	Backend   string `json:"backend"`
 	Reachable bool   `json:"reachable"`
+	// Replicas counts the live replicas, this one included; 0 until this
+	// one announced itself (its first load done).
+	Replicas int `json:"replicas"`
+	// PluginsDiffer are the plugins other replicas serve otherwise than
+	// this one.
+	PluginsDiffer []pluginDifference `json:"pluginsDiffer,omitempty"`
 }
 
 // report returns what /readyz says of the backend, as its last ping
@@ -159,5 +179,7 @@ func (s *sharedState) report() *stateReport {
 	if s == nil {
 		return nil
 	}
-	return &stateReport{Backend: config.StateRedis, Reachable: s.up.Load()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &stateReport{Backend: config.StateRedis, Reachable: s.up.Load(), Replicas: s.replicas, PluginsDiffer: s.differ}
 }
