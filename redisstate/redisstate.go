@@ -38,6 +38,11 @@ type Options struct {
 	// with the command's name ("pipeline" for a transaction): a script
 	// and the commands it runs are one.
 	RoundTrip func(command string)
+	// MaxValueBytes caps every value the store writes and reads: a
+	// longer one is refused, and one found in Redis is not read (whoever
+	// can write to Redis could otherwise make a replica allocate what they
+	// like); 0 for no cap.
+	MaxValueBytes int64
 	// Logger receives, at debug level, what the Redis client logs of its
 	// connections (a dial that failed, a connection dropped); nil
 	// discards it. The client has one logger in a process: the first
@@ -63,6 +68,8 @@ type Store struct {
 	// replica names this process among the replicas (Share): random,
 	// drawn at Open.
 	replica string
+	// maxValue is Options.MaxValueBytes.
+	maxValue int64
 }
 
 // Timeouts of a connection and of each command: a Redis that does not
@@ -121,7 +128,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.RoundTrip != nil {
 		client.AddHook(roundTripHook(opts.RoundTrip))
 	}
-	return &Store{client: client, prefix: opts.Prefix, addr: u.Host, replica: rand.Text()}, nil
+	return &Store{client: client, prefix: opts.Prefix, addr: u.Host, replica: rand.Text(), maxValue: opts.MaxValueBytes}, nil
 }
 
 // roundTripHook calls itself with the name of each round trip's command.
@@ -167,21 +174,53 @@ func (s *Store) Load(ctx context.Context, id string) ([]byte, bool, error) {
 	return s.get(ctx, s.sessionKey(id))
 }
 
-// get returns the value of key, and whether there is one.
+// getCapped returns the value of a key unless it is longer than a cap:
+// then its length. KEYS: the key. ARGV: the cap.
+var getCapped = redis.NewScript(`
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return n end
+return redis.call('GET', KEYS[1])
+`)
+
+// get returns the value of key, and whether there is one; a value longer
+// than the cap is an error, and is not read.
 func (s *Store) get(ctx context.Context, key string) ([]byte, bool, error) {
-	b, err := s.client.Get(ctx, key).Bytes()
+	var reply any
+	var err error
+	if s.maxValue > 0 {
+		reply, err = getCapped.Run(ctx, s.client, []string{key}, s.maxValue).Result()
+	} else {
+		reply, err = s.client.Get(ctx, key).Result()
+	}
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, s.wrap(err)
 	}
-	return b, true, nil
+	switch v := reply.(type) {
+	case string:
+		return []byte(v), true, nil
+	case int64:
+		return nil, false, s.wrap(fmt.Errorf("%s holds %d bytes, more than the %d a value may (refused unread)", key, v, s.maxValue))
+	}
+	return nil, false, s.wrap(fmt.Errorf("%s: a reply of another shape", key))
+}
+
+// fits refuses a value longer than the cap, naming what it is.
+func (s *Store) fits(what string, value []byte) error {
+	if s.maxValue > 0 && int64(len(value)) > s.maxValue {
+		return s.wrap(fmt.Errorf("%s of %d bytes is more than the %d a value may hold", what, len(value), s.maxValue))
+	}
+	return nil
 }
 
 // Save creates or replaces the record of session id, for ttl
 // (host.SharedSessionStore).
 func (s *Store) Save(ctx context.Context, id string, record []byte, ttl time.Duration) error {
+	if err := s.fits("a session's record", record); err != nil {
+		return err
+	}
 	return s.wrap(s.client.Set(ctx, s.sessionKey(id), record, ttl).Err())
 }
 

@@ -142,3 +142,55 @@ func TestAnnounceListsTheOtherLiveReplicas(t *testing.T) {
 		t.Errorf("the replicas' set has no TTL: %q, %v", ttl, err)
 	}
 }
+
+// TestValuesAreCapped opens a store whose values may hold 64 bytes: a
+// longer session or task record is refused as it is written, and one
+// written to Redis behind the store's back is refused unread, by a load
+// and by a listing, which leaves it out.
+func TestValuesAreCapped(t *testing.T) {
+	r := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	store, err := redisstate.Open(redisstate.Options{URL: r.URL(), Password: r.Password, Prefix: "cap:", MaxValueBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	fits, long := []byte(strings.Repeat("x", 64)), []byte(strings.Repeat("x", 65))
+	if err := store.Save(ctx, "s1", fits, time.Minute); err != nil {
+		t.Fatalf("a record of 64 bytes: %v", err)
+	}
+	if got, ok, err := store.Load(ctx, "s1"); err != nil || !ok || len(got) != 64 {
+		t.Errorf("loading a record of 64 bytes: %d bytes, %v, %v", len(got), ok, err)
+	}
+	if err := store.Save(ctx, "s2", long, time.Minute); err == nil || !strings.Contains(err.Error(), "a session's record of 65 bytes is more than the 64 a value may hold") {
+		t.Errorf("saving a record of 65 bytes: %v, want it refused", err)
+	}
+	if _, _, err := store.CreateTask(ctx, "t1", "o", long, time.Minute, 10, 10); err == nil || !strings.Contains(err.Error(), "a task's record of 65 bytes") {
+		t.Errorf("creating a task of 65 bytes: %v, want it refused", err)
+	}
+	if _, _, err := store.CreateTask(ctx, "t2", "o", fits, time.Minute, 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := store.ReplaceTask(ctx, "t2", fits, long); ok || err == nil {
+		t.Errorf("replacing a task's record by 65 bytes: %v, %v, want it refused", ok, err)
+	}
+	if _, _, err := store.CreateTask(ctx, "t3", "o", fits, time.Minute, 10, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"cap:session:s1", "cap:task:t2"} {
+		if _, err := r.Do("SET", key, strings.Repeat("y", 1<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := store.Load(ctx, "s1"); ok || err == nil || !strings.Contains(err.Error(), "cap:session:s1 holds 1048576 bytes, more than the 64 a value may (refused unread)") {
+		t.Errorf("loading a forged record of 1 MiB: %v, %v; want it refused unread", ok, err)
+	}
+	if _, ok, err := store.LoadTask(ctx, "t2"); ok || err == nil {
+		t.Errorf("loading a forged task record of 1 MiB: %v, %v; want it refused", ok, err)
+	}
+	var listed []string
+	if _, err := store.ListTasks(ctx, "o", 0, 10, func(id string, _ uint64, record []byte) { listed = append(listed, id) }); err != nil || !slices.Equal(listed, []string{"t3"}) {
+		t.Errorf("listing with a forged record of 1 MiB: %v, %v; want only t3", listed, err)
+	}
+}

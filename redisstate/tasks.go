@@ -48,10 +48,11 @@ return 1
 
 // listTasks returns an owner's tasks numbered after a number: id, number
 // and record of each, up to a count, and whether more follow, dropping
-// those whose record expired. KEYS: owner set. ARGV: after, count, the
-// records' key prefix.
+// those whose record expired and leaving out those longer than a cap.
+// KEYS: owner set. ARGV: after, count, the records' key prefix, the cap
+// (0: none).
 var listTasks = redis.NewScript(`
-local out, want = {}, tonumber(ARGV[2])
+local out, want, cap = {}, tonumber(ARGV[2]), tonumber(ARGV[4])
 local after = '(' .. ARGV[1]
 while true do
   local page = redis.call('ZRANGE', KEYS[1], after, '+inf', 'BYSCORE', 'LIMIT', 0, want + 1, 'WITHSCORES')
@@ -62,6 +63,8 @@ while true do
     local rec = redis.call('GET', ARGV[3] .. id)
     if not rec then
       redis.call('ZREM', KEYS[1], id)
+    elseif cap > 0 and #rec > cap then
+      -- longer than any record a replica writes: left out
     elseif #out / 3 == want then
       return {1, out}
     else
@@ -77,6 +80,9 @@ func (s *Store) ownerTasksKey(owner string) string { return s.prefix + "tasks:ow
 // CreateTask stores a task unless a bound refuses it: then it returns
 // "owner" or "store" (host.SharedTaskStore).
 func (s *Store) CreateTask(ctx context.Context, id, owner string, record []byte, ttl time.Duration, most, perOwner int) (uint64, string, error) {
+	if err := s.fits("a task's record", record); err != nil {
+		return 0, "", err
+	}
 	n, err := createTask.Run(ctx, s.client,
 		[]string{s.taskKey(id), s.ownerTasksKey(owner), s.prefix + "tasks:all", s.prefix + "tasks:seq"},
 		record, max(ttl.Milliseconds(), 1), most, perOwner, time.Now().UnixMilli(), id, s.prefix+"task:").Int64()
@@ -99,6 +105,9 @@ func (s *Store) LoadTask(ctx context.Context, id string) ([]byte, bool, error) {
 // ReplaceTask replaces a task's record if it is still old
 // (host.SharedTaskStore).
 func (s *Store) ReplaceTask(ctx context.Context, id string, old, record []byte) (bool, error) {
+	if err := s.fits("a task's record", record); err != nil {
+		return false, err
+	}
 	n, err := replaceTask.Run(ctx, s.client, []string{s.taskKey(id)}, old, record).Int()
 	return n == 1, s.wrap(err)
 }
@@ -106,7 +115,7 @@ func (s *Store) ReplaceTask(ctx context.Context, id string, old, record []byte) 
 // ListTasks calls each with an owner's tasks after a number
 // (host.SharedTaskStore).
 func (s *Store) ListTasks(ctx context.Context, owner string, after uint64, limit int, each func(id string, seq uint64, record []byte)) (bool, error) {
-	reply, err := listTasks.Run(ctx, s.client, []string{s.ownerTasksKey(owner)}, after, limit, s.prefix+"task:").Slice()
+	reply, err := listTasks.Run(ctx, s.client, []string{s.ownerTasksKey(owner)}, after, limit, s.prefix+"task:", s.maxValue).Slice()
 	if err != nil {
 		return false, s.wrap(err)
 	}

@@ -50,7 +50,7 @@ type Server struct {
 
 // MCPHostCommands are the ACL rules of the commands mcphost runs, as
 // docs/scale-out.md tells operators to grant them.
-const MCPHostCommands = "-@all +ping +get +set +pexpire +del +evalsha +eval +multi +exec +exists +incr +pttl +zadd +zcard +zrange +zrem +zremrangebyscore +xadd +xread +xrevrange +hget +hgetall +hset +hdel +time"
+const MCPHostCommands = "-@all +ping +get +set +pexpire +del +evalsha +eval +multi +exec +exists +incr +pttl +zadd +zcard +zrange +zrem +zremrangebyscore +xadd +xread +xrevrange +hget +hgetall +hset +hdel +time +strlen"
 
 // URL returns the server's redis:// (or, with TLS, rediss://) URL with its
 // user and without its password, which a configuration gives in a file.

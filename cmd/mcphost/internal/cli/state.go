@@ -61,7 +61,8 @@ func openState(ctx context.Context, cfg *config.Config, transport string, logger
 		}
 		roots = &tls.Config{RootCAs: pool}
 	}
-	store, err := redisstate.Open(redisstate.Options{URL: sc.URL, Password: password, Prefix: sc.Prefix, TLS: roots, Logger: logger})
+	store, err := redisstate.Open(redisstate.Options{URL: sc.URL, Password: password, Prefix: sc.Prefix, TLS: roots,
+		MaxValueBytes: stateValueCap(cfg), Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +76,19 @@ func openState(ctx context.Context, cfg *config.Config, transport string, logger
 	}
 	go s.monitor(ctx)
 	return s, nil
+}
+
+// stateValueCap is the most a value in the shared backend may hold: twice
+// what a request (max_body_bytes) and a call's output (the largest
+// max_output_bytes of the config at start) may, which a task's record
+// holds, and room for the rest of a record. A value written beyond it is
+// refused, and one found beyond it is not read.
+func stateValueCap(cfg *config.Config) int64 {
+	largest := cfg.Defaults.MaxOutputBytes
+	for name := range cfg.Plugins {
+		largest = max(largest, cfg.Plugin(name).Limits.MaxOutputBytes)
+	}
+	return 2*int64(largest+cfg.HTTP.MaxBodyBytes) + 64<<10
 }
 
 // sessions returns the session store of the backend, nil for none.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
 
 // TestStateBackendSettingsThatCannotWorkStopServe opens the Redis backend
@@ -85,5 +86,37 @@ func TestReadyzNeverWaitsForTheStateBackend(t *testing.T) {
 		if report == nil || report.Reachable {
 			t.Errorf("report %+v, want an unreachable redis", report)
 		}
+	}
+}
+
+// TestStateValuesAreCappedByTheConfig opens the backend with a config
+// whose largest max_output_bytes (a plugin's, above the defaults') and
+// max_body_bytes bound a record: one of stateValueCap bytes is stored, one
+// byte more is refused.
+func TestStateValuesAreCappedByTheConfig(t *testing.T) {
+	r := redistest.Start(t)
+	path := filepath.Join(t.TempDir(), "mcphost.toml")
+	if err := os.WriteFile(path, []byte("[defaults]\nmax_output_bytes = 1000\n[plugins.big]\nmax_output_bytes = 5000\n[http]\nmax_body_bytes = 2000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stateValueCap(cfg), int64(2*(5000+2000)+64<<10); got != want {
+		t.Errorf("stateValueCap: %d, want %d", got, want)
+	}
+	cfg.State = config.StateConfig{Backend: config.StateRedis, URL: r.URL(), Password: config.Secret{File: r.PasswordFile}, Prefix: "cap:"}
+	s, err := openState(t.Context(), cfg, "http", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	limit := stateValueCap(cfg)
+	if err := s.store.Save(t.Context(), "fits", make([]byte, limit), time.Minute); err != nil {
+		t.Errorf("a record of the cap: %v", err)
+	}
+	if err := s.store.Save(t.Context(), "long", make([]byte, limit+1), time.Minute); err == nil {
+		t.Error("a record one byte over the cap was stored")
 	}
 }
