@@ -62,6 +62,18 @@ func (s *Server) AdmitSession(ctx context.Context, id, client string, most, perC
 	return shared.backend.Admit(ctx, hashSession(id), storeName([]byte(client)), shared.ttl, most, perClient)
 }
 
+// ReleaseSession frees the place AdmitSession took for the session of id,
+// which did not open after all. Without a shared store it does nothing.
+func (s *Server) ReleaseSession(ctx context.Context, id string) error {
+	shared, ok := s.sessionStore.(*sharedSessions)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
+	defer cancel()
+	return shared.backend.Delete(ctx, hashSession(id))
+}
+
 // DefaultSessionTTL is how long a shared store keeps the record of a
 // session no request uses, when Options.SessionTTL is not positive.
 const DefaultSessionTTL = 30 * time.Minute

@@ -370,13 +370,19 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 		return nil, fmt.Errorf("too many sessions from this client: [http] max_sessions_per_client (%d) are open across the service's replicas; end some, or try again later", h.opts.MaxSessionsPerClient)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.admitLocked(hs.client); err != nil { // others came meanwhile
+	err = h.admitLocked(hs.client) // others came meanwhile, or a shutdown
+	if err == nil {
+		hs.sess = h.srv.OpenSession(hs.standalone, h.sessionOptions(hs))
+		h.sessions[hs.id] = hs
+		h.clients[hs.client]++
+	}
+	h.mu.Unlock()
+	if err != nil {
+		if err := h.srv.ReleaseSession(context.WithoutCancel(r.Context()), hs.id); err != nil {
+			h.log.Warn("freeing a refused session's place in the shared store failed: it is held until it expires", "err", err)
+		}
 		return nil, err
 	}
-	hs.sess = h.srv.OpenSession(hs.standalone, h.sessionOptions(hs))
-	h.sessions[hs.id] = hs
-	h.clients[hs.client]++
 	return hs, nil
 }
 

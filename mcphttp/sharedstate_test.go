@@ -165,3 +165,42 @@ func TestSessionLimitsHoldAcrossReplicas(t *testing.T) {
 		t.Errorf("a fourth session in all: %d %s, want 503 naming max_sessions", code, body)
 	}
 }
+
+// closingAfterAdmit is a shared session store that closes the handler
+// right after it admits a session, as a shutdown that comes while the
+// place is being taken.
+type closingAfterAdmit struct {
+	host.SharedSessionStore
+	h atomic.Pointer[Handler]
+}
+
+func (c *closingAfterAdmit) Admit(ctx context.Context, id, client string, ttl time.Duration, most, perClient int) (string, error) {
+	refused, err := c.SharedSessionStore.Admit(ctx, id, client, ttl, most, perClient)
+	c.h.Load().Close()
+	return refused, err
+}
+
+// TestASessionRefusedAfterItsPlaceWasTakenFreesIt shuts a replica down
+// while a new session's place in Redis is being taken: the session is
+// refused, and its place is freed at once rather than held until its TTL.
+func TestASessionRefusedAfterItsPlaceWasTakenFreesIt(t *testing.T) {
+	r := redistest.Start(t)
+	store := &closingAfterAdmit{SharedSessionStore: r.Store("t:")}
+	srv := host.NewServer(host.Options{Name: "test", Version: "1", SessionStore: store, SessionTTL: time.Minute,
+		RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, host.BuildCatalog(context.Background(), nil, nil))
+	ts := httptest.NewUnstartedServer(nil)
+	h := NewHandler(srv, ts.Listener.Addr().String(), Options{})
+	store.h.Store(h)
+	ts.Config.Handler = h
+	ts.Start()
+	defer ts.Close()
+	hh := &httpHarness{h: h, url: ts.URL}
+	resp := hh.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "shutting down") {
+		t.Fatalf("a session opened while the replica shuts down: %d %s", resp.StatusCode, body)
+	}
+	if n, err := r.Do("ZCARD", "t:sessions"); err != nil || n != "0" {
+		t.Errorf("places held in Redis: %s, %v; want the refused session's freed", n, err)
+	}
+}
