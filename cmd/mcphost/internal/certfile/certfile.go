@@ -1,10 +1,12 @@
 // Package certfile serves a TLS certificate from PEM files, reading them
 // again when they change, so that a renewed certificate (certbot, a
-// Kubernetes secret) is served without a restart.
+// Kubernetes secret) is served without a restart, and reads the CA files
+// a client trusts (CAPool).
 package certfile
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
@@ -94,4 +96,21 @@ func (f *Files) stampNow() (string, error) {
 		stamp += fmt.Sprintf("%d:%d;", fi.Size(), fi.ModTime().UnixNano())
 	}
 	return stamp, nil
+}
+
+// CAPool returns base (a new pool when nil) with the certificates of the
+// PEM file at path added: the roots a client trusts. A file without a
+// certificate is an error.
+func CAPool(path string, base *x509.CertPool) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = x509.NewCertPool()
+	}
+	if !base.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return base, nil
 }

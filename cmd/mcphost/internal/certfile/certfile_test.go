@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,32 @@ func TestABadPairIsRefusedAtLoad(t *testing.T) {
 	}
 	if _, err := Load(cert, key, nil); err == nil {
 		t.Fatal("a key that does not parse was accepted")
+	}
+}
+
+// TestCAPoolAddsTheFilesCertificates reads a CA file into a new pool and
+// into a pool given: a file without a certificate and a missing file are
+// errors naming the file.
+func TestCAPoolAddsTheFilesCertificates(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem") // a self-signed certificate, its own CA
+	plugintest.WriteCert(t, ca, filepath.Join(dir, "key.pem"), 1)
+	pool, err := CAPool(ca, nil)
+	if err != nil || pool == nil {
+		t.Fatalf("a new pool: %v, %v", pool, err)
+	}
+	base := x509.NewCertPool()
+	if got, err := CAPool(ca, base); err != nil || got != base || !got.Equal(pool) {
+		t.Errorf("adding to a pool given: %v, %v; want the same pool with the certificate", got, err)
+	}
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("nothing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CAPool(notPEM, nil); err == nil || err.Error() != notPEM+" holds no PEM certificate" {
+		t.Errorf("a file without a certificate: %v", err)
+	}
+	if _, err := CAPool(filepath.Join(dir, "missing.pem"), nil); err == nil || !strings.Contains(err.Error(), "missing.pem") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

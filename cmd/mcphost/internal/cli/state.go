@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/certfile"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/pluginhost"
@@ -51,13 +50,9 @@ func openState(ctx context.Context, cfg *config.Config, transport string, logger
 	}
 	var roots *tls.Config
 	if sc.CAFile != "" {
-		pem, err := os.ReadFile(sc.CAFile)
+		pool, err := certfile.CAPool(sc.CAFile, nil)
 		if err != nil {
 			return nil, fmt.Errorf("[state] ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("[state] ca_file: %s holds no PEM certificate", sc.CAFile)
 		}
 		roots = &tls.Config{RootCAs: pool}
 	}

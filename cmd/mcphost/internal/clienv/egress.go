@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 
 	"golang.org/x/net/http/httpproxy"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/certfile"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -30,16 +30,13 @@ func Egress(cfg *config.Config, logger *slog.Logger) (sandbox.Egress, error) {
 			"https_proxy", redactedURL(proxies.HTTPSProxy), "no_proxy", proxies.NoProxy)
 	}
 	if cfg.Server.EgressCAFile != "" {
-		pem, err := os.ReadFile(cfg.Server.EgressCAFile)
+		system, err := x509.SystemCertPool()
+		if err != nil {
+			system = nil
+		}
+		pool, err := certfile.CAPool(cfg.Server.EgressCAFile, system)
 		if err != nil {
 			return e, fmt.Errorf("egress_ca_file: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return e, fmt.Errorf("egress_ca_file %s: no PEM certificate in it", cfg.Server.EgressCAFile)
 		}
 		e.RootCAs = pool
 	}
