@@ -22,6 +22,10 @@ type sessionRecord struct {
 	LastUsed   time.Time       // when a message last arrived on it
 	Endpoint   string          `json:",omitempty"` // where it was initialized (SessionOptions.Endpoint), the only place it is served
 	Client     string          `json:",omitempty"` // the name its client gave in initialize
+	// Subscriptions are the resource URIs it subscribed to
+	// (resources/subscribe), whichever replica took them: the replica
+	// that holds its stream of server messages tells it of their updates.
+	Subscriptions []string `json:",omitempty"`
 }
 
 // sessionStore holds the records of the initialized sessions, by id. A
@@ -72,6 +76,7 @@ func (s *memorySessionStore) get(id, owner string) (sessionRecord, bool, error) 
 func (s *memorySessionStore) put(rec sessionRecord) error {
 	rec.Scopes = slices.Clone(rec.Scopes)
 	rec.ClientCaps = slices.Clone(rec.ClientCaps)
+	rec.Subscriptions = slices.Clone(rec.Subscriptions)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.records[rec.ID] = rec
@@ -130,14 +135,19 @@ func (sess *Session) read(owner string) (sessionRecord, bool, error) {
 }
 
 // keep keeps rec, the session's record as read or written, for
-// recordFresh, if the session is ready.
+// recordFresh, if the session is ready, and mirrors its subscriptions in
+// the server's index of them (Server.subs).
 func (sess *Session) keep(rec sessionRecord) {
 	if !rec.Ready {
 		return
 	}
 	sess.mu.Lock()
 	sess.cached, sess.cachedAt = &rec, time.Now()
+	closed := sess.closed
 	sess.mu.Unlock()
+	if !closed {
+		sess.srv.subs.set(sess, rec.Subscriptions)
+	}
 }
 
 // record reads the session's record for a caller that cannot fail: when

@@ -24,41 +24,94 @@ type SharedChanges interface {
 // changes again after the feed failed (a Redis that does not answer).
 const followRetry = time.Second
 
-// publishChanges tells the other replicas what changed here.
+// sharedChange is what a replica publishes to the others
+// (SharedChanges): that lists changed here (the fields of ListChanges,
+// which is all replicas of earlier versions read), that a plugin here said
+// a resource changed, or that a session's subscriptions changed here.
+type sharedChange struct {
+	ListChanges
+	Updated      *resourceUpdate     `json:"updated,omitempty"`
+	Subscription *subscriptionChange `json:"subscription,omitempty"`
+}
+
+// resourceUpdate is a plugin's notify_resource_updated.
+type resourceUpdate struct {
+	Plugin string `json:"plugin"`
+	URI    string `json:"uri"`
+}
+
+// subscriptionChange is a session (by its id in the store) subscribing to
+// a resource URI, or, when Off, unsubscribing.
+type subscriptionChange struct {
+	Session string `json:"session"`
+	URI     string `json:"uri"`
+	Off     bool   `json:"off,omitempty"`
+}
+
+// publishChanges tells the other replicas that lists changed here.
 func (s *Server) publishChanges(changes ListChanges) {
-	if s.opts.Changes == nil || !changes.Any() {
-		return
-	}
-	b, _ := json.Marshal(changes)
-	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
-	defer cancel()
-	if err := s.opts.Changes.Publish(ctx, s.origin, b); err != nil {
-		s.log().Warn("telling the other replicas that lists changed failed", "err", err)
+	if changes.Any() {
+		s.publishChange(sharedChange{ListChanges: changes})
 	}
 }
 
-// FollowChanges announces to this replica's sessions and listen streams
-// the list changes the other replicas publish (Options.Changes), until ctx
-// ends; a feed that fails is followed again after followRetry. Without
-// Options.Changes it returns at once.
+// publishChange tells the other replicas what changed here; without
+// Options.Changes there are none.
+func (s *Server) publishChange(change sharedChange) {
+	if s.opts.Changes == nil {
+		return
+	}
+	b, _ := json.Marshal(change)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
+	defer cancel()
+	if err := s.opts.Changes.Publish(ctx, s.origin, b); err != nil {
+		s.log().Warn("telling the other replicas of a change failed", "err", err)
+	}
+}
+
+// FollowChanges takes here what the other replicas publish
+// (Options.Changes) until ctx ends: list changes announced to this
+// replica's sessions and listen streams, resource updates told to those
+// subscribed, subscriptions of the sessions here changed; a feed that
+// fails is followed again after followRetry. Without Options.Changes it
+// returns at once.
 func (s *Server) FollowChanges(ctx context.Context) {
 	if s.opts.Changes == nil {
 		return
 	}
 	for ctx.Err() == nil {
-		err := s.opts.Changes.Follow(ctx, s.origin, func(b []byte) {
-			var changes ListChanges
-			if json.Unmarshal(b, &changes) == nil {
-				s.announce(changes, nil)
-			}
-		})
+		err := s.opts.Changes.Follow(ctx, s.origin, s.take)
 		if ctx.Err() != nil {
 			return
 		}
-		s.log().Warn("following the other replicas' list changes failed; trying again", "err", err, "after", followRetry)
+		s.log().Warn("following the other replicas' changes failed; trying again", "err", err, "after", followRetry)
 		select {
 		case <-ctx.Done():
 		case <-time.After(followRetry):
+		}
+	}
+}
+
+// take takes here a change another replica published.
+func (s *Server) take(b []byte) {
+	var change sharedChange
+	if json.Unmarshal(b, &change) != nil {
+		return
+	}
+	s.announce(change.ListChanges, nil)
+	if u := change.Updated; u != nil && u.URI != "" {
+		s.resourceUpdated(u.Plugin, u.URI)
+	}
+	if c := change.Subscription; c != nil && c.URI != "" {
+		for _, sess := range s.sessions.all() {
+			if sess.id != c.Session {
+				continue
+			}
+			if c.Off {
+				s.subs.remove(sess, c.URI)
+			} else {
+				s.subs.add(sess, c.URI)
+			}
 		}
 	}
 }

@@ -308,3 +308,79 @@ func TestAListChangeOnOneReplicaReachesTheClientsOfAnother(t *testing.T) {
 	}
 	a.out.none(t, 2*time.Second) // its own change does not come back from the feed
 }
+
+// TestResourceSubscriptionsHoldAcrossReplicas runs three servers sharing
+// Redis for sessions and changes, each serving a plugin with the resource
+// test://watched. A session initialized on the first has its stream on
+// the second; it subscribes through the first: an update the plugin
+// announces on the second reaches it, and so does one announced on the
+// first (through the changes), as it does a subscriptions/listen stream on
+// the second; the third replica, resuming the session afterwards, knows
+// the subscription from the session's record; once it unsubscribes
+// through the first, no replica tells it of updates.
+func TestResourceSubscriptionsHoldAcrossReplicas(t *testing.T) {
+	r := redistest.Start(t)
+	var servers []*Server
+	for range 3 {
+		plugin := NewPlugin("p", "", fakeRuntime{
+			abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://watched", Name: "watched"}}}),
+		})
+		srv := NewServer(Options{SessionStore: r.Store("subs:"), Changes: r.Store("subs:"), SessionTTL: time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		go srv.FollowChanges(ctx)
+		servers = append(servers, srv)
+	}
+	notify := func(srv *Server) {
+		t.Helper()
+		if _, err := srv.HostFunctions("p")[abi.HostNotifyResourceUpdated](t.Context(), []byte(`{"uri":"test://watched"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "c3Vic2NyaXB0aW9ucy1zZXNzaW9u", Endpoint: "/mcp"}
+	a := initOn(t, servers[0], context.Background(), opts)
+	stream := newRecorder()
+	if _, err := servers[1].ResumeSession(t.Context(), stream, opts, ""); err != nil {
+		t.Fatal(err)
+	}
+	listener := session(t, servers[1])
+	listener.listen(t, context.Background(), `{"resourceSubscriptions":["test://watched"]}`)
+	time.Sleep(200 * time.Millisecond) // the followers have read the feed's end
+
+	if res := a.ask(t, context.Background(), 1, "resources/subscribe", map[string]any{"uri": "test://watched"}, ""); res["error"] != nil {
+		t.Fatalf("subscribing on the first replica: %v", res)
+	}
+	updated := func(rec *recorder, what string) {
+		t.Helper()
+		if m := rec.next(t); m["method"] != "notifications/resources/updated" {
+			t.Errorf("%s: got %v, want notifications/resources/updated", what, m)
+		}
+	}
+	if !poll.Within(5*time.Second, func() bool { return len(servers[1].subs.subscribers("test://watched")) == 1 }) {
+		t.Fatal("the replica holding the stream does not learn of the subscription taken on another")
+	}
+	notify(servers[1])
+	updated(stream, "an update announced on the replica holding the stream")
+	updated(listener.out, "the listen stream, of an update announced where it is held")
+	notify(servers[0])
+	updated(stream, "an update announced on the replica that took the subscription")
+	updated(listener.out, "the listen stream, of an update announced on another replica")
+
+	third := newRecorder()
+	if _, err := servers[2].ResumeSession(t.Context(), third, opts, ""); err != nil {
+		t.Fatal(err)
+	}
+	notify(servers[2])
+	updated(third, "a replica that resumed the session after it subscribed")
+	updated(stream, "the replica holding the stream, of an update announced on a third")
+
+	if res := a.ask(t, context.Background(), 2, "resources/unsubscribe", map[string]any{"uri": "test://watched"}, ""); res["error"] != nil {
+		t.Fatalf("unsubscribing on the first replica: %v", res)
+	}
+	if !poll.Within(5*time.Second, func() bool { return len(servers[1].subs.subscribers("test://watched")) == 0 }) {
+		t.Fatal("the replica holding the stream does not learn of the unsubscription")
+	}
+	notify(servers[1])
+	stream.none(t, 300*time.Millisecond)
+}
