@@ -321,11 +321,23 @@ func TestAListChangeOnOneReplicaReachesTheClientsOfAnother(t *testing.T) {
 func TestResourceSubscriptionsHoldAcrossReplicas(t *testing.T) {
 	r := redistest.Start(t)
 	var servers []*Server
-	for range 3 {
+	var trips atomic.Int64 // of the first replica
+	for i := range 3 {
 		plugin := NewPlugin("p", "", fakeRuntime{
 			abi.ExportListResources: returns(abi.ListResourcesResult{Resources: []abi.Resource{{URI: "test://watched", Name: "watched"}}}),
 		})
-		srv := NewServer(Options{SessionStore: r.Store("subs:"), Changes: r.Store("subs:"), SessionTTL: time.Minute,
+		var counted []func(string)
+		if i == 0 {
+			counted = append(counted, func(command string) {
+				switch command {
+				case "xread", "xrevrange": // the changes followed: a blocking read a second
+				case "hello": // a new pooled connection's handshake, once
+				default:
+					trips.Add(1)
+				}
+			})
+		}
+		srv := NewServer(Options{SessionStore: r.Store("subs:", counted...), Changes: r.Store("subs:", counted...), SessionTTL: time.Minute,
 			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
 		ctx, stop := context.WithCancel(context.Background())
 		t.Cleanup(stop)
@@ -348,9 +360,12 @@ func TestResourceSubscriptionsHoldAcrossReplicas(t *testing.T) {
 	listener.listen(t, context.Background(), `{"resourceSubscriptions":["test://watched"]}`)
 	time.Sleep(200 * time.Millisecond) // the followers have read the feed's end
 
+	a.sess.touch() // the session's touch, a second apart, does not count below
+	before := trips.Load()
 	if res := a.ask(t, context.Background(), 1, "resources/subscribe", map[string]any{"uri": "test://watched"}, ""); res["error"] != nil {
 		t.Fatalf("subscribing on the first replica: %v", res)
 	}
+	subscribeTrips := trips.Load() - before
 	updated := func(rec *recorder, what string) {
 		t.Helper()
 		if m := rec.next(t); m["method"] != "notifications/resources/updated" {
@@ -363,7 +378,13 @@ func TestResourceSubscriptionsHoldAcrossReplicas(t *testing.T) {
 	notify(servers[1])
 	updated(stream, "an update announced on the replica holding the stream")
 	updated(listener.out, "the listen stream, of an update announced where it is held")
+	before = trips.Load()
 	notify(servers[0])
+	notifyTrips := trips.Load() - before
+	t.Logf("Redis round trips: resources/subscribe %d, notify_resource_updated %d", subscribeTrips, notifyTrips)
+	if subscribeTrips > 3 || notifyTrips != 1 {
+		t.Errorf("resources/subscribe took %d Redis round trips, notify_resource_updated %d; want at most 3 (the record read and written, the change published) and 1", subscribeTrips, notifyTrips)
+	}
 	updated(stream, "an update announced on the replica that took the subscription")
 	updated(listener.out, "the listen stream, of an update announced on another replica")
 
