@@ -109,24 +109,6 @@ func checkDeclaredSizes(wasm []byte) error {
 	})
 }
 
-// counted reads a vector: a count, which must be at most the bytes left in
-// r, then as many elements, each read by elem.
-func (r *reader) counted(elem func() error) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	if left := len(r.buf) - r.off; uint64(n) > uint64(left) {
-		return fmt.Errorf("%w: a count of %d at offset %d, more than the %d bytes after it can hold", ErrMalformed, n, r.off, left)
-	}
-	for ; n > 0; n-- {
-		if err := elem(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // bytes skips a vector of bytes: a count, then as many bytes.
 func (r *reader) bytes() error {
 	n, err := r.u32()

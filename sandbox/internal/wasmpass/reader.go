@@ -172,17 +172,28 @@ func (r *reader) name() (string, error) {
 	return string(s), nil
 }
 
-// vec reads a vector: a count, then count elements read by elem. The section
-// must end exactly after the last element.
-func (r *reader) vec(elem func() error) error {
+// counted reads a vector: a count, which must be at most the bytes left in
+// r, then as many elements, each read by elem.
+func (r *reader) counted(elem func() error) error {
 	n, err := r.u32()
 	if err != nil {
 		return err
+	}
+	if left := len(r.buf) - r.off; uint64(n) > uint64(left) {
+		return fmt.Errorf("%w: a count of %d at offset %d, more than the %d bytes after it can hold", ErrSectionOverrun, n, r.off, left)
 	}
 	for ; n > 0; n-- {
 		if err := elem(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// vec reads a vector (counted) that the section must end with.
+func (r *reader) vec(elem func() error) error {
+	if err := r.counted(elem); err != nil {
+		return err
 	}
 	if r.off != len(r.buf) {
 		return fmt.Errorf("%w: %d unread bytes at the end of the section", ErrMalformed, len(r.buf)-r.off)
