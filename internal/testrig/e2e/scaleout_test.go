@@ -219,18 +219,22 @@ func operations(t *testing.T, base string) int {
 }
 
 // TestClientsThroughHAProxyAndThreeReplicas runs the Go SDK's client at
-// 2025-11-25 and 2025-03-26 and the TypeScript SDK's client through
-// haproxy, which spreads their requests over three `mcphost serve`
+// 2026-07-28, 2025-11-25 and 2025-03-26 and the TypeScript SDK's client
+// through haproxy, which spreads their requests over three `mcphost serve`
 // replicas sharing Redis without stickiness: lists over pages, calls with
 // progress, prompts, reads and completions all succeed, and every replica
 // served some of them.
 func TestClientsThroughHAProxyAndThreeReplicas(t *testing.T) {
 	r := redistest.Start(t)
 	url, bases := replicasBehindHAProxy(t, replicaFixture(t, r), 3)
-	for _, version := range []string{"2025-11-25", "2025-03-26"} {
+	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-03-26"} {
 		t.Run("go-sdk "+version, func(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-haproxy", Version: "1"}, nil)
-			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
+			if version == "2026-07-28" {
+				opts = nil // the client's newest, negotiated
+			}
+			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,5 +422,35 @@ func TestARollingRestartUnderSteadyLoadFailsNoCall(t *testing.T) {
 	t.Logf("a rolling restart of 3 replicas under %d clients: %d calls succeeded, %d failed", clients, ok.Load(), failed.Load())
 	if ok.Load() < 1000 {
 		t.Errorf("only %d calls succeeded: the load was not steady", ok.Load())
+	}
+}
+
+// TestTypeScriptV2ClientThroughHAProxyAndThreeReplicas runs the
+// TypeScript SDK v2 client, which negotiates 2026-07-28, through haproxy
+// in front of three replicas sharing Redis and the requestState key: it
+// lists, calls, and completes a tool call that asks two questions in a
+// row, whose retries carry the requestState to other replicas than the
+// one that asked.
+func TestTypeScriptV2ClientThroughHAProxyAndThreeReplicas(t *testing.T) {
+	node := nodeWith(t, "@modelcontextprotocol/client")
+	r := redistest.Start(t)
+	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
+	out := runNode(t, node, "", filepath.Join(tsClientDir, "v2client.mjs"), "auto", "http", url)
+	var got struct {
+		Era, Version, Greet, Rounds string
+		Tools                       int
+		Asked                       []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if got.Era != "modern" || got.Version != "2026-07-28" || got.Tools == 0 || got.Greet != "Hello, v2!" ||
+		got.Rounds != "Alice likes blue" || len(got.Asked) != 2 {
+		t.Errorf("the v2 client through haproxy saw %s; want 2026-07-28, both questions asked and answered", out)
+	}
+	for i, base := range bases {
+		if n := operations(t, base); n < 1 {
+			t.Errorf("replica %d served %d MCP requests, want some: haproxy spreads them", i, n)
+		}
 	}
 }
