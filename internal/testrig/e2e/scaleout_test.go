@@ -263,7 +263,7 @@ func TestClientsThroughHAProxyAndThreeReplicas(t *testing.T) {
 // 27's target: at most 1.2 times the baseline). It
 // reports each median and its ratio to the baseline:
 //
-//	go test ./internal/testrig/e2e -run '^$' -bench ScaleOutCallLatency -benchtime 1000x
+//	go test ./internal/testrig/e2e -run '^$' -bench ScaleOutCallLatency -benchtime 3000x
 func BenchmarkScaleOutCallLatency(b *testing.B) {
 	r := redistest.Start(b)
 	single := newFixture(b, "\n[http]\nallowed_hosts = [\"127.0.0.1\"]\n", examples...).serveHTTP(b)
