@@ -176,3 +176,30 @@ func TestInterpretedPluginKeepsItsLimits(t *testing.T) {
 		t.Fatalf("the loop ran %v past a 300ms timeout", took)
 	}
 }
+
+// A call of a deferred plugin whose context ends while its build waits for
+// a compile turn (a client that gave up, a server told to stop) fails; the
+// plugin is not broken by it: the next call builds it and is served.
+func TestABuildWhoseCallerGaveUpIsTriedAgain(t *testing.T) {
+	e, err := NewEngine(EngineOptions{MaxCompiles: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	wasm := testWasm(t, "guest")
+	p, err := e.Defer(t.Context(), "guest", wasm, Options{Reread: func() ([]byte, error) { return wasm, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	e.compiles <- struct{}{} // another plugin's compile under way
+	ctx, cancel := context.WithCancelCause(t.Context())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("terminated signal received")) })
+	if _, err := p.Call(ctx, "echo", []byte("hi")); err == nil || !strings.Contains(err.Error(), "waiting for a turn to compile") {
+		t.Fatalf("a call given up while waiting for a compile turn: %v", err)
+	}
+	<-e.compiles // the other compile ends
+	if out, err := p.Call(t.Context(), "echo", []byte("hi")); err != nil || string(out) != "hi" {
+		t.Fatalf("the next call: %q, %v; want the plugin built and served", out, err)
+	}
+}

@@ -244,7 +244,7 @@ func (p *Plugin) Start(ctx context.Context) error {
 // build validates, rewrites and compiles the plugin's module, unless it is
 // built, or its build failed: a failed build is not tried again, since its
 // cause is in the module, unless the module could not be read again
-// (Options.Reread). It sets the instance cost before any instance is made.
+// (Options.Reread), the budget had no room, or ctx ended. It sets the instance cost before any instance is made.
 // The caller must be counted in the plugin's users (enter).
 func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 	if p.built.Load() {
@@ -321,7 +321,9 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 			e.budget.release(p.name, codeShare+cost)
 		}
 		e.code.release(code)
-		if err == budgetErr {
+		if err == budgetErr || ctx.Err() != nil {
+			// Not the module's fault: a full budget, or a caller that
+			// gave up or a server that stops; the next build tries again.
 			return err
 		}
 		p.buildErr = err
