@@ -320,12 +320,31 @@ func BenchmarkScaleOutCallLatency(b *testing.B) {
 
 // TestADrainingReplicaFailsReadyzWhileItServesOn sends SIGTERM to a
 // server with [http] drain_delay = "2s": /readyz fails at once, saying it
-// drains, while calls on an open session are still served; after the
-// delay the server stops taking connections.
+// drains, while calls on an open session are still served, the first of
+// which compiles the plugin (started from the listing cache), and so is
+// /metrics on its own listener; after the delay the server stops taking
+// connections.
 func TestADrainingReplicaFailsReadyzWhileItServesOn(t *testing.T) {
-	srv := newFixture(t, "\n[http]\ndrain_delay = \"2s\"\n", "plugins/examples/tools").start(t)
+	// A server before it lists the plugin in the listing cache: this one
+	// starts from there and compiles it at its first call, in the drain.
+	first := newFixture(t, "", "plugins/examples/tools").start(t)
+	poll.Until(t, 60*time.Second, "the first server's load to end", func() bool {
+		return readyzStatus(t, strings.TrimSuffix(first.url, "/mcp")) == http.StatusOK
+	})
+	first.stop(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := "http://" + ln.Addr().String() + "/metrics"
+	ln.Close()
+	srv := newFixture(t, fmt.Sprintf("\n[http]\ndrain_delay = \"2s\"\n[telemetry]\nmetrics_listen = %q\n", strings.TrimSuffix(strings.TrimPrefix(metrics, "http://"), "/metrics")),
+		"plugins/examples/tools").start(t)
 	base := strings.TrimSuffix(srv.url, "/mcp")
 	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyzStatus(t, base) == http.StatusOK })
+	if !strings.Contains(srv.log.String(), `listed="cache`) {
+		t.Fatal("the plugin was not started from the listing cache: the test says nothing of a compile in the drain")
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-drain", Version: "1"}, nil)
 	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: srv.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -339,6 +358,11 @@ func TestADrainingReplicaFailsReadyzWhileItServesOn(t *testing.T) {
 	poll.Until(t, time.Second, "/readyz to fail once draining", func() bool { return readyzStatus(t, base) == http.StatusServiceUnavailable })
 	if res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}); err != nil || res.IsError {
 		t.Errorf("a call while draining: %v %v, want it served", err, res)
+	}
+	if resp, err := http.Get(metrics); err != nil {
+		t.Errorf("/metrics on its own listener while draining: %v, want it served", err)
+	} else {
+		resp.Body.Close()
 	}
 	if took := time.Since(sent); took >= 2*time.Second {
 		t.Fatalf("the checks took %v, past the drain delay: the test says nothing", took)

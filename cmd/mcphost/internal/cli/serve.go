@@ -149,7 +149,12 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	var ln net.Listener
 	var authn *auth.Authenticator
 	var tlsConfig *tls.Config
+	// Told to stop, an HTTP server drains first: everything it does
+	// (loads, compiles, the shared state's feeds) goes on until the drain
+	// ends, while /readyz fails.
+	draining := new(atomic.Bool)
 	if f.transport == "http" {
+		ctx = drainFirst(ctx, cfg.HTTP.DrainDelay, draining, logger)
 		// Listen and read the tokens' settings and the certificate before
 		// loading plugins, so that a taken port, a bad token or a bad
 		// certificate fails before anything is served.
@@ -276,7 +281,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		if denied != nil {
 			authn.OnDenied(func(r *http.Request, reason, detail string) { denied(r, reason, detail, "") })
 		}
-		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, shared, served.onMCPListener(cfg, ln, authn), denied, logger)
+		err = serveHTTP(ctx, srv, ln, authn, tlsConfig, cfg, reloader, shared, draining, served.onMCPListener(cfg, ln, authn), denied, logger)
 	} else {
 		warnStdioScopes(cfg, logger)
 		err = srv.ServeStdio(ctx, stdin, stdout, shutdownGrace)
@@ -548,12 +553,10 @@ func serverTLS(cfg *config.Config, logger *slog.Logger) (*tls.Config, error) {
 // [auth] configures, and the readiness of the plugins (/readyz) and the
 // liveness of the process (/livez), which need none, and telemetry's
 // handlers by path (/metrics, the status page), which check their own
-// tokens.
+// tokens. /readyz fails while draining is set (drainFirst).
 func serveHTTP(ctx context.Context, srv *host.Server, ln net.Listener, authn *auth.Authenticator, tlsConfig *tls.Config,
-	cfg *config.Config, reloader *pluginhost.Reloader, shared *sharedState, telemetry map[string]http.Handler,
+	cfg *config.Config, reloader *pluginhost.Reloader, shared *sharedState, draining *atomic.Bool, telemetry map[string]http.Handler,
 	denied func(r *http.Request, reason, detail, subject string), logger *slog.Logger) error {
-	draining := new(atomic.Bool)
-	ctx = drainFirst(ctx, cfg.HTTP.DrainDelay, draining, logger)
 	probes := map[string]http.Handler{"/readyz": readiness(reloader, shared, draining), "/livez": liveness(), "/healthz": liveness()}
 	public := map[string]http.Handler{}
 	maps.Copy(public, telemetry)
