@@ -217,7 +217,14 @@ type StateConfig struct {
 	// CAFile is the absolute path of the PEM certificates that a
 	// rediss:// server's certificate must chain to; "": the system's.
 	CAFile string
+	// TaskLease is how long a replica vouches for the tasks it runs,
+	// renewing it a third of the way: a task whose replica stopped
+	// renewing for this long has failed (the replica is lost).
+	TaskLease time.Duration
 }
+
+// DefaultTaskLease is StateConfig.TaskLease unless task_lease says.
+const DefaultTaskLease = 15 * time.Second
 
 // The values of StateConfig.Backend.
 const (
@@ -767,7 +774,7 @@ func Default() *Config {
 		},
 		Plugins:   map[string]PluginConfig{},
 		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
-		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:"},
+		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:", TaskLease: DefaultTaskLease},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,

@@ -70,7 +70,7 @@ func TestDefault(t *testing.T) {
 		},
 		Plugins:   map[string]PluginConfig{},
 		Telemetry: TelemetryConfig{Metrics: MetricsAuto, Traces: TracesOff, OTLPProtocol: OTLPHTTP, TraceSampleRatio: 1, Audit: AuditOff, AuditMaxMiB: 100, AuditMaxFiles: 5, StatusScope: DefaultStatusScope},
-		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:"},
+		State:     StateConfig{Backend: StateMemory, Prefix: "mcphost:", TaskLease: DefaultTaskLease},
 		HTTP: HTTPConfig{
 			Listen:               "127.0.0.1:8080",
 			SessionIdleTimeout:   5 * time.Minute,
@@ -1242,11 +1242,11 @@ func TestTelemetry(t *testing.T) {
 // the line for each setting that cannot work, a password in the URL among
 // them (without echoing it).
 func TestState(t *testing.T) {
-	if got := load(t, "").State; got != (StateConfig{Backend: StateMemory, Prefix: "mcphost:"}) {
-		t.Errorf("[state] by default: %+v, want the memory backend and the prefix mcphost:", got)
+	if got := load(t, "").State; got != (StateConfig{Backend: StateMemory, Prefix: "mcphost:", TaskLease: 15 * time.Second}) {
+		t.Errorf("[state] by default: %+v, want the memory backend, the prefix mcphost: and a task lease of 15s", got)
 	}
-	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\nca_file = \"redis-ca.pem\"\n")
-	if sc := cfg.State; sc.Backend != StateRedis || sc.URL != "rediss://mcphost@redis.internal:6380/2" || sc.Prefix != "team-a:" ||
+	cfg := load(t, "[server]\nrequest_state_key_file = \"keys\"\n[state]\nbackend = \"redis\"\nurl = \"rediss://mcphost@redis.internal:6380/2\"\npassword_file = \"redis-password\"\nprefix = \"team-a:\"\nca_file = \"redis-ca.pem\"\ntask_lease = \"5s\"\n")
+	if sc := cfg.State; sc.Backend != StateRedis || sc.URL != "rediss://mcphost@redis.internal:6380/2" || sc.Prefix != "team-a:" || sc.TaskLease != 5*time.Second ||
 		sc.CAFile != filepath.Join(filepath.Dir(cfg.Path), "redis-ca.pem") ||
 		sc.Password != (Secret{File: filepath.Join(filepath.Dir(cfg.Path), "redis-password")}) {
 		t.Errorf("[state] with Redis: %+v", sc)
@@ -1264,6 +1264,8 @@ func TestState(t *testing.T) {
 		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\npassword_file = \"p\"\npassword_env = \"P\"\n": `:7: state.password_env: set "password_file" or "password_env", not both`,
 		"[state]\nprefix = \"\"\n":                                                                                             `:2: state.prefix:`,
 		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\nca_file = \"ca.pem\"\n":                        `:6: state.ca_file: ca_file is for a rediss:// url (TLS)`,
+		keys + "[state]\nbackend = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\ntask_lease = \"1s\"\n":                         `:6: state.task_lease: 1s is shorter than 3s`,
+		"[state]\ntask_lease = \"30s\"\n":                                                                                      `:2: state.task_lease: backend = "memory" uses no task_lease`,
 	} {
 		_, errs := loadErrors(t, src)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), want) {

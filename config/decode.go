@@ -47,7 +47,7 @@ var (
 	telemetryKeys = []string{"metrics", "metrics_listen", "metrics_token_file", "metrics_item_names",
 		"traces", "otlp_endpoint", "otlp_protocol", "trace_sample_ratio",
 		"audit", "audit_file", "audit_max_mib", "audit_max_files", "status_token_file", "status_scope"}
-	stateKeys = []string{"backend", "url", "password_file", "password_env", "prefix", "ca_file"}
+	stateKeys = []string{"backend", "url", "password_file", "password_env", "prefix", "ca_file", "task_lease"}
 )
 
 // authModeKeys are the [auth] keys that apply to one mode only.
@@ -72,6 +72,8 @@ const (
 	maxBackoff     = 24 * time.Hour
 	maxTasks       = 1000000
 	maxDrainDelay  = 10 * time.Minute
+	minTaskLease   = 3 * time.Second
+	maxTaskLease   = 10 * time.Minute
 )
 
 // parse decodes and checks src, the content of file, whose directory is the
@@ -1139,12 +1141,19 @@ func (d *decoder) state(v any, p keyPath, c *Config) {
 			d.errorf(p.add("ca_file"), "ca_file is for a rediss:// url (TLS)")
 		}
 	}
+	if lease, ok := d.duration(t, p, "task_lease", maxTaskLease); ok {
+		if lease < minTaskLease {
+			d.errorf(p.add("task_lease"), "%v is shorter than %v: a replica renews its lease a third of the way, and a busy one must manage that", lease, minTaskLease)
+		} else {
+			sc.TaskLease = lease
+		}
+	}
 	if sc.Password.File != "" && sc.Password.Env != "" {
 		d.errorf(p.add("password_env"), "set \"password_file\" or \"password_env\", not both")
 	}
 	switch {
 	case sc.Backend != StateRedis:
-		for _, key := range []string{"url", "password_file", "password_env", "ca_file"} {
+		for _, key := range []string{"url", "password_file", "password_env", "ca_file", "task_lease"} {
 			if _, set := t[key]; set {
 				d.errorf(p.add(key), "backend = %q uses no %s: set backend = %q", sc.Backend, key, StateRedis)
 			}

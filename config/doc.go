@@ -441,6 +441,11 @@
 //	                       # keep apart
 //	ca_file = ""           # rediss: the PEM certificates the server's must
 //	                       # chain to; default the system's
+//	task_lease = "15s"     # redis: how long a replica vouches for the tasks
+//	                       # it runs, renewing it every third of it, 3s..10m;
+//	                       # a task whose replica stopped renewing (killed,
+//	                       # cut off) fails after it, naming the replica,
+//	                       # and is never run again elsewhere
 //
 //	[[endpoints]]          # one table per further MCP endpoint of the
 //	                       # HTTP transport, serving only some plugins

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // clientCapabilities is what a client declared it can do for the server.
@@ -45,7 +44,7 @@ func (sess *Session) callClient(ctx context.Context, reply Outbound, method stri
 		return nil, errors.New("the session is closed")
 	}
 	sess.nextID++
-	id := json.RawMessage(strconv.Quote("mcphost-" + strconv.FormatInt(sess.nextID, 10)))
+	id := sess.clientRequestID(sess.nextID)
 	answer := make(chan *message, 1)
 	sess.pending[string(id)] = answer
 	sess.mu.Unlock()
@@ -99,6 +98,9 @@ func (sess *Session) deliver(m *message) {
 	delete(sess.pending, string(m.ID))
 	sess.mu.Unlock()
 	if !ok {
+		if sess.forward(m) { // a call on another replica waits for it
+			return
+		}
 		sess.srv.logger.Debug("ignoring a response to no pending request (unknown, late or duplicate)", "id", string(m.ID))
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"log/slog"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,21 @@ type Options struct {
 	// replicas of the service (SharedTaskStore), which must share
 	// RequestStateKeys too; nil: this process's memory.
 	TaskStore SharedTaskStore
+	// Inbox carries to this replica the clients' answers to the requests
+	// its plugin calls sent them that reach the other replicas
+	// (SharedInbox), and from them those that reach this one; run
+	// Server.FollowInbox to take them. It must go with a SessionStore and
+	// shared RequestStateKeys. Nil: none.
+	Inbox SharedInbox
+	// TaskLease is how long, with a TaskStore, this replica vouches for
+	// each task it runs, renewing it a third of the way: a task whose
+	// replica stopped renewing its lease for that long has failed (the
+	// replica was lost), and whichever replica reads it first says so.
+	// DefaultTaskLease when not positive.
+	TaskLease time.Duration
+	// Replica is how errors and logs name this replica to the others
+	// (e.g. a task whose replica was lost); "" for the host name.
+	Replica string
 	// RequestStateTTL is how long a requestState is accepted after it was
 	// issued; DefaultRequestStateTTL when not positive.
 	RequestStateTTL time.Duration
@@ -91,11 +107,13 @@ type Options struct {
 // Server answers MCP requests from the plugins of its catalog. It is safe for
 // concurrent use by many sessions.
 type Server struct {
-	opts    Options
-	logger  *slog.Logger
-	origin  string // names this process in Options.Changes: random
-	catalog atomic.Pointer[Catalog]
-	subs    subscriptions
+	opts   Options
+	logger *slog.Logger
+	origin string // names this process in Options.Changes: random
+	// inboxSeal seals the messages of Options.Inbox.
+	inboxSeal recordSeal
+	catalog   atomic.Pointer[Catalog]
+	subs      subscriptions
 	// listeners are the open subscriptions/listen of 2026-07-28 requests.
 	listeners listeners
 
@@ -143,8 +161,16 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	origin := make([]byte, 9)
 	_, _ = rand.Read(origin)
 	s.origin = base64.RawURLEncoding.EncodeToString(origin)
+	if opts.Inbox != nil {
+		s.inboxSeal = newRecordSeal(s.stateKeys)
+	}
 	if opts.TaskStore != nil {
 		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: newRecordSeal(s.stateKeys), logger: s.logger}
+		s.tasks.lease = cmp.Or(max(opts.TaskLease, 0), DefaultTaskLease)
+		s.tasks.replica = opts.Replica
+		if s.tasks.replica == "" {
+			s.tasks.replica, _ = os.Hostname()
+		}
 	}
 	if catalog == nil {
 		catalog = &Catalog{}

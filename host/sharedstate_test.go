@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -404,4 +405,105 @@ func TestResourceSubscriptionsHoldAcrossReplicas(t *testing.T) {
 	}
 	notify(servers[1])
 	stream.none(t, 300*time.Millisecond)
+}
+
+// TestATaskOfALostReplicaFailsWithinItsLease starts a task on one of two
+// servers that share Redis, with a task lease of a second, and then cuts
+// that replica off from Redis (its store closed), as a replica killed or
+// partitioned is: polled on the other, the task stays working while the
+// lease holds, then fails within the lease and a poll, with an error
+// naming the lost replica; the run, when it ends there, does not change
+// that end.
+func TestATaskOfALostReplicaFailsWithinItsLease(t *testing.T) {
+	r := redistest.Start(t)
+	p, tt := taskPlugin(t)
+	const lease = time.Second
+	var servers []*Server
+	var stores []interface{ Close() error }
+	for _, name := range []string{"replica-a", "replica-b"} {
+		store := r.Store("lost:")
+		stores = append(stores, store)
+		servers = append(servers, NewServer(Options{SessionStore: store, TaskStore: store, SessionTTL: time.Minute, TaskLease: lease, Replica: name,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, BuildCatalog(t.Context(), []*Plugin{p}, nil)))
+	}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "bG9zdC1yZXBsaWNh", Endpoint: "/mcp"}
+	a := initOn(t, servers[0], context.Background(), opts)
+	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
+	id := a.startTask(t, 1, "wait", map[string]any{"ttl": 60000})["taskId"].(string)
+	<-tt.started
+	time.Sleep(2 * lease) // renewed meanwhile: still working
+	if got := b.taskStatus(t, id, taskWorking); got["taskId"] != id {
+		t.Fatalf("tasks/get on the other replica while the first renews the lease: %v", got)
+	}
+	stores[0].Close() // the first replica is cut off
+	cut := time.Now()
+	got := b.taskStatus(t, id, taskFailed)
+	if took := time.Since(cut); took > lease+lease/3+2*time.Second {
+		t.Errorf("the task failed %v after its replica was cut off, want within its lease (%v) and a poll", took, lease)
+	}
+	if msg, _ := got["statusMessage"].(string); !strings.Contains(msg, "the replica that ran it (replica-a) was lost") {
+		t.Errorf("the failed task says %q, want it to name the lost replica", msg)
+	}
+	res := b.request(t, 2, "tasks/result", map[string]any{"taskId": id})
+	if e, _ := res["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "replica-a") || !strings.Contains(fmt.Sprint(e["message"]), "not run again elsewhere") {
+		t.Errorf("tasks/result of the lost task: %v, want its error naming the replica", res)
+	}
+	close(tt.release) // the run ends on the cut-off replica, which cannot record it
+	time.Sleep(2 * sharedTaskPoll)
+	b.taskStatus(t, id, taskFailed)
+}
+
+// TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall runs a tool that
+// asks the client for sampling on one of two servers sharing Redis for
+// sessions and inboxes; the client's answer reaches the other, which
+// passes it to the first through its inbox: the call ends with it. An
+// answer written to the inbox by someone without the replicas' key is
+// refused, and the call waits on for the real one.
+func TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall(t *testing.T) {
+	r := redistest.Start(t)
+	var servers []*Server
+	for range 2 {
+		store := r.Store("inbox:")
+		srv := NewServer(Options{SessionStore: store, Inbox: store, SessionTTL: time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}},
+			BuildCatalog(t.Context(), []*Plugin{callerPlugin(hostFn(t, abi.HostCreateMessage))}, nil))
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		go srv.FollowInbox(ctx)
+		servers = append(servers, srv)
+	}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "aW5ib3gtc2Vzc2lvbg", Endpoint: "/mcp"}
+	out := newRecorder()
+	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
+	initWithCaps(t, a, Version20251125, `{"sampling":{}}`)
+	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
+	time.Sleep(200 * time.Millisecond) // the inboxes are followed
+
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}}`)
+	req := a.out.next(t)
+	if req["method"] != "sampling/createMessage" {
+		t.Fatalf("want a sampling request to the client, got %v", req)
+	}
+	id, _ := json.Marshal(req["id"])
+	if !strings.Contains(string(id), servers[0].origin) {
+		t.Fatalf("the request's id %s does not name the replica that asked", id)
+	}
+	forged := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"forged"},"model":"m"}}`
+	if err := r.Store("inbox:").Send(t.Context(), servers[0].origin, []byte(a.sess.id+"\nr1.k.bm90LWEtbWFj."+forged)); err != nil {
+		t.Fatal(err)
+	}
+	a.out.none(t, 300*time.Millisecond)
+	b.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
+	res := result(t, a.out.next(t))
+	if text := res["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, `"hello"`) {
+		t.Fatalf("the plugin got %q, want the answer given on the other replica", text)
+	}
 }

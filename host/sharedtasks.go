@@ -158,8 +158,12 @@ func (s *sharedTasks) load(id string) ([]byte, taskRecord, bool) {
 
 func (s *sharedTasks) get(id string, owner taskOwner) (taskRecord, bool) {
 	_, rec, ok := s.load(id)
-	if !ok || rec.Owner != owner || rec.expired(time.Now()) {
+	now := time.Now()
+	if !ok || rec.Owner != owner || rec.expired(now) {
 		return taskRecord{}, false
+	}
+	if rec.lapsed(now) {
+		rec = s.failLapsed(rec, now)
 	}
 	s.saw(rec)
 	return rec, true
@@ -175,7 +179,13 @@ func (s *sharedTasks) list(owner taskOwner, after uint64, limit int, keep func(*
 			return s.backend.ListTasks(ctx, key, after, limit+1-len(out), func(id string, seq uint64, record []byte) {
 				after = seq
 				rec, ok := s.open(id, record)
-				if full || !ok || rec.Owner != owner || rec.expired(now) || !keep(&rec) {
+				if full || !ok || rec.Owner != owner || rec.expired(now) {
+					return
+				}
+				if rec.lapsed(now) {
+					rec = s.failLapsed(rec, now)
+				}
+				if !keep(&rec) {
 					return
 				}
 				if len(out) == limit {
@@ -269,6 +279,10 @@ func (s *sharedTasks) saw(rec taskRecord) {
 	}
 }
 
+// DefaultTaskLease is how long a replica vouches for a task it runs in a
+// shared store, unless Options.TaskLease says.
+const DefaultTaskLease = 15 * time.Second
+
 // sharedTaskPoll is how often a replica reads the records of the tasks it
 // runs, to see what other replicas did to them (watchShared), and a
 // tasks/result for a task another replica runs reads its record
@@ -314,9 +328,57 @@ func (s *taskSet) watchShared() {
 				if _, rec, ok := st.load(l.id); ok {
 					l.follow(rec)
 				}
+				s.renew(st, l)
 			}
 		}
 	}()
+}
+
+// renew renews the lease of a task this replica runs (Options.TaskLease),
+// a third of the way through it.
+func (s *taskSet) renew(st *sharedTasks, l *liveTask) {
+	now := time.Now()
+	l.mu.Lock()
+	due := s.lease > 0 && !l.ended() && now.Sub(l.renewed) >= s.lease/3
+	if due {
+		l.renewed = now
+	}
+	l.mu.Unlock()
+	if !due {
+		return
+	}
+	st.update(l.id, func(r *taskRecord) bool {
+		if isTerminal(r.Status) {
+			return false
+		}
+		r.Runner, r.Lease = s.replica, now.Add(s.lease)
+		return true
+	})
+}
+
+// failLapsed ends as failed, naming its replica, the task of rec, which
+// its replica stopped vouching for before now (taskRecord.lapsed): that
+// replica was lost (killed, cut off), and the call is not run again
+// elsewhere, since a tool may have side effects. It returns the record as
+// it is then.
+func (s *sharedTasks) failLapsed(rec taskRecord, now time.Time) taskRecord {
+	ended, ok := s.update(rec.ID, func(r *taskRecord) bool {
+		if !r.lapsed(now) {
+			return false
+		}
+		lost := rpcErrorf(CodeInternalError, "task failed: the replica that ran it (%s) was lost: it stopped renewing the task's lease, which ended %s; the call is not run again elsewhere, as a tool may have side effects",
+			r.Runner, r.Lease.UTC().Format(time.RFC3339))
+		failedOutcome(lost).apply(r)
+		r.Pending = nil
+		return true
+	})
+	if !ok {
+		return rec
+	}
+	if ended.Status == taskFailed {
+		s.logger.Warn("task failed: the replica that ran it was lost", "request", ended.What, "replica", ended.Runner, "subject", ended.Owner.Subject)
+	}
+	return ended
 }
 
 // follow takes what another replica did to the task's record, rec: a

@@ -329,6 +329,11 @@ type taskSet struct {
 	defaultTTL, maxTTL, pollInterval time.Duration
 	maxTasks, maxPerUser             int
 	live                             liveTasks
+	// lease is how long this replica vouches for a task it runs in a
+	// shared store, and replica its name there (Options.TaskLease,
+	// Options.Replica); zero without a shared store.
+	lease   time.Duration
+	replica string
 }
 
 // liveTasks are the live parts of the tasks this process runs, by id.
@@ -380,6 +385,7 @@ type liveTask struct {
 	waiters     []*waiter         // the tasks/result requests waiting, oldest first
 	rerun       func(*inputRound) // replays the run with the answers (2026-07-28)
 	awaiting    bool              // in input_required, not yet replayed
+	renewed     time.Time         // when this replica last renewed its lease (shared store)
 }
 
 // waiter is a tasks/result request waiting for its task.
@@ -428,10 +434,17 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 	// record finds it.
 	s.live.add(l)
 	now := time.Now()
-	rec, err := s.store.create(taskRecord{
+	rec := taskRecord{
 		ID: l.id, Era: wire.era(), Owner: wire.owner(req), What: what, Plugin: plugin.Name, Scopes: plugin.scopes,
 		Created: now, Updated: now, TTL: s.ttl(p), Poll: orDefault(s.pollInterval, defaultTaskPollInterval), Status: taskWorking,
-	}, orDefault(s.maxTasks, DefaultMaxTasks), orDefault(s.maxPerUser, DefaultMaxTasksPerUser))
+	}
+	if s.lease > 0 {
+		rec.Runner, rec.Lease = s.replica, now.Add(s.lease)
+		l.mu.Lock()
+		l.renewed = now
+		l.mu.Unlock()
+	}
+	rec, err := s.store.create(rec, orDefault(s.maxTasks, DefaultMaxTasks), orDefault(s.maxPerUser, DefaultMaxTasksPerUser))
 	if err == nil {
 		err = l.spawn(func() { run(l) })
 	}
@@ -522,7 +535,15 @@ func (l *liveTask) end(o taskOutcome, notify bool) (taskRecord, bool) {
 		defer l.mu.Unlock()
 		return l.final, false
 	}
-	rec, found := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool { o.apply(r); return true })
+	// A task that ended meanwhile in the store (cancelled, or failed by
+	// another replica that found this one's lease lapsed) keeps its end.
+	rec, found := l.srv.tasks.store.update(l.id, func(r *taskRecord) bool {
+		if isTerminal(r.Status) {
+			return false
+		}
+		o.apply(r)
+		return true
+	})
 	if !found { // expired from a shared store: the outcome is still the waiters'
 		rec = taskRecord{ID: l.id}
 		o.apply(&rec)

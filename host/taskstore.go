@@ -63,6 +63,17 @@ type taskRecord struct {
 	// input_required, and Answers those answered so far, by key.
 	Pending map[string]pendingQuestion `json:"pending,omitempty"`
 	Answers map[string]recordedAnswer  `json:"answers,omitempty"`
+	// Runner names the replica that runs the task, in a shared store, and
+	// Lease is until when it vouches for it (Options.TaskLease): past it,
+	// the task has failed with its replica.
+	Runner string    `json:"runner,omitempty"`
+	Lease  time.Time `json:"lease,omitzero"`
+}
+
+// lapsed reports whether the task still runs, as far as the record says,
+// though its replica stopped renewing its lease before now.
+func (r *taskRecord) lapsed(now time.Time) bool {
+	return !isTerminal(r.Status) && !r.Lease.IsZero() && now.After(r.Lease)
 }
 
 // expired reports whether the record's ttl has elapsed at now.

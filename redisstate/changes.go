@@ -10,32 +10,73 @@ import (
 
 // The list changes of the replicas go through a stream,
 // <prefix>changes, of the last changesKept entries, which expires
-// changesTTL after the last change.
+// changesTTL after the last change. Each replica has an inbox, the stream
+// <prefix>inbox:<replica>, of the last inboxKept messages, which expires
+// inboxTTL after the last.
 const (
 	changesKept = 100
 	changesTTL  = time.Hour
-	// changesWait bounds each blocking read of the stream.
-	changesWait = time.Second
+	inboxKept   = 1000
+	inboxTTL    = 10 * time.Minute
+	// followWait bounds each blocking read of a stream.
+	followWait = time.Second
 )
 
-func (s *Store) changesKey() string { return s.prefix + "changes" }
+func (s *Store) changesKey() string             { return s.prefix + "changes" }
+func (s *Store) inboxKey(replica string) string { return s.prefix + "inbox:" + replica }
 
 // Publish adds a change of the replica origin to the stream
 // (host.SharedChanges).
 func (s *Store) Publish(ctx context.Context, origin string, change []byte) error {
-	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: s.changesKey(), MaxLen: changesKept, Approx: true, Values: []any{"origin", origin, "change", change}})
-		p.PExpire(ctx, s.changesKey(), changesTTL)
-		return nil
-	})
-	return s.wrap(err)
+	return s.appendTo(ctx, s.changesKey(), changesKept, changesTTL, "origin", origin, "change", change)
 }
 
 // Follow calls each with the changes other replicas than origin add to
 // the stream from now on, until ctx ends (host.SharedChanges).
 func (s *Store) Follow(ctx context.Context, origin string, each func(change []byte)) error {
+	return s.follow(ctx, s.changesKey(), func(values map[string]any) {
+		from, _ := values["origin"].(string)
+		change, _ := values["change"].(string)
+		if from != origin && change != "" {
+			each([]byte(change))
+		}
+	})
+}
+
+// Send adds msg to the inbox of the replica to (host.SharedInbox).
+func (s *Store) Send(ctx context.Context, to string, msg []byte) error {
+	if err := s.fits("a message", msg); err != nil {
+		return err
+	}
+	return s.appendTo(ctx, s.inboxKey(to), inboxKept, inboxTTL, "msg", msg)
+}
+
+// Receive calls each with the messages sent to the inbox of me from now
+// on, until ctx ends (host.SharedInbox).
+func (s *Store) Receive(ctx context.Context, me string, each func(msg []byte)) error {
+	return s.follow(ctx, s.inboxKey(me), func(values map[string]any) {
+		if msg, _ := values["msg"].(string); msg != "" {
+			each([]byte(msg))
+		}
+	})
+}
+
+// appendTo adds an entry of values to the stream key, which keeps about
+// its last kept entries and expires ttl after the last.
+func (s *Store) appendTo(ctx context.Context, key string, kept int64, ttl time.Duration, values ...any) error {
+	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: key, MaxLen: kept, Approx: true, Values: values})
+		p.PExpire(ctx, key, ttl)
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// follow calls each with the values of the entries added to the stream key
+// from now on, until ctx ends.
+func (s *Store) follow(ctx context.Context, key string, each func(values map[string]any)) error {
 	last := "0-0"
-	newest, err := s.client.XRevRangeN(ctx, s.changesKey(), "+", "-", 1).Result()
+	newest, err := s.client.XRevRangeN(ctx, key, "+", "-", 1).Result()
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -43,10 +84,10 @@ func (s *Store) Follow(ctx context.Context, origin string, each func(change []by
 		last = newest[0].ID
 	}
 	for ctx.Err() == nil {
-		streams, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{s.changesKey(), last}, Count: changesKept, Block: changesWait}).Result()
+		streams, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{key, last}, Count: changesKept, Block: followWait}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			continue // nothing new within changesWait
+			continue // nothing new within followWait
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
@@ -56,11 +97,7 @@ func (s *Store) Follow(ctx context.Context, origin string, each func(change []by
 		for _, stream := range streams {
 			for _, m := range stream.Messages {
 				last = m.ID
-				from, _ := m.Values["origin"].(string)
-				change, _ := m.Values["change"].(string)
-				if from != origin && change != "" {
-					each([]byte(change))
-				}
+				each(m.Values)
 			}
 		}
 	}

@@ -1,8 +1,9 @@
 // Package redisstate keeps in Redis the state that the replicas of one
 // mcphost service share ([state] backend = "redis"): the records of
 // 2025-era sessions (host.SharedSessionStore) and of tasks
-// (host.SharedTaskStore), the replicas' list changes (host.SharedChanges)
-// and their demands on each plugin's rate limit (pluginhost.RateShares). Every key starts with the configured prefix and
+// (host.SharedTaskStore), the replicas' list changes (host.SharedChanges),
+// the clients' answers passed between them (host.SharedInbox), and their
+// demands on each plugin's rate limit (pluginhost.RateShares). Every key starts with the configured prefix and
 // has a TTL; values are opaque, sealed by the host. It runs on Redis 7.0
 // and uses only commands it has.
 package redisstate

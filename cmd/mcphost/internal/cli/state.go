@@ -110,6 +110,14 @@ func (s *sharedState) changes() host.SharedChanges {
 	return s.store
 }
 
+// inbox returns the replicas' inboxes of the backend, nil for none.
+func (s *sharedState) inbox() host.SharedInbox {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
 // rateShares returns what divides the plugins' calls_per_second between
 // the replicas, nil for none.
 func (s *sharedState) rateShares() pluginhost.RateShares {

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SharedInbox carries messages to one replica of the service from the
+// others (Options.Inbox): a client's answer to a request that a plugin
+// call on that replica sent it (sampling, elicitation, roots), which the
+// load balancer brought to another replica. A message is sealed by the
+// replica that sends it (recordSeal), bound to its session, so that whoever
+// can write to the inbox cannot answer for a client.
+type SharedInbox interface {
+	// Send adds msg to the inbox of the replica to.
+	Send(ctx context.Context, to string, msg []byte) error
+	// Receive calls each with the messages sent to the inbox of me from
+	// now on, until ctx ends; it returns why it stopped.
+	Receive(ctx context.Context, me string, each func(msg []byte)) error
+}
+
+// clientRequestID is the id of the n-th request the session sends its
+// client. With a shared inbox it names this replica, so that the client's
+// answer, wherever it lands, finds the replica whose plugin call waits for
+// it (forward).
+func (sess *Session) clientRequestID(n int64) json.RawMessage {
+	if sess.srv.opts.Inbox == nil {
+		return json.RawMessage(strconv.Quote("mcphost-" + strconv.FormatInt(n, 10)))
+	}
+	return json.RawMessage(strconv.Quote("mcphost-" + sess.srv.origin + "-" + strconv.FormatInt(n, 10)))
+}
+
+// askedBy returns the replica whose request id is, from the id as
+// clientRequestID made it; "" for none.
+func askedBy(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) != nil {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(s, "mcphost-")
+	if !ok {
+		return ""
+	}
+	origin, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return ""
+	}
+	return origin
+}
+
+// forward sends the client's answer m, to a request no call here waits for,
+// to the replica that asked, if another: it reports whether it did.
+func (sess *Session) forward(m *message) bool {
+	srv := sess.srv
+	to := askedBy(m.ID)
+	if srv.opts.Inbox == nil || to == "" || to == srv.origin {
+		return false
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	msg := append([]byte(sess.id+"\n"), srv.inboxSeal.sealed("answer", sess.id, raw)...)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
+	defer cancel()
+	if err := srv.opts.Inbox.Send(ctx, to, msg); err != nil {
+		srv.log().Warn("passing the client's answer to the replica that asked failed", "session", sess.id, "err", err)
+	}
+	return true
+}
+
+// FollowInbox hands the answers other replicas pass here (Options.Inbox)
+// to the plugin calls waiting for them, until ctx ends; an inbox that
+// fails is followed again after followRetry. Without Options.Inbox it
+// returns at once.
+func (s *Server) FollowInbox(ctx context.Context) {
+	if s.opts.Inbox == nil {
+		return
+	}
+	for ctx.Err() == nil {
+		err := s.opts.Inbox.Receive(ctx, s.origin, s.received)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log().Warn("following this replica's inbox failed; trying again", "err", err, "after", followRetry)
+		select {
+		case <-ctx.Done():
+		case <-time.After(followRetry):
+		}
+	}
+}
+
+// received hands a message of the inbox, b, to the session it names.
+func (s *Server) received(b []byte) {
+	id, sealed, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return
+	}
+	payload, err := s.inboxSeal.open("answer", string(id), sealed)
+	var m message
+	if err == nil {
+		err = json.Unmarshal(payload, &m)
+	}
+	if err != nil {
+		s.log().Warn("a message in this replica's inbox is refused", "err", err)
+		return
+	}
+	for _, sess := range s.sessions.all() {
+		if sess.id == string(id) {
+			sess.deliver(&m)
+			return
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/redistest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// withStateSetting adds a line to the [state] table of a fixture from
+// replicaFixtureOf, which ends its config.
+func (f fixture) withStateSetting(t testing.TB, line string) fixture {
+	t.Helper()
+	cfg, err := os.OpenFile(f.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfg.Close()
+	if _, err := cfg.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestATaskOfAKilledReplicaFailsWithinItsLease runs two replicas sharing
+// Redis, with [state] task_lease = "3s", starts a task of each era on the
+// first and kills it with SIGKILL: polled on the second, each task fails
+// within the lease (and a poll), with an error naming the killed replica,
+// and is not run again.
+func TestATaskOfAKilledReplicaFailsWithinItsLease(t *testing.T) {
+	r := redistest.Start(t)
+	f := replicaFixtureOf(t, r, taskConfig, taskPlugins).withStateSetting(t, `task_lease = "3s"`)
+	first := f.start(t)
+	second := f.serveHTTP(t)
+	for _, url := range []string{first.url, second} {
+		poll.Until(t, 60*time.Second, "the replicas' load to end", func() bool { return readyzStatus(t, strings.TrimSuffix(url, "/mcp")) == 200 })
+	}
+
+	old := &httpPeer{url: first.url}
+	initTasks(t, old)
+	oldTask := createdTask(t, old.request(t, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"millis": 60000}, "task": map[string]any{}}))
+	modern := postModern(t, first.url, 2, "tools/call", "slow", map[string]any{"name": "slow", "arguments": map[string]any{"millis": 60000},
+		"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}})
+	modernTask, _ := modern["result"].(map[string]any)["taskId"].(string)
+	if modernTask == "" {
+		t.Fatalf("a 2026-07-28 call of slow: %v, want a task", modern)
+	}
+	elsewhere := &httpPeer{url: second, session: old.session}
+	id := &ids{n: 10}
+	pollStatus(t, elsewhere, id, oldTask, "working")
+
+	if err := syscall.Kill(first.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	replica := strings.TrimSuffix(strings.TrimPrefix(first.url, "http://"), "/mcp")
+	got := pollStatus(t, elsewhere, id, oldTask, "failed")
+	took := time.Since(killed)
+	t.Logf("the killed replica's 2025-11-25 task failed on the other %v after the kill (lease 3s)", took.Round(time.Millisecond))
+	if took > 3*time.Second+2*time.Second {
+		t.Errorf("the task failed %v after its replica was killed, want within the 3s lease and a poll", took)
+	}
+	if msg, _ := got["statusMessage"].(string); !strings.Contains(msg, replica+") was lost") {
+		t.Errorf("the failed task says %q, want it to name the killed replica (%s)", msg, replica)
+	}
+	var modernGot map[string]any
+	if !poll.Within(10*time.Second, func() bool {
+		id.n++
+		modernGot, _ = postModern(t, second, id.n, "tasks/get", modernTask, map[string]any{"taskId": modernTask,
+			"_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}})["result"].(map[string]any)
+		return modernGot["status"] == "failed"
+	}) {
+		t.Fatalf("the 2026-07-28 task of the killed replica: %v, want failed", modernGot)
+	}
+	if e := fmt.Sprint(modernGot["error"]); !strings.Contains(e, replica+") was lost") || !strings.Contains(e, "not run again elsewhere") {
+		t.Errorf("the failed 2026-07-28 task inlines %v, want an error naming the killed replica", modernGot["error"])
+	}
+}
+
+// TestServerToClientRequestsAnsweredOnAnotherReplica runs the Go SDK's
+// client through haproxy in front of three replicas sharing Redis, with
+// the conformance plugin's tools that ask the client for sampling and for
+// an elicitation: at 2025-11-25 each answer is a POST of its own, which
+// haproxy brings to another replica than the one whose plugin call waits
+// for it, and which passes it there through Redis; at 2026-07-28 the
+// answer comes back with the retried request, wherever it lands. Each call
+// ends with the client's answer.
+func TestServerToClientRequestsAnsweredOnAnotherReplica(t *testing.T) {
+	r := redistest.Start(t)
+	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-talkback", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			in, _ := req.Params.Messages[0].Content.(*mcp.TextContent)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "echo-model", StopReason: "endTurn", Content: &mcp.TextContent{Text: "re: " + in.Text}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "Ada", "email": "ada@example.com"}}, nil
+		},
+		Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+	})
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
+			if version == "2026-07-28" {
+				opts = nil // the client's newest, negotiated
+			}
+			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for range 3 { // the call and its answer on each replica in turn
+				for tool, want := range map[string]string{
+					"test_sampling":    "re: across replicas",
+					"test_elicitation": "Ada",
+				} {
+					res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"prompt": "across replicas", "message": "Who are you?"}})
+					if err != nil || res.IsError {
+						t.Fatalf("%s: %v %+v", tool, err, res)
+					}
+					text, _ := res.Content[0].(*mcp.TextContent)
+					if text == nil || !strings.Contains(text.Text, want) {
+						t.Errorf("%s answered %+v, want it to carry the client's answer %q", tool, res.Content, want)
+					}
+				}
+			}
+		})
+	}
+	for i, base := range bases {
+		if n := operations(t, base); n < 3 {
+			t.Errorf("replica %d served %d MCP requests, want several: haproxy spreads them", i, n)
+		}
+	}
+}
