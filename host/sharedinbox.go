@@ -45,11 +45,12 @@ func askedBy(id json.RawMessage) string {
 	if !ok {
 		return ""
 	}
-	origin, _, ok := strings.Cut(rest, "-")
-	if !ok {
+	// The number has no '-'; the replica's name may (base64url).
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 {
 		return ""
 	}
-	return origin
+	return rest[:i]
 }
 
 // forward sends the client's answer m, to a request no call here waits for,

@@ -507,3 +507,35 @@ func TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall(t *testing.T) {
 		t.Fatalf("the plugin got %q, want the answer given on the other replica", text)
 	}
 }
+
+// TestAskedByNamesTheReplicaOfARequestID reads the replica out of the ids
+// clientRequestID makes, whose names may hold '-' and '_' (base64url), and
+// nothing out of other ids.
+func TestAskedByNamesTheReplicaOfARequestID(t *testing.T) {
+	for id, want := range map[string]string{
+		`"mcphost-t1axwJRJ-ifX-12"`: "t1axwJRJ-ifX",
+		`"mcphost-a_b-1"`:           "a_b",
+		`"mcphost-7"`:               "",
+		`"mcphost--7"`:              "",
+		`"other-x-1"`:               "",
+		`7`:                         "",
+	} {
+		if got := askedBy(json.RawMessage(id)); got != want {
+			t.Errorf("askedBy(%s) = %q, want %q", id, got, want)
+		}
+	}
+	srv := NewServer(Options{Inbox: fakeInbox{}}, nil)
+	sess := srv.NewSession(newRecorder())
+	if got := askedBy(sess.clientRequestID(3)); got != srv.origin {
+		t.Errorf("the replica of a request id this server made: %q, want %q", got, srv.origin)
+	}
+}
+
+// fakeInbox is a SharedInbox that carries nothing.
+type fakeInbox struct{}
+
+func (fakeInbox) Send(context.Context, string, []byte) error { return nil }
+func (fakeInbox) Receive(ctx context.Context, _ string, _ func([]byte)) error {
+	<-ctx.Done()
+	return nil
+}

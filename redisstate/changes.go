@@ -34,7 +34,7 @@ func (s *Store) Publish(ctx context.Context, origin string, change []byte) error
 // Follow calls each with the changes other replicas than origin add to
 // the stream from now on, until ctx ends (host.SharedChanges).
 func (s *Store) Follow(ctx context.Context, origin string, each func(change []byte)) error {
-	return s.follow(ctx, s.changesKey(), func(values map[string]any) {
+	return s.follow(ctx, s.changesKey(), false, func(values map[string]any) {
 		from, _ := values["origin"].(string)
 		change, _ := values["change"].(string)
 		if from != origin && change != "" {
@@ -51,10 +51,12 @@ func (s *Store) Send(ctx context.Context, to string, msg []byte) error {
 	return s.appendTo(ctx, s.inboxKey(to), inboxKept, inboxTTL, "msg", msg)
 }
 
-// Receive calls each with the messages sent to the inbox of me from now
-// on, until ctx ends (host.SharedInbox).
+// Receive calls each with the messages sent to the inbox of me, until ctx
+// ends (host.SharedInbox): all it holds, since a replica's name is new
+// with its process and nothing was sent to it before it was known, then
+// those sent from now on.
 func (s *Store) Receive(ctx context.Context, me string, each func(msg []byte)) error {
-	return s.follow(ctx, s.inboxKey(me), func(values map[string]any) {
+	return s.follow(ctx, s.inboxKey(me), true, func(values map[string]any) {
 		if msg, _ := values["msg"].(string); msg != "" {
 			each([]byte(msg))
 		}
@@ -73,15 +75,17 @@ func (s *Store) appendTo(ctx context.Context, key string, kept int64, ttl time.D
 }
 
 // follow calls each with the values of the entries added to the stream key
-// from now on, until ctx ends.
-func (s *Store) follow(ctx context.Context, key string, each func(values map[string]any)) error {
+// from now on (or, fromStart, of all it holds first), until ctx ends.
+func (s *Store) follow(ctx context.Context, key string, fromStart bool, each func(values map[string]any)) error {
 	last := "0-0"
-	newest, err := s.client.XRevRangeN(ctx, key, "+", "-", 1).Result()
-	if err != nil {
-		return s.wrap(err)
-	}
-	if len(newest) == 1 {
-		last = newest[0].ID
+	if !fromStart {
+		newest, err := s.client.XRevRangeN(ctx, key, "+", "-", 1).Result()
+		if err != nil {
+			return s.wrap(err)
+		}
+		if len(newest) == 1 {
+			last = newest[0].ID
+		}
 	}
 	for ctx.Err() == nil {
 		streams, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{key, last}, Count: changesKept, Block: followWait}).Result()

@@ -194,3 +194,43 @@ func TestValuesAreCapped(t *testing.T) {
 		t.Errorf("listing with a forged record of 1 MiB: %v, %v; want only t3", listed, err)
 	}
 }
+
+// TestAnInboxHoldsWhatWasSentBeforeItsReaderStarted sends two messages to
+// a replica's inbox before the replica reads it, and one after: it
+// receives all three, in order; another replica's inbox is apart.
+func TestAnInboxHoldsWhatWasSentBeforeItsReaderStarted(t *testing.T) {
+	r := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sender, reader := r.Store("in:"), r.Store("in:")
+	for _, msg := range []string{"one", "two"} {
+		if err := sender.Send(ctx, "a", []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sender.Send(ctx, "b", []byte("not a's")); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	go func() { _ = reader.Receive(ctx, "a", func(msg []byte) { got <- string(msg) }) }()
+	var seen []string
+	for len(seen) < 2 {
+		select {
+		case m := <-got:
+			seen = append(seen, m)
+		case <-ctx.Done():
+			t.Fatalf("received %q, want the two messages sent before the reader started", seen)
+		}
+	}
+	if err := sender.Send(ctx, "a", []byte("three")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		seen = append(seen, m)
+	case <-ctx.Done():
+	}
+	if !slices.Equal(seen, []string{"one", "two", "three"}) {
+		t.Errorf("received %q, want one, two, three", seen)
+	}
+}
