@@ -65,6 +65,8 @@ func Start(t testing.TB, opts Options, backends ...string) *Proxy {
 defaults
 	mode http
 	option forwardfor
+	retries 3
+	option redispatch 1
 	timeout connect 5s
 	timeout client 60s
 	timeout server 60s
