@@ -76,15 +76,20 @@ func (s *Server) publishChange(change sharedChange) {
 // fails is followed again after followRetry. Without Options.Changes it
 // returns at once.
 func (s *Server) FollowChanges(ctx context.Context) {
-	if s.opts.Changes == nil {
-		return
+	if s.opts.Changes != nil {
+		s.followShared(ctx, "the other replicas' changes", func(ctx context.Context) error { return s.opts.Changes.Follow(ctx, s.origin, s.take) })
 	}
+}
+
+// followShared runs follow, which reads what of a shared backend until ctx
+// ends, again followRetry after each failure, until ctx ends.
+func (s *Server) followShared(ctx context.Context, what string, follow func(context.Context) error) {
 	for ctx.Err() == nil {
-		err := s.opts.Changes.Follow(ctx, s.origin, s.take)
+		err := follow(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		s.log().Warn("following the other replicas' changes failed; trying again", "err", err, "after", followRetry)
+		s.log().Warn("following "+what+" failed; trying again", "err", err, "after", followRetry)
 		select {
 		case <-ctx.Done():
 		case <-time.After(followRetry):

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // SharedInbox carries messages to one replica of the service from the
@@ -79,19 +78,8 @@ func (sess *Session) forward(m *message) bool {
 // fails is followed again after followRetry. Without Options.Inbox it
 // returns at once.
 func (s *Server) FollowInbox(ctx context.Context) {
-	if s.opts.Inbox == nil {
-		return
-	}
-	for ctx.Err() == nil {
-		err := s.opts.Inbox.Receive(ctx, s.origin, s.received)
-		if ctx.Err() != nil {
-			return
-		}
-		s.log().Warn("following this replica's inbox failed; trying again", "err", err, "after", followRetry)
-		select {
-		case <-ctx.Done():
-		case <-time.After(followRetry):
-		}
+	if s.opts.Inbox != nil {
+		s.followShared(ctx, "this replica's inbox", func(ctx context.Context) error { return s.opts.Inbox.Receive(ctx, s.origin, s.received) })
 	}
 }
 

@@ -215,20 +215,28 @@ func TestTypeScriptV2ClientInterop(t *testing.T) {
 		{"legacy", "stdio", stdio, "legacy", "2025-11-25"},
 	} {
 		t.Run(tc.mode+"-"+tc.transport, func(t *testing.T) {
-			out := runNode(t, node, "", append([]string{filepath.Join(tsClientDir, "v2client.mjs"), tc.mode}, tc.args...)...)
-			var got struct {
-				Era, Version, Greet, Rounds string
-				Tools                       int
-				Asked                       []string
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("client output %q: %v", out, err)
-			}
-			if got.Era != tc.era || got.Version != tc.version || got.Tools == 0 || got.Greet != "Hello, v2!" ||
-				got.Rounds != "Alice likes blue" || len(got.Asked) != 2 {
-				t.Errorf("the v2 client in %s mode over %s saw %s; want era %s at %s, both questions asked and answered", tc.mode, tc.transport, out, tc.era, tc.version)
-			}
+			checkV2Client(t, node, tc.era, tc.version, append([]string{tc.mode}, tc.args...)...)
 		})
+	}
+}
+
+// checkV2Client runs the TypeScript SDK v2 client (v2client.mjs) with
+// args and checks that it spoke era at version, listed tools, greeted, and
+// had its two questions asked and answered.
+func checkV2Client(t *testing.T, node, era, version string, args ...string) {
+	t.Helper()
+	out := runNode(t, node, "", append([]string{filepath.Join(tsClientDir, "v2client.mjs")}, args...)...)
+	var got struct {
+		Era, Version, Greet, Rounds string
+		Tools                       int
+		Asked                       []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if got.Era != era || got.Version != version || got.Tools == 0 || got.Greet != "Hello, v2!" ||
+		got.Rounds != "Alice likes blue" || len(got.Asked) != 2 {
+		t.Errorf("the v2 client %v saw %s; want era %s at %s, both questions asked and answered", args, out, era, version)
 	}
 }
 

@@ -107,14 +107,7 @@ func TestServerToClientRequestsAnsweredOnAnotherReplica(t *testing.T) {
 	})
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
-			if version == "2026-07-28" {
-				opts = nil // the client's newest, negotiated
-			}
-			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs := connectAt(t, client, url, version)
 			defer cs.Close()
 			for range 3 { // the call and its answer on each replica in turn
 				for tool, want := range map[string]string{

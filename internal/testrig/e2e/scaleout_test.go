@@ -229,15 +229,7 @@ func TestClientsThroughHAProxyAndThreeReplicas(t *testing.T) {
 	url, bases := replicasBehindHAProxy(t, replicaFixture(t, r), 3)
 	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-03-26"} {
 		t.Run("go-sdk "+version, func(t *testing.T) {
-			client := mcp.NewClient(&mcp.Implementation{Name: "e2e-haproxy", Version: "1"}, nil)
-			opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
-			if version == "2026-07-28" {
-				opts = nil // the client's newest, negotiated
-			}
-			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs := connectAt(t, mcp.NewClient(&mcp.Implementation{Name: "e2e-haproxy", Version: "1"}, nil), url, version)
 			checkExamples(t, cs, version)
 			if err := cs.Close(); err != nil {
 				t.Errorf("closing the session (DELETE): %v", err)
@@ -459,22 +451,25 @@ func TestTypeScriptV2ClientThroughHAProxyAndThreeReplicas(t *testing.T) {
 	node := nodeWith(t, "@modelcontextprotocol/client")
 	r := redistest.Start(t)
 	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
-	out := runNode(t, node, "", filepath.Join(tsClientDir, "v2client.mjs"), "auto", "http", url)
-	var got struct {
-		Era, Version, Greet, Rounds string
-		Tools                       int
-		Asked                       []string
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("client output %q: %v", out, err)
-	}
-	if got.Era != "modern" || got.Version != "2026-07-28" || got.Tools == 0 || got.Greet != "Hello, v2!" ||
-		got.Rounds != "Alice likes blue" || len(got.Asked) != 2 {
-		t.Errorf("the v2 client through haproxy saw %s; want 2026-07-28, both questions asked and answered", out)
-	}
+	checkV2Client(t, node, "modern", "2026-07-28", "auto", "http", url)
 	for i, base := range bases {
 		if n := operations(t, base); n < 1 {
 			t.Errorf("replica %d served %d MCP requests, want some: haproxy spreads them", i, n)
 		}
 	}
+}
+
+// connectAt connects client to the Streamable HTTP endpoint url at
+// version: pinned, or for 2026-07-28 the client's newest, negotiated.
+func connectAt(t *testing.T, client *mcp.Client, url, version string) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
+	if version == "2026-07-28" {
+		opts = nil
+	}
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
