@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,4 +133,62 @@ func TestServerToClientRequestsAnsweredOnAnotherReplica(t *testing.T) {
 			t.Errorf("replica %d served %d MCP requests, want several: haproxy spreads them", i, n)
 		}
 	}
+}
+
+// BenchmarkServerToClientRoundTripAcrossReplicas measures a tool call that
+// asks the client for sampling (the Go SDK's client at 2025-11-25, one
+// session, calls one after another) two ways, in interleaved rounds of
+// b.N calls each: on one replica, and on two replicas sharing Redis whose
+// requests alternate, so that the client's answer always reaches the
+// replica that did not ask and goes through its inbox. It reports each
+// median and the difference:
+//
+//	go test ./internal/testrig/e2e -run '^$' -bench ServerToClientRoundTrip -benchtime 300x
+func BenchmarkServerToClientRoundTripAcrossReplicas(b *testing.B) {
+	r := redistest.Start(b)
+	single := newFixture(b, conformanceGrants, "plugins/conformance").serveHTTP(b)
+	f := replicaFixtureOf(b, r, conformanceGrants, []string{"plugins/conformance"})
+	rr := newRoundRobin(b, f.serveHTTP(b), f.serveHTTP(b))
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-talkback", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+		Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}},
+	})
+	connect := func(url string, hc *http.Client) *mcp.ClientSession {
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ways := []string{"one replica", "two replicas, the answer on the other"}
+	sessions := map[string]*mcp.ClientSession{
+		ways[0]: connect(single, nil),
+		ways[1]: connect("http://"+rr.hosts[0]+"/mcp", &http.Client{Transport: rr}),
+	}
+	params := &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hi"}}
+	latencies := map[string][]time.Duration{}
+	b.ResetTimer()
+	for range 5 {
+		for _, way := range ways {
+			for range b.N {
+				start := time.Now()
+				if res, err := sessions[way].CallTool(context.Background(), params); err != nil || res.IsError {
+					b.Fatal(way, err, res)
+				}
+				latencies[way] = append(latencies[way], time.Since(start))
+			}
+		}
+	}
+	b.StopTimer()
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	one, across := median(latencies[ways[0]]), median(latencies[ways[1]])
+	b.Logf("median sampling round trip: %s %v, %s %v (+%v, %.2f×)", ways[0], one, ways[1], across, across-one, float64(across)/float64(one))
+	b.ReportMetric(float64(one.Microseconds()), "µs-one")
+	b.ReportMetric(float64(across.Microseconds()), "µs-across")
 }
