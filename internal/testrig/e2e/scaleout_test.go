@@ -334,7 +334,7 @@ func TestADrainingReplicaFailsReadyzWhileItServesOn(t *testing.T) {
 		"plugins/examples/tools").start(t)
 	base := strings.TrimSuffix(srv.url, "/mcp")
 	poll.Until(t, 60*time.Second, "the load to end", func() bool { return readyzStatus(t, base) == http.StatusOK })
-	if !strings.Contains(srv.log.String(), `listed="cache`) {
+	if !poll.Within(5*time.Second, func() bool { return strings.Contains(srv.log.String(), `listed="cache`) }) { // the log is read as it comes
 		t.Fatal("the plugin was not started from the listing cache: the test says nothing of a compile in the drain")
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-drain", Version: "1"}, nil)
