@@ -40,6 +40,19 @@ func (s *sessionSet) all() []*Session {
 	return slices.Collect(maps.Keys(s.m))
 }
 
+// withID returns the session of this process whose id (its id's hash in
+// a shared store) is id; nil for none.
+func (s *sessionSet) withID(id string) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sess := range s.m {
+		if sess.id == id {
+			return sess
+		}
+	}
+	return nil
+}
+
 // initialized returns the sessions that completed the handshake
 // (notifications/initialized) and are not closed.
 func (s *sessionSet) initialized() []*Session {

@@ -109,11 +109,12 @@ type Options struct {
 type Server struct {
 	opts   Options
 	logger *slog.Logger
-	origin string // names this process in Options.Changes: random
-	// inboxSeal seals the messages of Options.Inbox.
-	inboxSeal recordSeal
-	catalog   atomic.Pointer[Catalog]
-	subs      subscriptions
+	origin string // names this process in Options.Changes and Options.Inbox: random
+	// seal seals what the shared backends hold (sessions' and tasks'
+	// records, the inbox's messages), derived once from stateKeys.
+	seal    recordSeal
+	catalog atomic.Pointer[Catalog]
+	subs    subscriptions
 	// listeners are the open subscriptions/listen of 2026-07-28 requests.
 	listeners listeners
 
@@ -155,17 +156,17 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	}
 	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(4*runtime.GOMAXPROCS(0), workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
+	if opts.SessionStore != nil || opts.TaskStore != nil || opts.Inbox != nil {
+		s.seal = newRecordSeal(s.stateKeys)
+	}
 	if opts.SessionStore != nil {
-		s.sessionStore = &sharedSessions{backend: opts.SessionStore, seal: newRecordSeal(s.stateKeys), ttl: cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)}
+		s.sessionStore = &sharedSessions{backend: opts.SessionStore, seal: s.seal, ttl: cmp.Or(max(opts.SessionTTL, 0), DefaultSessionTTL)}
 	}
 	origin := make([]byte, 9)
 	_, _ = rand.Read(origin)
 	s.origin = base64.RawURLEncoding.EncodeToString(origin)
-	if opts.Inbox != nil {
-		s.inboxSeal = newRecordSeal(s.stateKeys)
-	}
 	if opts.TaskStore != nil {
-		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: newRecordSeal(s.stateKeys), logger: s.logger}
+		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: s.seal, logger: s.logger}
 		s.tasks.lease = cmp.Or(max(opts.TaskLease, 0), DefaultTaskLease)
 		s.tasks.replica = opts.Replica
 		if s.tasks.replica == "" {

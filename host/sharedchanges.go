@@ -108,15 +108,12 @@ func (s *Server) take(b []byte) {
 		s.resourceUpdated(u.Plugin, u.URI)
 	}
 	if c := change.Subscription; c != nil && c.URI != "" {
-		for _, sess := range s.sessions.all() {
-			if sess.id != c.Session {
-				continue
-			}
-			if c.Off {
-				s.subs.remove(sess, c.URI)
-			} else {
-				s.subs.add(sess, c.URI)
-			}
+		switch sess := s.sessions.withID(c.Session); {
+		case sess == nil:
+		case c.Off:
+			s.subs.remove(sess, c.URI)
+		default:
+			s.subs.add(sess, c.URI)
 		}
 	}
 }

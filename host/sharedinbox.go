@@ -17,8 +17,10 @@ import (
 type SharedInbox interface {
 	// Send adds msg to the inbox of the replica to.
 	Send(ctx context.Context, to string, msg []byte) error
-	// Receive calls each with the messages sent to the inbox of me from
-	// now on, until ctx ends; it returns why it stopped.
+	// Receive calls each with the messages the inbox of me holds, then
+	// with those sent to it from now on, until ctx ends; it returns why
+	// it stopped. (A replica's name is new with its process: what its
+	// inbox holds was sent to it.)
 	Receive(ctx context.Context, me string, each func(msg []byte)) error
 }
 
@@ -64,7 +66,7 @@ func (sess *Session) forward(m *message) bool {
 	if err != nil {
 		return false
 	}
-	msg := append([]byte(sess.id+"\n"), srv.inboxSeal.sealed("answer", sess.id, raw)...)
+	msg := append([]byte(sess.id+"\n"), srv.seal.sealed("answer", sess.id, raw)...)
 	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
 	defer cancel()
 	if err := srv.opts.Inbox.Send(ctx, to, msg); err != nil {
@@ -89,7 +91,7 @@ func (s *Server) received(b []byte) {
 	if !ok {
 		return
 	}
-	payload, err := s.inboxSeal.open("answer", string(id), sealed)
+	payload, err := s.seal.open("answer", string(id), sealed)
 	var m message
 	if err == nil {
 		err = json.Unmarshal(payload, &m)
@@ -98,10 +100,7 @@ func (s *Server) received(b []byte) {
 		s.log().Warn("a message in this replica's inbox is refused", "err", err)
 		return
 	}
-	for _, sess := range s.sessions.all() {
-		if sess.id == string(id) {
-			sess.deliver(&m)
-			return
-		}
+	if sess := s.sessions.withID(string(id)); sess != nil {
+		sess.deliver(&m)
 	}
 }

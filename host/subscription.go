@@ -32,9 +32,9 @@ type subscriptions struct {
 	bytes  map[*Session]int // of the URIs each session subscribed to
 }
 
-// refuse returns why a session holding uris may not subscribe to uri as
-// well: past maxSessionSubscriptions or maxSessionSubscriptionBytes; nil
-// when it may.
+// refuseSubscription returns why a session holding uris may not
+// subscribe to uri as well: past maxSessionSubscriptions or
+// maxSessionSubscriptionBytes; nil when it may.
 func refuseSubscription(uris []string, uri string) error {
 	n := len(uri)
 	for _, u := range uris {

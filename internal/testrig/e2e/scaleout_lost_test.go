@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,26 +167,8 @@ func BenchmarkServerToClientRoundTripAcrossReplicas(b *testing.B) {
 		ways[0]: connect(single, nil),
 		ways[1]: connect("http://"+rr.hosts[0]+"/mcp", &http.Client{Transport: rr}),
 	}
-	params := &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hi"}}
-	latencies := map[string][]time.Duration{}
-	b.ResetTimer()
-	for range 5 {
-		for _, way := range ways {
-			for range b.N {
-				start := time.Now()
-				if res, err := sessions[way].CallTool(context.Background(), params); err != nil || res.IsError {
-					b.Fatal(way, err, res)
-				}
-				latencies[way] = append(latencies[way], time.Since(start))
-			}
-		}
-	}
-	b.StopTimer()
-	median := func(d []time.Duration) time.Duration {
-		slices.Sort(d)
-		return d[len(d)/2]
-	}
-	one, across := median(latencies[ways[0]]), median(latencies[ways[1]])
+	medians := interleavedMedians(b, ways, sessions, &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hi"}})
+	one, across := medians[ways[0]], medians[ways[1]]
 	b.Logf("median sampling round trip: %s %v, %s %v (+%v, %.2f×)", ways[0], one, ways[1], across, across-one, float64(across)/float64(one))
 	b.ReportMetric(float64(one.Microseconds()), "µs-one")
 	b.ReportMetric(float64(across.Microseconds()), "µs-across")

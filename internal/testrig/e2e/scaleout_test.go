@@ -282,7 +282,21 @@ func BenchmarkScaleOutCallLatency(b *testing.B) {
 		ways[3]: connect(bases[0]+"/mcp", &http.Client{Transport: rr}),
 		ways[4]: connect(scaled, nil),
 	}
-	params := &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}}
+	medians := interleavedMedians(b, ways, sessions, &mcp.CallToolParams{Name: "hash", Arguments: map[string]any{"text": "abc"}})
+	base := medians[ways[0]]
+	for i, way := range ways {
+		m := medians[way]
+		b.ReportMetric(float64(m.Microseconds()), fmt.Sprintf("µs-way%d", i))
+		b.Logf("median call latency, %s: %v (%.2f× one replica)", way, m, float64(m)/float64(base))
+	}
+	b.ReportMetric(float64(medians[ways[4]])/float64(base), "ratio")
+}
+
+// interleavedMedians calls the tool of params on the session of each way
+// in turn, b.N calls a way, in five rounds, and returns each way's median
+// call latency.
+func interleavedMedians(b *testing.B, ways []string, sessions map[string]*mcp.ClientSession, params *mcp.CallToolParams) map[string]time.Duration {
+	b.Helper()
 	latencies := map[string][]time.Duration{}
 	b.ResetTimer()
 	for range 5 {
@@ -297,17 +311,12 @@ func BenchmarkScaleOutCallLatency(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(d []time.Duration) time.Duration {
+	medians := map[string]time.Duration{}
+	for way, d := range latencies {
 		slices.Sort(d)
-		return d[len(d)/2]
+		medians[way] = d[len(d)/2]
 	}
-	base := median(latencies[ways[0]])
-	for i, way := range ways {
-		m := median(latencies[way])
-		b.ReportMetric(float64(m.Microseconds()), fmt.Sprintf("µs-way%d", i))
-		b.Logf("median call latency, %s: %v (%.2f× one replica)", way, m, float64(m)/float64(base))
-	}
-	b.ReportMetric(float64(median(latencies[ways[4]]))/float64(base), "ratio")
+	return medians
 }
 
 // TestADrainingReplicaFailsReadyzWhileItServesOn sends SIGTERM to a

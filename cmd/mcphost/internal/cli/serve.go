@@ -222,12 +222,13 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		defer trail.Close()
 	}
 	observer, observeSandbox := observe(served.metrics, served.recorder, trail)
+	replica := replicaName(ln) // how the other replicas name this one
 	srv := host.NewServer(host.Options{
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
 		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(), Changes: shared.changes(),
-		Inbox: shared.inbox(), TaskLease: cfg.State.TaskLease, Replica: replicaName(ln),
+		Inbox: shared.inbox(), TaskLease: cfg.State.TaskLease, Replica: replica,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
@@ -249,7 +250,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		loader.ListingCacheDir = filepath.Join(cacheDir, listingCacheFolder)
 	}
 	reloader := pluginhost.NewReloader(loader, f.plugins, cfg)
-	go shared.comparePlugins(ctx, replicaName(ln), func() (bool, map[string]string) {
+	go shared.comparePlugins(ctx, replica, func() (bool, map[string]string) {
 		done, _ := reloader.Status()
 		digests := map[string]string{}
 		for _, p := range reloader.PluginStats() {
