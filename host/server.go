@@ -65,6 +65,12 @@ type Options struct {
 	// Server.FollowInbox to take them. It must go with a SessionStore and
 	// shared RequestStateKeys. Nil: none.
 	Inbox SharedInbox
+	// StreamLog keeps the events of the SSE streams answering the
+	// requests of 2025-era HTTP sessions (SharedStreamLog), so that a
+	// client resumes a broken stream on any replica; run
+	// Server.LogStreams to write them. It must go with a SessionStore and
+	// shared RequestStateKeys. Nil: a stream resumes only on its replica.
+	StreamLog SharedStreamLog
 	// TaskLease is how long, with a TaskStore, this replica vouches for
 	// each task it runs, renewing it a third of the way: a task whose
 	// replica stopped renewing its lease for that long has failed (the
@@ -109,7 +115,13 @@ type Options struct {
 type Server struct {
 	opts   Options
 	logger *slog.Logger
-	origin string // names this process in Options.Changes and Options.Inbox: random
+	origin string // names this process in Options.Changes, Inbox and StreamLog: random
+	// replica is how errors and logs name this replica to the others
+	// (Options.Replica).
+	replica string
+	// streamLog writes the logged SSE streams (Options.StreamLog); nil
+	// without one.
+	streamLog *streamLogger
 	// seal seals what the shared backends hold (sessions' and tasks'
 	// records, the inbox's messages), derived once from stateKeys.
 	seal    recordSeal
@@ -156,7 +168,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	}
 	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(4*runtime.GOMAXPROCS(0), workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
-	if opts.SessionStore != nil || opts.TaskStore != nil || opts.Inbox != nil {
+	if opts.SessionStore != nil || opts.TaskStore != nil || opts.Inbox != nil || opts.StreamLog != nil {
 		s.seal = newRecordSeal(s.stateKeys)
 	}
 	if opts.SessionStore != nil {
@@ -165,13 +177,17 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	origin := make([]byte, 9)
 	_, _ = rand.Read(origin)
 	s.origin = base64.RawURLEncoding.EncodeToString(origin)
+	s.replica = opts.Replica
+	if s.replica == "" {
+		s.replica, _ = os.Hostname()
+	}
 	if opts.TaskStore != nil {
 		s.tasks.store = &sharedTasks{backend: opts.TaskStore, seal: s.seal, logger: s.logger}
 		s.tasks.lease = cmp.Or(max(opts.TaskLease, 0), DefaultTaskLease)
-		s.tasks.replica = opts.Replica
-		if s.tasks.replica == "" {
-			s.tasks.replica, _ = os.Hostname()
-		}
+		s.tasks.replica = s.replica
+	}
+	if opts.StreamLog != nil {
+		s.streamLog = newStreamLogger(s)
 	}
 	if catalog == nil {
 		catalog = &Catalog{}

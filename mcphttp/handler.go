@@ -373,6 +373,7 @@ func (h *Handler) newSession(r *http.Request, legacy bool) (*httpSession, error)
 	err = h.admitLocked(hs.client) // others came meanwhile, or a shutdown
 	if err == nil {
 		hs.sess = h.srv.OpenSession(hs.standalone, h.sessionOptions(hs))
+		hs.standalone.name = hs.sess.StreamName(0, nil)
 		h.sessions[hs.id] = hs
 		h.clients[hs.client]++
 	}
@@ -407,6 +408,7 @@ func (h *Handler) httpSession(r *http.Request, id string, legacy bool) *httpSess
 	hs := &httpSession{id: id, subject: h.srv.Subject(r.Context()), client: h.client(r), legacy: legacy, log: h.log,
 		endpoint: endpointOf(r), done: make(chan struct{})}
 	hs.standalone = newEventStream(hs, 0, h.opts.MaxStreamBuffer)
+	hs.standalone.name = "0"
 	hs.streams = map[int]*eventStream{0: hs.standalone}
 	return hs
 }
@@ -432,6 +434,7 @@ func (h *Handler) resume(r *http.Request, id string) error {
 		return err
 	}
 	hs.sess = sess
+	hs.standalone.name = sess.StreamName(0, nil)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing || h.sessions[id] != nil { // closing, or resumed meanwhile by another request

@@ -27,10 +27,14 @@ import (
 // connection (GET with Last-Event-ID). It holds at most MaxStreamBuffer
 // bytes of messages: the oldest events go first, and a connection whose
 // unwritten events would go is dropped as too slow. Event ids are
-// "<stream>-<seq>", seq counting the stream's events from 1: unique within
-// the session, and they name the stream to resume.
+// "<stream name>-<seq>", seq counting the stream's events from 1: unique
+// within the session, and they name the stream to resume. With a shared
+// stream log (host.Options.StreamLog) a POST stream's events are logged
+// too, and its name (host.Session.StreamName) lets any replica resume it
+// (replayStream).
 type eventStream struct {
 	id    int
+	name  string // in its event ids
 	hs    *httpSession
 	limit int64
 	wake  chan struct{} // signals the attached connection
@@ -71,6 +75,9 @@ func (st *eventStream) Send(msg []byte) error {
 	}
 	st.final = st.id != 0 && isResponse(msg)
 	st.appendLocked("message", msg)
+	if st.id != 0 {
+		st.hs.sess.LogEvent(st.name, st.seq, msg, st.final)
+	}
 	st.mu.Unlock()
 	return nil
 }
@@ -111,9 +118,14 @@ func isResponse(msg []byte) bool {
 }
 
 // close ends the stream: its connection writes what is left and returns.
+// A logged stream that did not get its response leaves a reader elsewhere
+// to take its request for lost.
 func (st *eventStream) close() {
 	st.mu.Lock()
 	st.closed = true
+	if st.id != 0 && !st.final {
+		st.hs.sess.EndLog(st.name)
+	}
 	st.mu.Unlock()
 	st.signal()
 }
@@ -160,7 +172,7 @@ func (st *eventStream) pump(ctx context.Context, c *sseConn, start []byte) bool 
 		over, answered := st.closed, st.final && c.taken == st.seq
 		st.mu.Unlock()
 		if first || len(batch) > 0 {
-			if err := c.write(formatEvents(start, st.id, batch)); err != nil {
+			if err := c.write(formatEvents(start, st.name, batch)); err != nil {
 				return false
 			}
 			start = nil
@@ -193,13 +205,13 @@ func (st *eventStream) prologue(retry time.Duration) []byte {
 		return append(buf, '\n')
 	}
 	st.primed = true
-	return formatEvents(buf, st.id, []sseEvent{{}})
+	return formatEvents(buf, st.name, []sseEvent{{}})
 }
 
 // formatEvents appends events in the SSE format.
-func formatEvents(buf []byte, streamID int, events []sseEvent) []byte {
+func formatEvents(buf []byte, stream string, events []sseEvent) []byte {
 	for _, e := range events {
-		buf = fmt.Appendf(buf, "id: %d-%d\n", streamID, e.seq)
+		buf = fmt.Appendf(buf, "id: %s-%d\n", stream, e.seq)
 		if e.name != "" {
 			buf = fmt.Appendf(buf, "event: %s\n", e.name)
 		}
@@ -287,14 +299,16 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSe
 	}
 }
 
-// newStream opens a stream for a POST. Beyond maxIdleStreams POST streams
-// with no connection, the oldest is let go: what it would still carry goes
-// to the standalone stream.
-func (hs *httpSession) newStream() *eventStream {
+// newStream opens a stream for a POST of requests of ids (one id, or an
+// array of them for a batch). Beyond maxIdleStreams POST streams with no
+// connection, the oldest is let go: what it would still carry goes to the
+// standalone stream.
+func (hs *httpSession) newStream(ids json.RawMessage) *eventStream {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	hs.lastStream++
 	st := newEventStream(hs, hs.lastStream, hs.standalone.limit)
+	st.name = hs.sess.StreamName(st.id, ids)
 	var idle []int
 	for id, s := range hs.streams {
 		s.mu.Lock()
@@ -318,18 +332,28 @@ func (hs *httpSession) removeStream(st *eventStream) {
 	hs.mu.Unlock()
 }
 
-// resume finds the stream a Last-Event-ID names, and the seq to resume
-// after; nil when the stream is unknown or over.
-func (hs *httpSession) resume(lastEventID string) (*eventStream, int) {
-	s, n, _ := strings.Cut(lastEventID, "-")
-	id, err1 := strconv.Atoi(s)
-	seq, err2 := strconv.Atoi(n)
-	if err1 != nil || err2 != nil || seq < 0 {
-		return nil, 0
+// parseEventID splits an event id into the name of its stream and its
+// seq; ok is false when it is not one.
+func parseEventID(id string) (stream string, seq int, ok bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return "", 0, false
 	}
+	seq, err := strconv.Atoi(id[i+1:])
+	return id[:i], seq, err == nil && seq >= 0
+}
+
+// resume finds the stream of this session here whose name a
+// Last-Event-ID gives; nil when the stream is unknown or over.
+func (hs *httpSession) resume(stream string) *eventStream {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	return hs.streams[id], seq
+	for _, st := range hs.streams {
+		if st.name == stream {
+			return st
+		}
+	}
+	return nil
 }
 
 // getSSE opens a session of the legacy HTTP+SSE transport (2024-11-05): its
@@ -364,4 +388,59 @@ func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 	if k, ok := h.classify(w, body, hs.sess.Version()); ok && h.handOver(w, r, hs, body, hs.standalone, k.requests) {
 		w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// replayStream answers a GET that resumes, after event seq after, the
+// stream name that another replica logs (host.Session.LoggedStream): the
+// events logged after it, then those logged as they come, until the
+// response of its requests (ids). When the log says the replica that runs
+// them was lost, or cannot be read, the requests are answered here with
+// that error (and it is logged for a later resume): a client never waits
+// in silence for a dead replica.
+func (h *Handler) replayStream(w http.ResponseWriter, r *http.Request, hs *httpSession, name string, ids json.RawMessage, after int) {
+	c := &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	start := []byte("\n")
+	if hs.sess.Version() >= host.Version20251125 {
+		start = fmt.Appendf(nil, "retry: %d\n\n", h.opts.ReconnectDelay.Milliseconds())
+	}
+	if c.write(start) != nil {
+		return
+	}
+	last, err := hs.sess.ReplayLog(r.Context(), name, after, func(seq int, msg []byte) error {
+		return c.write(formatEvents(nil, name, []sseEvent{{seq: seq, name: "message", data: msg}}))
+	})
+	if err == nil || r.Context().Err() != nil || errors.Is(err, errDropped) {
+		return
+	}
+	answer := lostAnswer(ids, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%v", err))
+	if answer == nil {
+		h.log.Warn("a resumed stream's requests cannot be answered: their ids were too long to carry in its name", "err", err)
+		return
+	}
+	h.log.Warn("answering the requests of a stream resumed from another replica's log with an error", "err", err)
+	hs.sess.LogEvent(name, last+1, answer, true)
+	_ = c.write(formatEvents(nil, name, []sseEvent{{seq: last + 1, name: "message", data: answer}}))
+}
+
+// lostAnswer answers the requests of ids (one id, or a batch's array)
+// with rpcErr; nil without ids.
+func lostAnswer(ids json.RawMessage, rpcErr *jsonrpc.Error) []byte {
+	var batch []json.RawMessage
+	switch {
+	case len(ids) == 0:
+		return nil
+	case json.Unmarshal(ids, &batch) != nil:
+		return jsonrpc.EncodeResponse(ids, nil, rpcErr)
+	}
+	out := []byte("[")
+	for i, id := range batch {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, jsonrpc.EncodeResponse(id, nil, rpcErr)...)
+	}
+	return append(out, ']')
 }

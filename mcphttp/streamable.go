@@ -67,7 +67,7 @@ func (h *Handler) postMCP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 	case k.stream:
-		st := hs.newStream()
+		st := hs.newStream(k.ids)
 		if h.handOver(w, r, hs, body, st, true) {
 			h.serveStream(w, r, hs, st, 0)
 		} else {
@@ -169,7 +169,21 @@ func (h *Handler) getMCP(w http.ResponseWriter, r *http.Request) {
 	defer h.release(hs)
 	st, from := hs.standalone, -1
 	if last := r.Header.Get(headerLastEventID); last != "" {
-		if st, from = hs.resume(last); st == nil {
+		name, seq, ok := parseEventID(last)
+		ids, logged := hs.sess.LoggedStream(name)
+		switch {
+		case !ok:
+			st = nil
+		case hs.sess.ForeignStandalone(name):
+			// Another replica's standalone stream: what this one sends
+			// on its own goes on here.
+		case logged:
+			h.replayStream(w, r, hs, name, ids, seq)
+			return
+		default:
+			st, from = hs.resume(name), seq
+		}
+		if st == nil {
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: %s %q names no stream of this session that can be resumed", headerLastEventID, last))
 			return
 		}
@@ -221,9 +235,10 @@ func versionError(r *http.Request) *jsonrpc.Error {
 
 // postKind is what a POST body holds.
 type postKind struct {
-	requests bool // requests, to be answered
-	stream   bool // a request answered with an SSE stream
-	init     bool // an initialize request
+	requests bool            // requests, to be answered
+	stream   bool            // a request answered with an SSE stream
+	init     bool            // an initialize request
+	ids      json.RawMessage // of the requests: one, or an array of a batch's
 }
 
 // classify reads what a POST body holds, for a session on version. An
@@ -253,6 +268,7 @@ func classifyBody(body []byte, version string) (postKind, *jsonrpc.Error) {
 		}
 	}
 	var k postKind
+	var ids []json.RawMessage
 	for _, item := range items {
 		m, rpcErr := jsonrpc.Decode(item)
 		switch {
@@ -266,6 +282,13 @@ func classifyBody(body []byte, version string) (postKind, *jsonrpc.Error) {
 		k.requests = true
 		k.stream = k.stream || streamingMethods[m.Method]
 		k.init = m.Method == "initialize"
+		ids = append(ids, m.ID)
+	}
+	switch {
+	case body[0] == '[':
+		k.ids, _ = json.Marshal(ids)
+	case len(ids) == 1:
+		k.ids = ids[0]
 	}
 	return k, nil
 }

@@ -1,6 +1,7 @@
 package redisstate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -18,6 +19,10 @@ const (
 	changesTTL  = time.Hour
 	inboxKept   = 1000
 	inboxTTL    = 10 * time.Minute
+	// The SSE stream logs keep about their last streamLogKept entries
+	// and expire streamLogTTL after the last (host.SharedStreamLog).
+	streamLogKept = 1000
+	streamLogTTL  = 5 * time.Minute
 	// followWait bounds each blocking read of a stream.
 	followWait = time.Second
 )
@@ -106,4 +111,37 @@ func (s *Store) follow(ctx context.Context, key string, fromStart bool, each fun
 		}
 	}
 	return nil
+}
+
+func (s *Store) streamLogKey(log string) string { return s.prefix + "sse:" + log }
+
+// Append adds each entry to its stream log, in one round trip
+// (host.SharedStreamLog): the stream <prefix>sse:<log>, of about the last
+// streamLogKept entries, which expires streamLogTTL after the last. An entry longer than a value may be is left out, and named in the
+// error.
+func (s *Store) Append(ctx context.Context, logs []string, entries [][]byte) error {
+	var tooLong error
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range entries {
+			if err := s.fits("a stream log entry", e); err != nil {
+				tooLong = err
+				continue
+			}
+			key := s.streamLogKey(logs[i])
+			p.XAdd(ctx, &redis.XAddArgs{Stream: key, MaxLen: streamLogKept, Approx: true, Values: []any{"e", e}})
+			p.PExpire(ctx, key, streamLogTTL)
+		}
+		return nil
+	})
+	return cmp.Or(s.wrap(err), tooLong)
+}
+
+// Read calls each with the entries of the stream log log, all it holds
+// then those appended from now on, until ctx ends (host.SharedStreamLog).
+func (s *Store) Read(ctx context.Context, log string, each func(entry []byte)) error {
+	return s.follow(ctx, s.streamLogKey(log), true, func(values map[string]any) {
+		if e, _ := values["e"].(string); e != "" {
+			each([]byte(e))
+		}
+	})
 }

@@ -228,7 +228,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
 		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(), Changes: shared.changes(),
-		Inbox: shared.inbox(), TaskLease: cfg.State.TaskLease, Replica: replica,
+		Inbox: shared.inbox(), StreamLog: shared.streamLog(), TaskLease: cfg.State.TaskLease, Replica: replica,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
@@ -240,6 +240,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	}, nil)
 	go srv.FollowChanges(ctx) // the other replicas' list changes, with a shared backend
 	go srv.FollowInbox(ctx)   // the clients' answers the other replicas pass here
+	go srv.LogStreams(ctx)    // the SSE streams' events, for the other replicas
 	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox, RateShares: shared.rateShares()}
 	if served.metrics != nil {
 		loader.Loads = served.metrics

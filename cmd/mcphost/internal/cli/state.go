@@ -118,6 +118,15 @@ func (s *sharedState) inbox() host.SharedInbox {
 	return s.store
 }
 
+// streamLog returns the replicas' SSE stream logs of the backend, nil for
+// none.
+func (s *sharedState) streamLog() host.SharedStreamLog {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
 // rateShares returns what divides the plugins' calls_per_second between
 // the replicas, nil for none.
 func (s *sharedState) rateShares() pluginhost.RateShares {

@@ -1,0 +1,298 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// SharedStreamLog keeps the events of the SSE streams that answer the
+// requests of 2025-era HTTP sessions where every replica of the service
+// can read them (Options.StreamLog), so that a client whose stream broke
+// (its replica was killed, its connection cut) resumes it with
+// Last-Event-ID on any replica: what was logged is replayed, and the rest
+// follows as it is logged. Entries are sealed by the replica that writes
+// them, bound to their log, so that whoever can write to the backend
+// cannot make up a message to a client.
+type SharedStreamLog interface {
+	// Append adds each entry, entries[i], to its log, logs[i], in order,
+	// in one round trip. A log should keep its last thousand entries or
+	// so, for minutes after its last (the store's bounds).
+	Append(ctx context.Context, logs []string, entries [][]byte) error
+	// Read calls each with the entries of log, all it holds and then
+	// those appended from now on, until ctx ends.
+	Read(ctx context.Context, log string, each func(entry []byte)) error
+}
+
+// The replica that runs a logged stream's request beats in its log every
+// streamBeat while the request runs; a reader that finds nothing new in
+// it for streamSilence takes the replica for lost, and answers the
+// request with an error (ReplicaLostError).
+const (
+	streamBeat    = time.Second
+	streamSilence = 5 * time.Second
+	// maxPendingLog bounds the bytes of entries waiting to be logged
+	// (a backend slower than the streams): beyond it, entries that are
+	// not a request's response are dropped.
+	maxPendingLog = 32 << 20
+	// maxStreamIDs bounds the request ids a stream's name carries
+	// (base64url of their JSON): longer ones are left out, and a
+	// request whose replica is lost cannot then be answered.
+	maxStreamIDs = 128
+)
+
+// ReplicaLostError says the replica that ran a request whose stream a
+// client resumed elsewhere stopped logging it before its response: it
+// was lost (killed, or cut off from the shared backend), and whether the
+// call took effect there is unknown.
+type ReplicaLostError struct {
+	Replica string // how the lost replica named itself; "" if it never said
+}
+
+func (e *ReplicaLostError) Error() string {
+	who := "the replica that ran it"
+	if e.Replica != "" {
+		who += " (" + e.Replica + ")"
+	}
+	return fmt.Sprintf("%s was lost before it answered (nothing came from it for %v): the request may or may not have taken effect there, and is not run again elsewhere", who, streamSilence)
+}
+
+// logRecord is an entry of a stream log, before it is sealed: an event of
+// the stream, or a beat of the replica that runs its request.
+type logRecord struct {
+	Seq   int             `json:"seq,omitempty"`
+	Msg   json.RawMessage `json:"msg,omitempty"`
+	Final bool            `json:"final,omitempty"` // the request's response: the stream takes no more
+	Beat  string          `json:"beat,omitempty"`  // the replica, still running the request
+}
+
+// streamName is the name of a stream, as its event ids carry it: n alone
+// without a stream log; with one, "<n>.<replica>.<ids>", where replica is
+// the origin of the replica that holds it and ids the base64url JSON of
+// the ids of the requests it answers (none for the standalone stream,
+// n = 0), so that any replica can find its log and answer its requests.
+var streamName = regexp.MustCompile(`^([0-9]{1,9})\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{0,` + strconv.Itoa(maxStreamIDs) + `})$`)
+
+// StreamName names the n-th stream of the session on this replica,
+// which answers the requests of ids (a JSON id, or an array of them for a
+// batch; nil for the standalone stream, n = 0).
+func (sess *Session) StreamName(n int, ids json.RawMessage) string {
+	if sess.srv.opts.StreamLog == nil {
+		return strconv.Itoa(n)
+	}
+	enc := base64.RawURLEncoding.EncodeToString(ids)
+	if len(enc) > maxStreamIDs {
+		enc = ""
+	}
+	return strconv.Itoa(n) + "." + sess.srv.origin + "." + enc
+}
+
+// LoggedStream reports whether name (from Last-Event-ID) names a stream
+// that another replica logs for the session, and returns the ids of the
+// requests it answers, if its name carries them. A standalone stream is
+// not logged: it carries what each replica sends on its own.
+func (sess *Session) LoggedStream(name string) (ids json.RawMessage, ok bool) {
+	m := streamName.FindStringSubmatch(name)
+	if sess.srv.opts.StreamLog == nil || m == nil || m[1] == "0" || m[2] == sess.srv.origin {
+		return nil, false
+	}
+	ids, err := base64.RawURLEncoding.DecodeString(m[3])
+	if err != nil || len(ids) > 0 && !json.Valid(ids) {
+		return nil, true
+	}
+	return ids, true
+}
+
+// ForeignStandalone reports whether name (from Last-Event-ID) names the
+// standalone stream of the session on another replica.
+func (sess *Session) ForeignStandalone(name string) bool {
+	m := streamName.FindStringSubmatch(name)
+	return sess.srv.opts.StreamLog != nil && m != nil && m[1] == "0" && m[2] != sess.srv.origin
+}
+
+// logKey is the key of a stream's log: its session and name.
+func (sess *Session) logKey(stream string) string { return sess.id + ":" + stream }
+
+// LogEvent logs the seq-th event of the session's stream (StreamName),
+// msg, final when it is the response that ends the stream. It does not
+// wait: entries are written in the background, in order. A stream that
+// is not logged (no Options.StreamLog, the standalone stream) is left
+// alone.
+func (sess *Session) LogEvent(stream string, seq int, msg []byte, final bool) {
+	if l := sess.srv.streamLog; l != nil && streamName.MatchString(stream) && stream[0] != '0' {
+		l.add(sess, stream, logRecord{Seq: seq, Msg: msg, Final: final})
+	}
+}
+
+// EndLog stops the beats of a stream that ended without its response (the
+// session ended), so that a reader takes its request for lost.
+func (sess *Session) EndLog(stream string) {
+	if l := sess.srv.streamLog; l != nil {
+		l.end(sess.logKey(stream))
+	}
+}
+
+// ReplayLog calls each with the events of the session's stream that
+// another replica logs (LoggedStream), after the one of seq after, as they
+// come, until its response: then it returns nil. It returns each's error,
+// ctx's, the backend's, or a *ReplicaLostError when nothing came for
+// streamSilence before the response; last is the seq of the last event
+// passed to each (or after).
+func (sess *Session) ReplayLog(ctx context.Context, stream string, after int, each func(seq int, msg []byte) error) (last int, err error) {
+	srv := sess.srv
+	key := sess.logKey(stream)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var lost ReplicaLostError
+	silence := time.AfterFunc(streamSilence, func() { stop(&lost) })
+	defer silence.Stop()
+	errDone := errors.New("the stream's response was replayed")
+	last = after
+	readErr := srv.opts.StreamLog.Read(ctx, key, func(entry []byte) {
+		silence.Reset(streamSilence)
+		payload, err := srv.seal.open("stream log", key, entry)
+		var rec logRecord
+		if err == nil {
+			err = json.Unmarshal(payload, &rec)
+		}
+		switch {
+		case err != nil:
+			srv.log().Warn("an entry of a stream log is refused", "err", err)
+		case rec.Beat != "":
+			lost.Replica = rec.Beat
+		case rec.Seq <= last || context.Cause(ctx) != nil:
+		default:
+			if err := each(rec.Seq, rec.Msg); err != nil {
+				stop(err)
+				return
+			}
+			last = rec.Seq
+			if rec.Final {
+				stop(errDone)
+			}
+		}
+	})
+	switch cause := context.Cause(ctx); {
+	case cause == errDone:
+		return last, nil
+	case cause != nil:
+		return last, cause
+	default:
+		return last, readErr
+	}
+}
+
+// streamLogger writes the entries of the logged streams to the backend in
+// the background, in order, in batches, and beats for the streams whose
+// request still runs (Server.LogStreams runs it).
+type streamLogger struct {
+	srv  *Server
+	wake chan struct{}
+
+	mu      sync.Mutex
+	logs    []string // of the pending entries
+	pending [][]byte
+	size    int
+	dropped int
+	open    map[string]time.Time // logs whose request runs, by key: when last written
+}
+
+func newStreamLogger(s *Server) *streamLogger {
+	return &streamLogger{srv: s, wake: make(chan struct{}, 1), open: map[string]time.Time{}}
+}
+
+// add queues rec for the log of sess's stream.
+func (l *streamLogger) add(sess *Session, stream string, rec logRecord) {
+	key := sess.logKey(stream)
+	payload, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	entry := l.srv.seal.sealed("stream log", key, payload)
+	l.mu.Lock()
+	switch {
+	case rec.Final:
+		delete(l.open, key)
+	case l.size+len(entry) > maxPendingLog:
+		l.dropped++
+		l.mu.Unlock()
+		return
+	default:
+		l.open[key] = time.Now()
+	}
+	l.logs, l.pending = append(l.logs, key), append(l.pending, entry)
+	l.size += len(entry)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end forgets an open log.
+func (l *streamLogger) end(key string) {
+	l.mu.Lock()
+	delete(l.open, key)
+	l.mu.Unlock()
+}
+
+// LogStreams writes the logged streams' events to Options.StreamLog, and
+// beats for the requests this replica runs, until ctx ends. Without
+// Options.StreamLog it returns at once.
+func (s *Server) LogStreams(ctx context.Context) {
+	if s.streamLog != nil {
+		s.streamLog.run(ctx)
+	}
+}
+
+// run writes what is queued, and the beats, until ctx ends.
+func (l *streamLogger) run(ctx context.Context) {
+	beats := time.NewTicker(streamBeat / 2)
+	defer beats.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.wake:
+		case <-beats.C:
+		}
+		logs, batch, dropped := l.take()
+		if dropped > 0 {
+			l.srv.log().Warn("stream log entries dropped: the shared backend does not keep up", "dropped", dropped)
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
+		err := l.srv.opts.StreamLog.Append(wctx, logs, batch)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			l.srv.log().Warn("writing the stream logs to the shared backend failed: streams of this replica resumed on another may end with an error", "entries", len(batch), "err", err)
+		}
+	}
+}
+
+// take returns the queued entries, with a beat for each open log not
+// written for streamBeat, and how many were dropped since the last take.
+func (l *streamLogger) take() (logs []string, batch [][]byte, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	logs, batch, dropped = l.logs, l.pending, l.dropped
+	l.logs, l.pending, l.size, l.dropped = nil, nil, 0, 0
+	now := time.Now()
+	for key, at := range l.open {
+		if now.Sub(at) < streamBeat {
+			continue
+		}
+		payload, _ := json.Marshal(logRecord{Beat: l.srv.replica})
+		logs, batch = append(logs, key), append(batch, l.srv.seal.sealed("stream log", key, payload))
+		l.open[key] = now
+	}
+	return logs, batch, dropped
+}

@@ -1,0 +1,66 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// nopStreamLog is a SharedStreamLog that keeps nothing.
+type nopStreamLog struct{}
+
+func (nopStreamLog) Append(context.Context, []string, [][]byte) error { return nil }
+func (nopStreamLog) Read(ctx context.Context, _ string, _ func([]byte)) error {
+	<-ctx.Done()
+	return nil
+}
+
+// TestStreamNamesCarryTheirReplicaAndRequestIDs checks the names of
+// logged streams: another replica finds in one the ids of the requests it
+// answers (unless too long to carry), its own and standalone streams are
+// not taken for another's logged one, and a name from a client that is
+// not one is refused, whatever it holds.
+func TestStreamNamesCarryTheirReplicaAndRequestIDs(t *testing.T) {
+	opts := Options{StreamLog: nopStreamLog{}, SessionStore: nil}
+	a, b := NewServer(opts, nil).NewSession(nil), NewServer(opts, nil).NewSession(nil)
+	for _, ids := range []string{`7`, `"x-1"`, `[1,"two"]`, `"` + strings.Repeat("y", 200) + `"`} {
+		name := a.StreamName(3, json.RawMessage(ids))
+		got, ok := b.LoggedStream(name)
+		want := ids
+		if len(ids) > 90 {
+			want = "" // too long to carry
+		}
+		if !ok || string(got) != want {
+			t.Errorf("ids %s: another replica reads %q %v from %q, want %s", ids, got, ok, name, want)
+		}
+		if _, ok := a.LoggedStream(name); ok {
+			t.Errorf("%q: its own replica takes it for another's", name)
+		}
+	}
+	standalone := a.StreamName(0, nil)
+	if _, ok := b.LoggedStream(standalone); ok || !b.ForeignStandalone(standalone) || a.ForeignStandalone(standalone) {
+		t.Errorf("standalone %q: logged %v, foreign to another %v, foreign to its own %v", standalone, ok, b.ForeignStandalone(standalone), a.ForeignStandalone(standalone))
+	}
+	for _, bad := range []string{"", "1", "1.abc.", "1.abcdefghijkl", "x.abcdefghijkl.", "1.abcdefghijk!.", "1.abcdefghijkl.!!", "1234567890.abcdefghijkl.", "1.abcdefghijkl." + strings.Repeat("A", 129)} {
+		if _, ok := b.LoggedStream(bad); ok {
+			t.Errorf("%q is taken for a logged stream", bad)
+		}
+	}
+	if plain := NewServer(Options{}, nil).NewSession(nil); plain.StreamName(3, json.RawMessage(`7`)) != "3" {
+		t.Errorf("without a stream log a stream is named %q, want its number alone", plain.StreamName(3, nil))
+	}
+}
+
+// FuzzLoggedStream checks that any name a client sends is read without
+// panic, and that the ids taken from one are valid JSON.
+func FuzzLoggedStream(f *testing.F) {
+	sess := NewServer(Options{StreamLog: nopStreamLog{}}, nil).NewSession(nil)
+	f.Add("1.abcdefghijkl.Nw")
+	f.Add("0.abcdefghijkl.")
+	f.Fuzz(func(t *testing.T, name string) {
+		if ids, ok := sess.LoggedStream(name); ok && len(ids) > 0 && !json.Valid(ids) {
+			t.Errorf("%q gives ids %q, not JSON", name, ids)
+		}
+	})
+}
