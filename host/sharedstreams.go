@@ -69,7 +69,8 @@ type logRecord struct {
 	Seq   int             `json:"seq,omitempty"`
 	Msg   json.RawMessage `json:"msg,omitempty"`
 	Final bool            `json:"final,omitempty"` // the request's response: the stream takes no more
-	Beat  string          `json:"beat,omitempty"`  // the replica, still running the request
+	Beat  bool            `json:"beat,omitempty"`  // the replica still runs the request
+	From  string          `json:"from"`            // the replica that wrote it
 }
 
 // streamName is the name of a stream, as its event ids carry it: n alone
@@ -125,8 +126,26 @@ func (sess *Session) logKey(stream string) string { return sess.id + ":" + strea
 // is not logged (no Options.StreamLog, the standalone stream) is left
 // alone.
 func (sess *Session) LogEvent(stream string, seq int, msg []byte, final bool) {
-	if l := sess.srv.streamLog; l != nil && streamName.MatchString(stream) && stream[0] != '0' {
+	if l := sess.logger(stream); l != nil {
 		l.add(sess, stream, logRecord{Seq: seq, Msg: msg, Final: final})
+	}
+}
+
+// logger returns the stream logger when the session's stream (by name)
+// is one to log: a request's, with a stream log.
+func (sess *Session) logger(stream string) *streamLogger {
+	if m := streamName.FindStringSubmatch(stream); m == nil || m[1] == "0" {
+		return nil
+	}
+	return sess.srv.streamLog
+}
+
+// StartLog opens the log of the session's stream (StreamName) as it
+// begins, naming this replica, which then beats in it until its response
+// (LogEvent) or EndLog. It does not wait, as LogEvent.
+func (sess *Session) StartLog(stream string) {
+	if l := sess.logger(stream); l != nil {
+		l.add(sess, stream, logRecord{Beat: true})
 	}
 }
 
@@ -161,12 +180,13 @@ func (sess *Session) ReplayLog(ctx context.Context, stream string, after int, ea
 		if err == nil {
 			err = json.Unmarshal(payload, &rec)
 		}
-		switch {
-		case err != nil:
+		if err != nil {
 			srv.log().Warn("an entry of a stream log is refused", "err", err)
-		case rec.Beat != "":
-			lost.Replica = rec.Beat
-		case rec.Seq <= last || context.Cause(ctx) != nil:
+			return
+		}
+		lost.Replica = rec.From
+		switch {
+		case rec.Beat, rec.Seq <= last || context.Cause(ctx) != nil:
 		default:
 			if err := each(rec.Seq, rec.Msg); err != nil {
 				stop(err)
@@ -210,6 +230,7 @@ func newStreamLogger(s *Server) *streamLogger {
 // add queues rec for the log of sess's stream.
 func (l *streamLogger) add(sess *Session, stream string, rec logRecord) {
 	key := sess.logKey(stream)
+	rec.From = l.srv.replica
 	payload, err := json.Marshal(rec)
 	if err != nil {
 		return
@@ -290,7 +311,7 @@ func (l *streamLogger) take() (logs []string, batch [][]byte, dropped int) {
 		if now.Sub(at) < streamBeat {
 			continue
 		}
-		payload, _ := json.Marshal(logRecord{Beat: l.srv.replica})
+		payload, _ := json.Marshal(logRecord{Beat: true, From: l.srv.replica})
 		logs, batch = append(logs, key), append(batch, l.srv.seal.sealed("stream log", key, payload))
 		l.open[key] = now
 	}

@@ -309,6 +309,7 @@ func (hs *httpSession) newStream(ids json.RawMessage) *eventStream {
 	hs.lastStream++
 	st := newEventStream(hs, hs.lastStream, hs.standalone.limit)
 	st.name = hs.sess.StreamName(st.id, ids)
+	hs.sess.StartLog(st.name)
 	var idle []int
 	for id, s := range hs.streams {
 		s.mu.Lock()

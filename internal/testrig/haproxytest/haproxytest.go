@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/poll"
-	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/mcphost/mcphost/internal/testrig/testenv"
 )
 
@@ -25,6 +24,7 @@ import (
 type Proxy struct {
 	// URL is its base URL, "http://127.0.0.1:port".
 	URL string
+	out *os.File // what it wrote: warnings, and with Options.Log its log
 }
 
 // Options configure Start.
@@ -33,6 +33,12 @@ type Options struct {
 	// out while it answers other than 2xx or 3xx (or not at all), and back
 	// after two good answers; "" for no health check.
 	Check string
+	// Log makes haproxy log each request in its HTTP log format (client,
+	// backend/server, timers, status, termination state, the captured
+	// header in braces, request line), which Log returns.
+	Log bool
+	// LogHeader is a request header whose value each log line carries.
+	LogHeader string
 }
 
 // Start runs haproxy in front of backends (host:port each) until the test
@@ -59,11 +65,18 @@ func Start(t testing.TB, opts Options, backends ...string) *Proxy {
 	for i, b := range backends {
 		fmt.Fprintf(&servers, "\tserver r%d %s%s\n", i, b, check)
 	}
+	logging, capture := "", ""
+	if opts.Log {
+		logging = "\tlog stdout format raw local0 info\n\toption httplog\n"
+	}
+	if opts.LogHeader != "" {
+		capture = fmt.Sprintf("\tcapture request header %s len 64\n", opts.LogHeader)
+	}
 	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, `global
 	maxconn 1024
 defaults
-	mode http
+%s	mode http
 	option forwardfor
 	retries 3
 	option redispatch 1
@@ -74,15 +87,20 @@ frontend mcp
 	bind %s
 	stats enable
 	stats uri /haproxy-stats
-	default_backend mcphost
+%s	default_backend mcphost
 backend mcphost
 	balance roundrobin
-%s`, front, servers.String()), 0o600); err != nil {
+%s`, logging, front, capture, servers.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out syncbuf.Buffer
+	// A file, not a pipe: haproxy drops a log line that it cannot write
+	// at once, as into a full pipe.
+	out, err := os.Create(filepath.Join(t.TempDir(), "haproxy.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "-db", "-f", cfg)
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +108,7 @@ backend mcphost
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if t.Failed() {
-			t.Logf("haproxy said:\n%s", out.String())
+			t.Logf("haproxy said:\n%s", readAll(out))
 		}
 	})
 	if !poll.Within(10*time.Second, func() bool {
@@ -100,9 +118,19 @@ backend mcphost
 		}
 		return err == nil
 	}) {
-		t.Fatalf("haproxy does not listen on %s:\n%s", front, out.String())
+		t.Fatalf("haproxy does not listen on %s:\n%s", front, readAll(out))
 	}
-	return &Proxy{URL: "http://" + front}
+	return &Proxy{URL: "http://" + front, out: out}
+}
+
+// Log returns what haproxy wrote so far: with Options.Log, a line per
+// request it answered.
+func (p *Proxy) Log() string { return readAll(p.out) }
+
+// readAll returns what f holds.
+func readAll(f *os.File) string {
+	b, _ := os.ReadFile(f.Name())
+	return string(b)
 }
 
 // Up returns how many of the proxy's backends its health checks find up,
