@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -175,3 +176,96 @@ func (callTagger) RoundTrip(r *http.Request) (*http.Response, error) {
 // the first server (r0) that the server ended without a whole answer
 // (termination state S…), capturing the call's name.
 var serverCutOff = regexp.MustCompile(` mcphost/r0 .* S[A-Z]-- .*\{(c[0-9]+-[0-9]+)\} "POST /mcp `)
+
+// TestAStreamOfAKilledReplicaIsReplayedElsewhere calls, on one of two
+// replicas sharing Redis, the conformance plugin's tool that asks the
+// client for an elicitation, and kills that replica with SIGKILL while
+// the call waits for the answer. The client resumes the call's stream on
+// the other replica with Last-Event-ID (the priming event's): the
+// elicitation request the killed replica sent is replayed under its event
+// id, then the call is answered with an error naming the killed replica,
+// within the bound (5 s without a beat), never left waiting.
+func TestAStreamOfAKilledReplicaIsReplayedElsewhere(t *testing.T) {
+	r := redistest.Start(t)
+	f := replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"})
+	first := f.start(t)
+	second := f.serveHTTP(t)
+	for _, url := range []string{first.url, second} {
+		poll.Until(t, 60*time.Second, "the replicas' load to end", func() bool { return readyzStatus(t, strings.TrimSuffix(url, "/mcp")) == 200 })
+	}
+	peer := &httpPeer{url: first.url}
+	initTasks(t, peer)
+	resp := peer.post(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"Who are you?"}}}`)
+	defer resp.Body.Close()
+	events := sseEventsOf(resp.Body)
+	priming, asked := <-events, <-events
+	if priming.data != "" || !strings.Contains(asked.data, `"elicitation/create"`) {
+		t.Fatalf("the call's stream: %+v then %+v, want the priming event then the elicitation request", priming, asked)
+	}
+	time.Sleep(300 * time.Millisecond) // logged in the background
+	if err := syscall.Kill(first.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+
+	req, err := http.NewRequest(http.MethodGet, second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", peer.session)
+	req.Header.Set("Last-Event-ID", priming.id)
+	resumed, err := http.DefaultClient.Do(req)
+	if err != nil || resumed.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID %s on the other replica: %v %v", priming.id, err, resumed.Status)
+	}
+	defer resumed.Body.Close()
+	replay := sseEventsOf(resumed.Body)
+	<-replay // the retry
+	if e := <-replay; e.id != asked.id || e.data != asked.data {
+		t.Fatalf("replayed %+v, want the elicitation request %+v", e, asked)
+	}
+	var answer sseEvent
+	select {
+	case answer = <-replay:
+	case <-time.After(killBound):
+		t.Fatalf("the call was not answered within %v of the kill", killBound)
+	}
+	took := time.Since(killed)
+	replica := strings.TrimSuffix(strings.TrimPrefix(first.url, "http://"), "/mcp")
+	t.Logf("the killed replica's call answered on the other %v after the kill: %s", took.Round(time.Millisecond), answer.data)
+	if !strings.Contains(answer.data, `"id":5`) || !strings.Contains(answer.data, replica+") was lost") {
+		t.Errorf("the call's answer: %s, want an error for request 5 naming the killed replica", answer.data)
+	}
+	if took > killBound {
+		t.Errorf("answered %v after the kill, past %v", took, killBound)
+	}
+}
+
+// sseEvent is an event of an SSE stream: its id and data.
+type sseEvent struct{ id, data string }
+
+// sseEventsOf reads the events of an SSE body as they come.
+func sseEventsOf(body io.Reader) <-chan sseEvent {
+	ch := make(chan sseEvent, 100)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(body)
+		sc.Buffer(nil, 1<<20)
+		var e sseEvent
+		for sc.Scan() {
+			field, value, _ := strings.Cut(sc.Text(), ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "":
+				ch <- e
+				e = sseEvent{}
+			case "id":
+				e.id = value
+			case "data":
+				e.data += value
+			}
+		}
+	}()
+	return ch
+}
