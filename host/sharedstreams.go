@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -41,6 +42,9 @@ const (
 	// (a backend slower than the streams): beyond it, entries that are
 	// not a request's response are dropped.
 	maxPendingLog = 32 << 20
+	// logBatchDelay is how long the logger lets entries gather before
+	// it writes them.
+	logBatchDelay = 2 * time.Millisecond
 	// maxStreamIDs bounds the request ids a stream's name carries
 	// (base64url of their JSON): longer ones are left out, and a
 	// request whose replica is lost cannot then be answered.
@@ -131,10 +135,10 @@ func (sess *Session) LogEvent(stream string, seq int, msg []byte, final bool) {
 	}
 }
 
-// logger returns the stream logger when the session's stream (by name)
-// is one to log: a request's, with a stream log.
+// logger returns the stream logger when the session's stream, named by
+// StreamName, is one to log: a request's, with a stream log.
 func (sess *Session) logger(stream string) *streamLogger {
-	if m := streamName.FindStringSubmatch(stream); m == nil || m[1] == "0" {
+	if strings.HasPrefix(stream, "0.") || !strings.Contains(stream, ".") {
 		return nil
 	}
 	return sess.srv.streamLog
@@ -145,7 +149,25 @@ func (sess *Session) logger(stream string) *streamLogger {
 // (LogEvent) or EndLog. It does not wait, as LogEvent.
 func (sess *Session) StartLog(stream string) {
 	if l := sess.logger(stream); l != nil {
-		l.add(sess, stream, logRecord{Beat: true})
+		l.mu.Lock()
+		l.open[sess.logKey(stream)] = time.Time{} // a beat at the next write
+		l.mu.Unlock()
+		l.signal()
+	}
+}
+
+// Delivered says that the client took the whole of the session's stream,
+// its response last: what of its log is not written yet is let go, since
+// no client will resume it (a client that did not get what its
+// connection was given gets the lost-replica error when it resumes
+// elsewhere). Most streams are delivered before their log is written.
+func (sess *Session) Delivered(stream string) {
+	if l := sess.logger(stream); l != nil {
+		key := sess.logKey(stream)
+		l.mu.Lock()
+		delete(l.open, key)
+		l.delivered[key] = true
+		l.mu.Unlock()
 	}
 }
 
@@ -216,40 +238,49 @@ type streamLogger struct {
 	wake chan struct{}
 
 	mu      sync.Mutex
-	logs    []string // of the pending entries
-	pending [][]byte
-	size    int
+	pending []pendingEntry
+	size    int // bytes of the pending entries' messages
 	dropped int
-	open    map[string]time.Time // logs whose request runs, by key: when last written
+	open    map[string]time.Time // logs whose request runs, by key: when last written (zero: never)
+	// delivered are the logs whose streams their clients took whole
+	// since the last take: their pending entries are not written.
+	delivered map[string]bool
+}
+
+// pendingEntry is an entry to write to the log of key.
+type pendingEntry struct {
+	key string
+	rec logRecord
 }
 
 func newStreamLogger(s *Server) *streamLogger {
-	return &streamLogger{srv: s, wake: make(chan struct{}, 1), open: map[string]time.Time{}}
+	return &streamLogger{srv: s, wake: make(chan struct{}, 1), open: map[string]time.Time{}, delivered: map[string]bool{}}
 }
 
-// add queues rec for the log of sess's stream.
+// add queues rec for the log of sess's stream. It is encoded and sealed
+// when it is written, off the request's path, and not at all when the
+// stream is delivered first.
 func (l *streamLogger) add(sess *Session, stream string, rec logRecord) {
 	key := sess.logKey(stream)
-	rec.From = l.srv.replica
-	payload, err := json.Marshal(rec)
-	if err != nil {
-		return
-	}
-	entry := l.srv.seal.sealed("stream log", key, payload)
 	l.mu.Lock()
 	switch {
 	case rec.Final:
 		delete(l.open, key)
-	case l.size+len(entry) > maxPendingLog:
+	case l.size+len(rec.Msg) > maxPendingLog:
 		l.dropped++
 		l.mu.Unlock()
 		return
 	default:
 		l.open[key] = time.Now()
 	}
-	l.logs, l.pending = append(l.logs, key), append(l.pending, entry)
-	l.size += len(entry)
+	l.pending = append(l.pending, pendingEntry{key, rec})
+	l.size += len(rec.Msg)
 	l.mu.Unlock()
+	l.signal()
+}
+
+// signal wakes run.
+func (l *streamLogger) signal() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -281,14 +312,26 @@ func (l *streamLogger) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-l.wake:
+			// What comes meanwhile goes in the same pipeline; a request
+			// answered meanwhile needs no opening beat.
+			time.Sleep(logBatchDelay)
 		case <-beats.C:
 		}
-		logs, batch, dropped := l.take()
+		entries, dropped := l.take()
 		if dropped > 0 {
 			l.srv.log().Warn("stream log entries dropped: the shared backend does not keep up", "dropped", dropped)
 		}
-		if len(batch) == 0 {
+		if len(entries) == 0 {
 			continue
+		}
+		logs, batch := make([]string, 0, len(entries)), make([][]byte, 0, len(entries))
+		for _, e := range entries {
+			e.rec.From = l.srv.replica
+			payload, err := json.Marshal(e.rec)
+			if err != nil {
+				continue
+			}
+			logs, batch = append(logs, e.key), append(batch, l.srv.seal.sealed("stream log", e.key, payload))
 		}
 		wctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
 		err := l.srv.opts.StreamLog.Append(wctx, logs, batch)
@@ -301,19 +344,24 @@ func (l *streamLogger) run(ctx context.Context) {
 
 // take returns the queued entries, with a beat for each open log not
 // written for streamBeat, and how many were dropped since the last take.
-func (l *streamLogger) take() (logs []string, batch [][]byte, dropped int) {
+func (l *streamLogger) take() (entries []pendingEntry, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	logs, batch, dropped = l.logs, l.pending, l.dropped
-	l.logs, l.pending, l.size, l.dropped = nil, nil, 0, 0
+	for _, e := range l.pending {
+		if !l.delivered[e.key] {
+			entries = append(entries, e)
+		}
+	}
+	dropped = l.dropped
+	l.pending, l.size, l.dropped = nil, 0, 0
+	clear(l.delivered)
 	now := time.Now()
 	for key, at := range l.open {
 		if now.Sub(at) < streamBeat {
 			continue
 		}
-		payload, _ := json.Marshal(logRecord{Beat: true, From: l.srv.replica})
-		logs, batch = append(logs, key), append(batch, l.srv.seal.sealed("stream log", key, payload))
+		entries = append(entries, pendingEntry{key, logRecord{Beat: true}})
 		l.open[key] = now
 	}
-	return logs, batch, dropped
+	return entries, dropped
 }

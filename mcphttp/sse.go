@@ -296,6 +296,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSe
 	}
 	if st.pump(r.Context(), c, start) {
 		hs.removeStream(st)
+		hs.sess.Delivered(st.name)
 	}
 }
 

@@ -188,11 +188,7 @@ var serverCutOff = regexp.MustCompile(` mcphost/r0 .* S[A-Z]-- .*\{(c[0-9]+-[0-9
 func TestAStreamOfAKilledReplicaIsReplayedElsewhere(t *testing.T) {
 	r := redistest.Start(t)
 	f := replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"})
-	first := f.start(t)
-	second := f.serveHTTP(t)
-	for _, url := range []string{first.url, second} {
-		poll.Until(t, 60*time.Second, "the replicas' load to end", func() bool { return readyzStatus(t, strings.TrimSuffix(url, "/mcp")) == 200 })
-	}
+	first, second := twoReplicas(t, f)
 	peer := &httpPeer{url: first.url}
 	initTasks(t, peer)
 	resp := peer.post(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"Who are you?"}}}`)

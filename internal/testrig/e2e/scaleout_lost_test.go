@@ -30,6 +30,17 @@ func (f fixture) withStateSetting(t testing.TB, line string) fixture {
 	return f
 }
 
+// twoReplicas starts two replicas of f, once both have loaded their
+// plugins: the first one a test may kill (its pid), the second's URL.
+func twoReplicas(t *testing.T, f fixture) (first *server, second string) {
+	t.Helper()
+	first, second = f.start(t), f.serveHTTP(t)
+	for _, url := range []string{first.url, second} {
+		poll.Until(t, 60*time.Second, "the replicas' load to end", func() bool { return readyzStatus(t, strings.TrimSuffix(url, "/mcp")) == 200 })
+	}
+	return first, second
+}
+
 // TestATaskOfAKilledReplicaFailsWithinItsLease runs two replicas sharing
 // Redis, with [state] task_lease = "3s", starts a task of each era on the
 // first and kills it with SIGKILL: polled on the second, each task fails
@@ -38,11 +49,7 @@ func (f fixture) withStateSetting(t testing.TB, line string) fixture {
 func TestATaskOfAKilledReplicaFailsWithinItsLease(t *testing.T) {
 	r := redistest.Start(t)
 	f := replicaFixtureOf(t, r, taskConfig, taskPlugins).withStateSetting(t, `task_lease = "3s"`)
-	first := f.start(t)
-	second := f.serveHTTP(t)
-	for _, url := range []string{first.url, second} {
-		poll.Until(t, 60*time.Second, "the replicas' load to end", func() bool { return readyzStatus(t, strings.TrimSuffix(url, "/mcp")) == 200 })
-	}
+	first, second := twoReplicas(t, f)
 
 	old := &httpPeer{url: first.url}
 	initTasks(t, old)
