@@ -43,8 +43,9 @@ const (
 	// not a request's response are dropped.
 	maxPendingLog = 32 << 20
 	// logBatchDelay is how long the logger lets entries gather before
-	// it writes them.
-	logBatchDelay = 2 * time.Millisecond
+	// it writes them: at 2 ms, a pipeline after nearly every call made
+	// sequential calls 55 µs slower on 2 cores; at 10 ms, no slower.
+	logBatchDelay = 10 * time.Millisecond
 	// maxStreamIDs bounds the request ids a stream's name carries
 	// (base64url of their JSON): longer ones are left out, and a
 	// request whose replica is lost cannot then be answered.
