@@ -45,9 +45,10 @@ func (sess *Session) initialize(ctx context.Context, params json.RawMessage) (an
 		return nil, rpcErrorf(CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
 	sess.began, sess.owner = true, owner
+	stream := sess.stream
 	sess.mu.Unlock()
 	rec := sessionRecord{ID: sess.id, Owner: owner, Version: version, ClientCaps: p.Capabilities, Scopes: srv.scopes(ctx), LogLevel: defaultLogLevel, LastUsed: time.Now(),
-		Endpoint: sess.endpoint}
+		Endpoint: sess.endpoint, Stream: stream}
 	if p.ClientInfo != nil {
 		rec.Client = p.ClientInfo.Name
 	}

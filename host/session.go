@@ -39,6 +39,7 @@ type Session struct {
 	cached   *sessionRecord // its record as last read or written, when ready (lookup)
 	cachedAt time.Time
 	endpoint string    // SessionOptions.Endpoint, which its record keeps
+	stream   string    // the replica holding its legacy HTTP+SSE stream, which its record keeps (sharedlegacy.go)
 	ended    sync.Once // reports the end once, whoever closes it first
 }
 
@@ -108,7 +109,7 @@ func (s *Server) ResumeSession(ctx context.Context, out Outbound, opts SessionOp
 	switch {
 	case err != nil:
 		return nil, err
-	case !ok || rec.Endpoint != opts.Endpoint:
+	case !ok || rec.Endpoint != opts.Endpoint || rec.Stream != "": // a legacy one lives with its stream (ResumeLegacy)
 		return nil, ErrNoSession
 	}
 	s.awaitStartup(ctx)

@@ -26,6 +26,9 @@ type sessionRecord struct {
 	// (resources/subscribe), whichever replica took them: the replica
 	// that holds its stream of server messages tells it of their updates.
 	Subscriptions []string `json:",omitempty"`
+	// Stream is the replica holding its legacy HTTP+SSE stream
+	// (HoldStream); "" for a Streamable HTTP session.
+	Stream string `json:",omitempty"`
 }
 
 // sessionStore holds the records of the initialized sessions, by id. A
@@ -110,13 +113,25 @@ func (s *memorySessionStore) delete(id string) error {
 // store at each request of a transport that serves on several replicas.)
 const recordFresh = time.Second
 
-// lookup reads the session's record; ok is false before initialize.
+// lookup reads the session's record; ok is false before initialize. A
+// legacy session served on several replicas (sharedlegacy.go) may have
+// been initialized on another: until it is here, its record is read.
 func (sess *Session) lookup() (rec sessionRecord, ok bool, err error) {
 	sess.mu.Lock()
-	began, owner, cached, at := sess.began, sess.owner, sess.cached, sess.cachedAt
+	began, owner, cached, at, stream := sess.began, sess.owner, sess.cached, sess.cachedAt, sess.stream
 	sess.mu.Unlock()
-	if !began {
+	if !began && stream == "" {
 		return sessionRecord{}, false, nil
+	}
+	if !began {
+		rec, ok, err = sess.read(owner)
+		if !ok || rec.Version == "" {
+			return sessionRecord{}, false, err
+		}
+		sess.mu.Lock()
+		sess.began = true
+		sess.mu.Unlock()
+		return rec, true, nil
 	}
 	if cached != nil && time.Since(at) < recordFresh {
 		return *cached, true, nil
@@ -221,7 +236,9 @@ func (sess *Session) Refresh() error {
 func (sess *Session) refresh(fresh time.Duration) (lost bool, err error) {
 	now := time.Now()
 	sess.mu.Lock()
-	began, recent := sess.began, now.Sub(sess.touched) < fresh
+	// A legacy session served on several replicas has a record from
+	// its start (HoldStream).
+	began, recent := sess.began || sess.stream != "", now.Sub(sess.touched) < fresh
 	if began && !recent {
 		sess.touched = now
 	}

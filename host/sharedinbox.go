@@ -66,13 +66,25 @@ func (sess *Session) forward(m *message) bool {
 	if err != nil {
 		return false
 	}
-	msg := append([]byte(sess.id+"\n"), srv.seal.sealed("answer", sess.id, raw)...)
-	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
-	defer cancel()
-	if err := srv.opts.Inbox.Send(ctx, to, msg); err != nil {
+	if err := srv.pass(to, inboxAnswer, sess.id, raw); err != nil {
 		srv.log().Warn("passing the client's answer to the replica that asked failed", "session", sess.id, "err", err)
 	}
 	return true
+}
+
+// The kinds of the messages of an inbox.
+const (
+	inboxAnswer  = "answer" // a client's answer, for a call waiting there
+	inboxMessage = "stream" // a message to a client, for the stream held there (streamRelay)
+)
+
+// pass sends payload, a message of kind for the session id, to the inbox
+// of the replica to, sealed and bound to the session: "<kind> <id>\n<sealed>".
+func (s *Server) pass(to, kind, id string, payload []byte) error {
+	msg := append([]byte(kind+" "+id+"\n"), s.seal.sealed(kind, id, payload)...)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
+	defer cancel()
+	return s.opts.Inbox.Send(ctx, to, msg)
 }
 
 // FollowInbox hands the answers other replicas pass here (Options.Inbox)
@@ -85,22 +97,29 @@ func (s *Server) FollowInbox(ctx context.Context) {
 	}
 }
 
-// received hands a message of the inbox, b, to the session it names.
+// received hands a message of the inbox, b, to the session it names: an
+// answer to the call waiting for it, a message to the session's stream
+// held here.
 func (s *Server) received(b []byte) {
-	id, sealed, ok := bytes.Cut(b, []byte("\n"))
-	if !ok {
-		return
-	}
-	payload, err := s.seal.open("answer", string(id), sealed)
+	head, sealed, _ := bytes.Cut(b, []byte("\n"))
+	kind, id, _ := strings.Cut(string(head), " ")
+	payload, err := s.seal.open(kind, id, sealed)
 	var m message
-	if err == nil {
+	if err == nil && kind == inboxAnswer {
 		err = json.Unmarshal(payload, &m)
 	}
 	if err != nil {
 		s.log().Warn("a message in this replica's inbox is refused", "err", err)
 		return
 	}
-	if sess := s.sessions.withID(string(id)); sess != nil {
+	sess := s.sessions.withID(id)
+	switch {
+	case sess == nil:
+	case kind == inboxAnswer:
 		sess.deliver(&m)
+	case kind == inboxMessage && sess.holdsStream():
+		if err := sess.out.Send(payload); err != nil {
+			s.log().Debug("a message passed to a stream held here was not sent", "session", id, "err", err)
+		}
 	}
 }

@@ -318,9 +318,13 @@ type httpSession struct {
 	log        *slog.Logger
 	endpoint   *endpoint // the endpoint that opened it; only it may use it
 	sess       *host.Session
-	standalone *eventStream  // the GET stream (Streamable HTTP), or the /sse stream
-	done       chan struct{} // closed when the session ends
-	endOnce    sync.Once
+	standalone *eventStream // the GET stream (Streamable HTTP), or the /sse stream
+	// relay, for a legacy session whose /sse stream another replica
+	// holds, takes what it sends to that stream (host.ResumeLegacy); nil
+	// for one served where its stream is.
+	relay   host.Outbound
+	done    chan struct{} // closed when the session ends
+	endOnce sync.Once
 
 	// Guarded by the handler's mu.
 	active int         // HTTP requests being served for the session
@@ -419,14 +423,22 @@ func (h *Handler) sessionOptions(hs *httpSession) host.SessionOptions {
 		ID: hs.id, Endpoint: hs.endpoint.path}
 }
 
-// resume serves here the Streamable HTTP session id that r names and this
-// handler does not hold: one that r's subject initialized at r's endpoint
-// on another replica sharing the session store ([state]), or here before
-// this process let it go (host.Server.ResumeSession). It returns nil when
-// there is none, and the store's error when it cannot be read.
-func (h *Handler) resume(r *http.Request, id string) error {
-	hs := h.httpSession(r, id, false)
-	sess, err := h.srv.ResumeSession(r.Context(), hs.standalone, h.sessionOptions(hs), hs.subject)
+// resume serves here the session id that r names and this handler does
+// not hold: a Streamable HTTP one that r's subject initialized at r's
+// endpoint on another replica sharing the session store ([state]), or
+// here before this process let it go (host.Server.ResumeSession); or a
+// legacy one whose stream another replica holds (host.Server.ResumeLegacy).
+// It returns nil when there is none, and the store's error when it cannot
+// be read.
+func (h *Handler) resume(r *http.Request, id string, legacy bool) error {
+	hs := h.httpSession(r, id, legacy)
+	var sess *host.Session
+	var err error
+	if legacy {
+		sess, hs.relay, err = h.srv.ResumeLegacy(r.Context(), h.sessionOptions(hs), hs.subject)
+	} else {
+		sess, err = h.srv.ResumeSession(r.Context(), hs.standalone, h.sessionOptions(hs), hs.subject)
+	}
 	if err != nil {
 		if errors.Is(err, host.ErrNoSession) {
 			return nil
@@ -443,7 +455,7 @@ func (h *Handler) resume(r *http.Request, id string) error {
 	}
 	h.sessions[id] = hs
 	h.clients[hs.client]++
-	h.log.Debug("HTTP session resumed from the shared session store")
+	h.log.Debug("HTTP session resumed from the shared session store", "legacy", legacy)
 	return nil
 }
 
@@ -458,7 +470,7 @@ func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, leg
 		return nil
 	}
 	hs := h.acquireHeld(w, r, id, legacy)
-	if hs == nil || legacy {
+	if hs == nil || legacy && hs.relay == nil {
 		return hs
 	}
 	switch err := hs.sess.Refresh(); {
@@ -477,18 +489,16 @@ func (h *Handler) acquire(w http.ResponseWriter, r *http.Request, id string, leg
 }
 
 // acquireHeld is acquire of a session this handler holds, or resumes
-// (resume) when it holds none of a Streamable HTTP id.
+// (resume) when it holds none of that id.
 func (h *Handler) acquireHeld(w http.ResponseWriter, r *http.Request, id string, legacy bool) *httpSession {
-	if !legacy {
-		h.mu.Lock()
-		_, held := h.sessions[id]
-		h.mu.Unlock()
-		if !held {
-			if err := h.resume(r, id); err != nil {
-				h.log.Warn("reading a session from the shared session store failed", "err", err)
-				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
-				return nil
-			}
+	h.mu.Lock()
+	_, held := h.sessions[id]
+	h.mu.Unlock()
+	if !held {
+		if err := h.resume(r, id, legacy); err != nil {
+			h.log.Warn("reading a session from the shared session store failed", "err", err)
+			writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
+			return nil
 		}
 	}
 	h.mu.Lock()
@@ -521,7 +531,7 @@ func (h *Handler) release(hs *httpSession) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hs.active--
-	if hs.active > 0 || hs.legacy || h.sessions[hs.id] != hs {
+	if hs.active > 0 || hs.legacy && hs.relay == nil || h.sessions[hs.id] != hs {
 		return
 	}
 	after := h.opts.SessionIdleTimeout
@@ -553,6 +563,10 @@ func (h *Handler) expire(hs *httpSession) {
 	}
 	h.mu.Unlock()
 	if !idle {
+		return
+	}
+	if hs.relay != nil { // its replica holds it on
+		h.endHere(hs)
 		return
 	}
 	if hs.sess.Initialized() {

@@ -369,14 +369,38 @@ func (h *Handler) getSSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.end(hs)
+	if err := hs.sess.HoldStream(hs.subject); err != nil {
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
+		return
+	}
 	hs.standalone.mu.Lock()
 	hs.standalone.appendLocked("endpoint", []byte(hs.endpoint.messages+"?sessionId="+hs.id))
 	hs.standalone.mu.Unlock()
+	go h.keepRecord(hs)
 	h.serveStream(w, r, hs, hs.standalone, 0)
 }
 
+// keepRecord touches the record of a legacy session in a shared store
+// while its stream is open, whichever replicas serve its POSTs, so that
+// the store keeps it for them (host.Session.HoldStream).
+func (h *Handler) keepRecord(hs *httpSession) {
+	tick := time.NewTicker(h.opts.SessionIdleTimeout / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-hs.done:
+			return
+		case <-tick.C:
+			if err := hs.sess.Refresh(); err != nil {
+				h.log.Warn("touching a legacy session's record in the shared session store failed", "err", err)
+			}
+		}
+	}
+}
+
 // postMessages takes one message of a legacy HTTP+SSE session (202); what
-// it causes goes out on the session's stream.
+// it causes goes out on the session's stream, through the inbox of the
+// replica that holds it when that is another (host.Server.ResumeLegacy).
 func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 	body, ok := h.readBody(w, r)
 	if !ok {
@@ -387,7 +411,11 @@ func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.release(hs)
-	if k, ok := h.classify(w, body, hs.sess.Version()); ok && h.handOver(w, r, hs, body, hs.standalone, k.requests) {
+	var out host.Outbound = hs.standalone
+	if hs.relay != nil {
+		out = hs.relay
+	}
+	if k, ok := h.classify(w, body, hs.sess.Version()); ok && h.handOver(w, r, hs, body, out, k.requests) {
 		w.WriteHeader(http.StatusAccepted)
 	}
 }

@@ -10,23 +10,27 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
 )
 
 // streamReplicas starts two handlers, each of its own server, sharing the
-// Redis r for their sessions and stream logs as replicas do, serving
-// gatedPlugin; stop[i] stops replica i's stream logger (its beats), as a
-// replica killed does.
+// Redis r for their sessions, inboxes and stream logs as replicas do,
+// serving gatedPlugin; stop[i] stops replica i's stream logger (its
+// beats), as a replica killed does.
 func streamReplicas(t *testing.T, r *redistest.Server, release <-chan struct{}) (reps []*httpHarness, stop []context.CancelFunc) {
 	t.Helper()
 	for i := range 2 {
 		store := r.Store("t:")
-		srv := host.NewServer(host.Options{Name: "test", Version: "1", SessionStore: store, StreamLog: store, SessionTTL: time.Minute,
+		srv := host.NewServer(host.Options{Name: "test", Version: "1", SessionStore: store, StreamLog: store, Inbox: store, SessionTTL: time.Minute,
 			Replica: "replica-" + string(rune('0'+i)), RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}},
 			host.BuildCatalog(context.Background(), []*host.Plugin{gatedPlugin(t, release)}, nil))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { srv.LogStreams(ctx); close(done) }()
+		inboxCtx, stopInbox := context.WithCancel(context.Background())
+		go srv.FollowInbox(inboxCtx)
+		t.Cleanup(stopInbox)
 		ts := httptest.NewUnstartedServer(nil)
 		h := NewHandler(srv, ts.Listener.Addr().String(), Options{ReconnectDelay: 25 * time.Millisecond})
 		ts.Config.Handler = h
@@ -137,4 +141,67 @@ func TestAResumedStreamOfALostReplicaEndsWithAnError(t *testing.T) {
 	if e, m := again.message(t); e.id != stream+"-2" || m["error"] == nil {
 		t.Fatalf("resumed after the error: %s %v, want the logged error", e.id, m)
 	}
+}
+
+// TestALegacySessionsPOSTsAreServedOnAnyReplica opens a legacy HTTP+SSE
+// session's stream on one replica and POSTs its messages to the other, as
+// a load balancer without stickiness does: the other serves them (its
+// initialize, a tool call) and what they send reaches the stream through
+// the first replica's inbox; a POST to the replica holding the stream after
+// the other initialized the session is served there too; once the stream
+// closes, the other answers 404 within host.SessionRefresh.
+func TestALegacySessionsPOSTsAreServedOnAnyReplica(t *testing.T) {
+	r := redistest.Start(t)
+	release := make(chan struct{})
+	close(release)
+	reps, _ := streamReplicas(t, r, release)
+	stream := readEvents(t, reps[0].do(t, http.MethodGet, "/sse", "", "Accept", "text/event-stream"))
+	endpoint, _ := stream.next(t)
+	id, ok := strings.CutPrefix(endpoint.data, "/messages?sessionId=")
+	if endpoint.name != "endpoint" || !ok {
+		t.Fatalf("the stream starts with %+v, want the endpoint event", endpoint)
+	}
+	post := func(rep *httpHarness, body string) int {
+		return rep.status(t, http.MethodPost, "/messages?sessionId="+id, body)
+	}
+	answer := func(want string) map[string]any {
+		t.Helper()
+		for {
+			_, m := stream.message(t)
+			if m["id"] != nil {
+				if !strings.Contains(mustJSONString(m), want) {
+					t.Fatalf("the stream carries %v, want %s", m, want)
+				}
+				return m
+			}
+		}
+	}
+	if code := post(reps[1], `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`); code != http.StatusAccepted {
+		t.Fatalf("initialize on the other replica: %d", code)
+	}
+	answer(`"protocolVersion":"2024-11-05"`)
+	if code := post(reps[1], `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("notifications/initialized on the other replica: %d", code)
+	}
+	if code := post(reps[0], `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusAccepted {
+		t.Fatalf("tools/list on the replica holding the stream: %d", code)
+	}
+	answer(`"name":"job"`)
+	if code := post(reps[1], `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","_meta":{"progressToken":"p"}}}`); code != http.StatusAccepted {
+		t.Fatalf("tools/call on the other replica: %d", code)
+	}
+	answer(`"text":"done"`)
+	if code := reps[1].status(t, http.MethodPost, "/messages?sessionId=nope", `{"jsonrpc":"2.0","id":4,"method":"ping"}`); code != http.StatusNotFound {
+		t.Errorf("a POST for no session on the other replica: %d, want 404", code)
+	}
+
+	stream.body.Close()
+	if !poll.Within(5*time.Second, func() bool { return post(reps[1], `{"jsonrpc":"2.0","id":5,"method":"ping"}`) == http.StatusNotFound }) {
+		t.Error("the other replica still takes the session's POSTs after its stream closed")
+	}
+}
+
+func mustJSONString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -180,3 +180,52 @@ func BenchmarkServerToClientRoundTripAcrossReplicas(b *testing.B) {
 	b.ReportMetric(float64(one.Microseconds()), "µs-one")
 	b.ReportMetric(float64(across.Microseconds()), "µs-across")
 }
+
+// TestALegacyClientsPOSTsLandOnOtherReplicas runs the Go SDK's legacy
+// HTTP+SSE client (2024-11-05) through haproxy in front of three replicas
+// sharing Redis: its /sse stream is held by one replica and haproxy
+// spreads its POSTs over all three. Each call is served where its POST
+// lands, its response reaches the stream through the holder's inbox, and
+// a call that asks the client for sampling gets the client's answer,
+// POSTed to yet another replica.
+func TestALegacyClientsPOSTsLandOnOtherReplicas(t *testing.T) {
+	r := redistest.Start(t)
+	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-legacy", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			in, _ := req.Params.Messages[0].Content.(*mcp.TextContent)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "echo-model", StopReason: "endTurn", Content: &mcp.TextContent{Text: "re: " + in.Text}}, nil
+		},
+	})
+	cs, err := client.Connect(ctxT(t), &mcp.SSEClientTransport{Endpoint: strings.TrimSuffix(url, "/mcp") + "/sse"}, &mcp.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i := range 6 {
+		res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "test_simple_text"})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		res, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "legacy"}})
+		if err != nil || res.IsError {
+			t.Fatalf("sampling call %d: %v %+v", i, err, res)
+		}
+		if text, _ := res.Content[0].(*mcp.TextContent); text == nil || !strings.Contains(text.Text, "re: legacy") {
+			t.Errorf("sampling call %d answered %+v, want the client's answer", i, res.Content)
+		}
+	}
+	var served []int
+	idle := 0
+	for _, base := range bases {
+		n := operations(t, base)
+		served = append(served, n)
+		if n == 0 {
+			idle++
+		}
+	}
+	if idle > 1 {
+		t.Errorf("MCP requests served by each replica: %v, want them on at least two: haproxy spreads the POSTs over replicas that do not hold the stream", served)
+	}
+	t.Logf("MCP requests served by each replica: %v", served)
+}
