@@ -127,7 +127,9 @@ func (s *Server) createElicitation(plugin string) func(context.Context, []byte) 
 				}
 				if err != nil || json.Unmarshal(res, &r) != nil || r.Action != "accept" {
 					s.elicitations.take(plugin, p.ElicitationID, req.conn)
+					return
 				}
+				s.holdElicitation(plugin, p.ElicitationID, req.conn)
 			}, nil
 		})
 	}
@@ -137,9 +139,12 @@ func (s *Server) createElicitation(plugin string) func(context.Context, []byte) 
 // (hyper-mcp: notify_url_elicitation_completed) of plugin: it sends
 // notifications/elicitation/complete to the client of the session the
 // plugin's URL elicitation was sent to, once. Ids the plugin did not create,
-// or already completed, are refused.
+// or already completed, are refused. With replicas sharing a backend, the
+// elicitation may have been sent by another (Options.Elicitations), and
+// the session's client is told by whichever replicas hold the session
+// (Options.Changes): its stream of server messages is on one of them.
 func (s *Server) notifyElicitationComplete(plugin string) func(context.Context, []byte) ([]byte, error) {
-	return func(_ context.Context, in []byte) ([]byte, error) {
+	return func(ctx context.Context, in []byte) ([]byte, error) {
 		var p struct {
 			ElicitationID string `json:"elicitationId"`
 		}
@@ -150,8 +155,17 @@ func (s *Server) notifyElicitationComplete(plugin string) func(context.Context, 
 			return nil, errors.New("notify_elicitation_complete: elicitationId is required")
 		}
 		e, ok := s.elicitations.take(plugin, p.ElicitationID, nil)
-		if !ok {
+		done, shared, err := s.takeElicitation(ctx, plugin, p.ElicitationID)
+		switch {
+		case !ok && err != nil:
+			return nil, fmt.Errorf("notify_elicitation_complete: reading the replicas' URL elicitations: %w", err)
+		case !ok && !shared:
 			return nil, fmt.Errorf("notify_elicitation_complete: %q is not a URL elicitation of this plugin in progress", p.ElicitationID)
+		case !ok || s.opts.Changes != nil && shared:
+			s.elicitationCompleted(done)
+			payload, _ := json.Marshal(done)
+			s.publishChange(sharedChange{Elicitation: s.seal.sealed("elicitation done", "", payload)})
+			return nil, nil
 		}
 		if e.conn.isClosed() {
 			return nil, fmt.Errorf("notify_elicitation_complete: the session of elicitation %q has ended", p.ElicitationID)

@@ -65,6 +65,11 @@ type Options struct {
 	// Server.FollowInbox to take them. It must go with a SessionStore and
 	// shared RequestStateKeys. Nil: none.
 	Inbox SharedInbox
+	// Elicitations holds the URL elicitations in progress, shared with
+	// the other replicas (SharedElicitations), so that any replica's
+	// plugin call completes one; it must go with a SessionStore, Changes
+	// and shared RequestStateKeys. Nil: only the replica that sent one.
+	Elicitations SharedElicitations
 	// StreamLog keeps the events of the SSE streams answering the
 	// requests of 2025-era HTTP sessions (SharedStreamLog), so that a
 	// client resumes a broken stream on any replica; run
@@ -168,7 +173,7 @@ func NewServer(opts Options, catalog *Catalog) *Server {
 	}
 	s := &Server{opts: opts, logger: opts.Logger, sessionStore: newMemorySessionStore(), stateKeys: newStateKeys(opts.RequestStateKeys), workers: gopool.New(4*runtime.GOMAXPROCS(0), workerIdleFor)}
 	s.tasks.store, s.tasks.maxTasks, s.tasks.maxPerUser = newMemoryTaskStore(), opts.MaxTasks, opts.MaxTasksPerUser
-	if opts.SessionStore != nil || opts.TaskStore != nil || opts.Inbox != nil || opts.StreamLog != nil {
+	if opts.SessionStore != nil || opts.TaskStore != nil || opts.Inbox != nil || opts.StreamLog != nil || opts.Elicitations != nil {
 		s.seal = newRecordSeal(s.stateKeys)
 	}
 	if opts.SessionStore != nil {

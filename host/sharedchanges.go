@@ -27,11 +27,15 @@ const followRetry = time.Second
 // sharedChange is what a replica publishes to the others
 // (SharedChanges): that lists changed here (the fields of ListChanges,
 // which is all replicas of earlier versions read), that a plugin here said
-// a resource changed, or that a session's subscriptions changed here.
+// a resource changed, that a session's subscriptions changed here, or
+// that a URL elicitation completed here.
 type sharedChange struct {
 	ListChanges
 	Updated      *resourceUpdate     `json:"updated,omitempty"`
 	Subscription *subscriptionChange `json:"subscription,omitempty"`
+	// Elicitation is an elicitationDone, sealed (recordSeal): it makes
+	// a client hear from the service.
+	Elicitation []byte `json:"elicitation,omitempty"`
 }
 
 // resourceUpdate is a plugin's notify_resource_updated.
@@ -106,6 +110,18 @@ func (s *Server) take(b []byte) {
 	s.announce(change.ListChanges, nil)
 	if u := change.Updated; u != nil && u.URI != "" {
 		s.resourceUpdated(u.Plugin, u.URI)
+	}
+	if change.Elicitation != nil {
+		payload, err := s.seal.open("elicitation done", "", change.Elicitation)
+		var d elicitationDone
+		if err == nil {
+			err = json.Unmarshal(payload, &d)
+		}
+		if err != nil {
+			s.log().Warn("a URL elicitation's completion from the changes stream is refused", "err", err)
+		} else {
+			s.elicitationCompleted(d)
+		}
 	}
 	if c := change.Subscription; c != nil && c.URI != "" {
 		switch sess := s.sessions.withID(c.Session); {

@@ -497,7 +497,7 @@ func TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall(t *testing.T) {
 		t.Fatalf("the request's id %s does not name the replica that asked", id)
 	}
 	forged := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"role":"assistant","content":{"type":"text","text":"forged"},"model":"m"}}`
-	if err := r.Store("inbox:").Send(t.Context(), servers[0].origin, []byte(a.sess.id+"\nr1.k.bm90LWEtbWFj."+forged)); err != nil {
+	if err := r.Store("inbox:").Send(t.Context(), servers[0].origin, []byte("answer "+a.sess.id+"\nr1.k.bm90LWEtbWFj."+forged)); err != nil {
 		t.Fatal(err)
 	}
 	a.out.none(t, 300*time.Millisecond)
@@ -538,4 +538,70 @@ func (fakeInbox) Send(context.Context, string, []byte) error { return nil }
 func (fakeInbox) Receive(ctx context.Context, _ string, _ func([]byte)) error {
 	<-ctx.Done()
 	return nil
+}
+
+// TestAURLElicitationCompletesOnAnotherReplica has a plugin on one replica
+// send a URL elicitation that the client accepts, and the same plugin on
+// another replica sharing Redis complete it, as when the user's next
+// request lands elsewhere: the session's client hears on each replica
+// holding it (its stream of server messages is on one), once; a second
+// completion, a record forged in Redis and a completion forged on the
+// changes stream are refused.
+func TestAURLElicitationCompletesOnAnotherReplica(t *testing.T) {
+	r := redistest.Start(t)
+	var servers []*Server
+	for range 2 {
+		store := r.Store("elicit:")
+		srv := NewServer(Options{SessionStore: store, Changes: store, Elicitations: store, Inbox: store, SessionTTL: time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, nil)
+		srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{urlElicitingPlugin(t, srv)}, nil))
+		ctx, stop := context.WithCancel(context.Background())
+		t.Cleanup(stop)
+		go srv.FollowChanges(ctx)
+		go srv.FollowInbox(ctx)
+		servers = append(servers, srv)
+	}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "ZWxpY2l0LXNlc3Npb24", Endpoint: "/mcp"}
+	out := newRecorder()
+	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
+	initWithCaps(t, a, Version20251125, urlCaps)
+	bOut := newRecorder()
+	sess, err := servers[1].ResumeSession(t.Context(), bOut, opts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harness{srv: servers[1], sess: sess, out: bOut}
+	time.Sleep(200 * time.Millisecond) // the changes are followed
+
+	askURL(t, a, 1, "e1", "accept")
+	b.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"done","arguments":{"elicitationId":"e1"}}}`)
+	var answered bool
+	for range 2 { // on the replica that completed it: the response and its copy of the notification
+		switch m := b.out.next(t); {
+		case m["method"] == "notifications/elicitation/complete":
+		case textOf(t, m) == "ok:":
+			answered = true
+		default:
+			t.Fatalf("completing on the other replica: %v", m)
+		}
+	}
+	if m := a.out.next(t); !answered || m["method"] != "notifications/elicitation/complete" || m["params"].(map[string]any)["elicitationId"] != "e1" {
+		t.Fatalf("the replica that sent the elicitation got %v (answered %v), want its completion", m, answered)
+	}
+	a.out.none(t, 100*time.Millisecond)
+	if txt := textOf(t, b.call(t, 3, "tools/call", map[string]any{"name": "done", "arguments": map[string]any{"elicitationId": "e1"}})); !strings.Contains(txt, "not a URL elicitation of this plugin") {
+		t.Errorf("completing e1 again: %s", txt)
+	}
+	forged := `{"session":"` + a.sess.id + `","id":"e9"}`
+	if _, err := r.Do("SET", "elicit:elicitation:"+elicitationKey("p", "e9"), "r1.k.bm90LWEtbWFj."+forged); err != nil {
+		t.Fatal(err)
+	}
+	if txt := textOf(t, b.call(t, 4, "tools/call", map[string]any{"name": "done", "arguments": map[string]any{"elicitationId": "e9"}})); !strings.HasPrefix(txt, "error:") {
+		t.Errorf("completing an elicitation forged in Redis: %s", txt)
+	}
+	change, _ := json.Marshal(map[string]any{"elicitation": []byte("r1.k.bm90LWEtbWFj." + forged)})
+	if err := r.Store("elicit:").Publish(t.Context(), "forger", change); err != nil {
+		t.Fatal(err)
+	}
+	a.out.none(t, 300*time.Millisecond)
 }

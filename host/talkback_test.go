@@ -403,56 +403,76 @@ func TestRootsListChangedFailuresStayOnTheHost(t *testing.T) {
 	})
 }
 
+// urlElicitingPlugin is plugin p of srv, whose tool ask sends a URL
+// elicitation (its arguments), done completes one
+// (notify_elicitation_complete) and done_hyper too, by hyper-mcp's name;
+// each answers "ok:" and the host function's output, or "error: ".
+func urlElicitingPlugin(t *testing.T, srv *Server) *Plugin {
+	elicit := serverFn(t, srv, "p", abi.HostCreateElicitation)
+	complete := serverFn(t, srv, "p", abi.HostNotifyElicitationComplete)
+	completeHyper := serverFn(t, srv, "p", abi.HostNotifyURLElicitationCompleted)
+	return NewPlugin("p", "", fakeRuntime{
+		abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{
+			{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "done", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "done_hyper", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		}}),
+		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
+			var input struct {
+				Request abi.CallToolParams `json:"request"`
+			}
+			_ = json.Unmarshal(in, &input)
+			fn := map[string]func(context.Context, []byte) ([]byte, error){"ask": elicit, "done": complete, "done_hyper": completeHyper}[input.Request.Name]
+			out, err := fn(ctx, input.Request.Arguments)
+			text := "ok:" + string(out)
+			if err != nil {
+				text = "error: " + err.Error()
+			}
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}})
+		},
+	})
+}
+
+// textOf is the text of a tool call's response.
+func textOf(t *testing.T, m map[string]any) string {
+	t.Helper()
+	return result(t, m)["content"].([]any)[0].(map[string]any)["text"].(string)
+}
+
+// askURL has the session of h call the plugin's ask: a URL elicitation
+// the client answers with action.
+func askURL(t *testing.T, h *harness, id int, elicitationID, action string) {
+	t.Helper()
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{"mode":"url","message":"sign in","url":"https://example.com/login","elicitationId":%q}}}`, id, elicitationID))
+	req := h.out.next(t)
+	if req["method"] != "elicitation/create" {
+		t.Fatalf("want elicitation/create, got %v", req)
+	}
+	rid, _ := json.Marshal(req["id"])
+	h.send(`{"jsonrpc":"2.0","id":` + string(rid) + `,"result":{"action":"` + action + `"}}`)
+	if txt := textOf(t, h.out.next(t)); !strings.HasPrefix(txt, "ok:") {
+		t.Fatalf("ask: %s", txt)
+	}
+}
+
+// urlCaps are the capabilities of a client that takes URL elicitations.
+const urlCaps = `{"elicitation":{"form":{},"url":{}}}`
+
 func TestElicitationCompleteGoesOnlyToTheSessionThatWasAsked(t *testing.T) {
 	eachStore(t, func(t *testing.T, newServer func(Options, *Catalog) *Server) {
 		srv := newServer(Options{}, nil)
-		elicit := serverFn(t, srv, "p", abi.HostCreateElicitation)
-		complete := serverFn(t, srv, "p", abi.HostNotifyElicitationComplete)
-		completeHyper := serverFn(t, srv, "p", abi.HostNotifyURLElicitationCompleted)
 		otherPlugin := serverFn(t, srv, "q", abi.HostNotifyElicitationComplete)
-		plugin := NewPlugin("p", "", fakeRuntime{
-			abi.ExportListTools: returns(abi.ListToolsResult{Tools: []abi.Tool{
-				{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
-				{Name: "done", InputSchema: json.RawMessage(`{"type":"object"}`)},
-				{Name: "done_hyper", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			}}),
-			abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
-				var input struct {
-					Request abi.CallToolParams `json:"request"`
-				}
-				_ = json.Unmarshal(in, &input)
-				fn := map[string]func(context.Context, []byte) ([]byte, error){"ask": elicit, "done": complete, "done_hyper": completeHyper}[input.Request.Name]
-				out, err := fn(ctx, input.Request.Arguments)
-				text := "ok:" + string(out)
-				if err != nil {
-					text = "error: " + err.Error()
-				}
-				return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}})
-			},
-		})
-		srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{plugin}, nil))
+		srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{urlElicitingPlugin(t, srv)}, nil))
 		text := func(m map[string]any) string {
 			t.Helper()
-			return result(t, m)["content"].([]any)[0].(map[string]any)["text"].(string)
+			return textOf(t, m)
 		}
-		urlCaps := `{"elicitation":{"form":{},"url":{}}}`
 		asker, bystander := session(t, srv), session(t, srv)
 		initWithCaps(t, asker, Version20251125, urlCaps)
 		initWithCaps(t, bystander, Version20251125, urlCaps)
-
-		// ask sends a URL elicitation the user accepts (or declines).
 		ask := func(h *harness, id int, elicitationID, action string) {
 			t.Helper()
-			h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{"mode":"url","message":"sign in","url":"https://example.com/login","elicitationId":%q}}}`, id, elicitationID))
-			req := h.out.next(t)
-			if req["method"] != "elicitation/create" {
-				t.Fatalf("want elicitation/create, got %v", req)
-			}
-			rid, _ := json.Marshal(req["id"])
-			h.send(`{"jsonrpc":"2.0","id":` + string(rid) + `,"result":{"action":"` + action + `"}}`)
-			if txt := text(h.out.next(t)); !strings.HasPrefix(txt, "ok:") {
-				t.Fatalf("ask: %s", txt)
-			}
+			askURL(t, h, id, elicitationID, action)
 		}
 		ask(asker, 1, "e1", "accept")
 

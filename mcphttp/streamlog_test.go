@@ -84,6 +84,15 @@ func TestAStreamResumesOnAnotherReplicaFromItsLog(t *testing.T) {
 	if e, more := resumed.next(t); more {
 		t.Fatalf("the resumed stream goes on after the response: %+v", e)
 	}
+
+	// The standalone stream is not logged: resumed on the other replica,
+	// it goes on with what that one sends.
+	standalone := readEvents(t, reps[0].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream"))
+	primed, _ := standalone.next(t)
+	standalone.body.Close()
+	if code := reps[1].status(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, primed.id); code != http.StatusOK {
+		t.Errorf("the standalone stream (%s) resumed on the other replica: %d, want its own standalone stream", primed.id, code)
+	}
 }
 
 // TestAResumedStreamOfALostReplicaEndsWithAnError resumes on another

@@ -2,7 +2,9 @@
 // mcphost service share ([state] backend = "redis"): the records of
 // 2025-era sessions (host.SharedSessionStore) and of tasks
 // (host.SharedTaskStore), the replicas' list changes (host.SharedChanges),
-// the clients' answers passed between them (host.SharedInbox), and their
+// the clients' answers and stream messages passed between them
+// (host.SharedInbox), the logs of the SSE streams (host.SharedStreamLog),
+// the URL elicitations in progress (host.SharedElicitations), and their
 // demands on each plugin's rate limit (pluginhost.RateShares). Every key starts with the configured prefix and
 // has a TTL; values are opaque, sealed by the host. It runs on Redis 7.0
 // and uses only commands it has.
@@ -176,21 +178,38 @@ func (s *Store) Load(ctx context.Context, id string) ([]byte, bool, error) {
 }
 
 // getCapped returns the value of a key unless it is longer than a cap:
-// then its length. KEYS: the key. ARGV: the cap.
+// then its length; with "take", it deletes the value it returns. KEYS: the
+// key. ARGV: the cap (-1: none), "take" or "".
 var getCapped = redis.NewScript(`
 local n = redis.call('STRLEN', KEYS[1])
-if n > tonumber(ARGV[1]) then return n end
-return redis.call('GET', KEYS[1])
+if tonumber(ARGV[1]) >= 0 and n > tonumber(ARGV[1]) then return n end
+local v = redis.call('GET', KEYS[1])
+if v and ARGV[2] == 'take' then redis.call('DEL', KEYS[1]) end
+return v
 `)
 
 // get returns the value of key, and whether there is one; a value longer
 // than the cap is an error, and is not read.
 func (s *Store) get(ctx context.Context, key string) ([]byte, bool, error) {
+	return s.read(ctx, key, false)
+}
+
+// read is get, which with take also deletes the value it returns, at
+// once: of two replicas taking one key, one gets it.
+func (s *Store) read(ctx context.Context, key string, take bool) ([]byte, bool, error) {
 	var reply any
 	var err error
-	if s.maxValue > 0 {
-		reply, err = getCapped.Run(ctx, s.client, []string{key}, s.maxValue).Result()
-	} else {
+	switch {
+	case s.maxValue > 0 || take:
+		limit, mode := s.maxValue, ""
+		if limit <= 0 {
+			limit = -1
+		}
+		if take {
+			mode = "take"
+		}
+		reply, err = getCapped.Run(ctx, s.client, []string{key}, limit, mode).Result()
+	default:
 		reply, err = s.client.Get(ctx, key).Result()
 	}
 	if errors.Is(err, redis.Nil) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,5 +233,51 @@ func TestAnInboxHoldsWhatWasSentBeforeItsReaderStarted(t *testing.T) {
 	}
 	if !slices.Equal(seen, []string{"one", "two", "three"}) {
 		t.Errorf("received %q, want one, two, three", seen)
+	}
+}
+
+// TestAURLElicitationIsTakenOnce holds a URL elicitation, and has many
+// stores take it at once: one gets it, the others find none; a value
+// over the cap is refused, and one forged over it in Redis is not read.
+func TestAURLElicitationIsTakenOnce(t *testing.T) {
+	r := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	store, err := redisstate.Open(redisstate.Options{URL: r.URL(), Password: r.Password, Prefix: "el:", MaxValueBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Hold(ctx, "k", []byte("where"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			v, ok, err := r.Store("el:").Take(ctx, "k")
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				got = append(got, string(v))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != 1 || got[0] != "where" {
+		t.Errorf("8 takes at once got %q, want one \"where\"", got)
+	}
+	if err := store.Hold(ctx, "k2", []byte(strings.Repeat("x", 65)), time.Minute); err == nil {
+		t.Error("a value of 65 bytes was held, over the cap of 64")
+	}
+	if _, err := r.Do("SET", "el:elicitation:k3", strings.Repeat("x", 65)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := store.Take(ctx, "k3"); ok || err == nil {
+		t.Errorf("taking a value of 65 bytes forged in Redis: %v %v, want it refused unread", ok, err)
 	}
 }

@@ -78,3 +78,20 @@ func (s *Store) Admit(ctx context.Context, id, client string, ttl time.Duration,
 		time.Now().UnixMilli(), max(ttl.Milliseconds(), 1), most, perClient, id, client, s.clientSessionsPrefix()).Text()
 	return refused, s.wrap(err)
 }
+
+// elicitationKey is the key of a URL elicitation in progress.
+func (s *Store) elicitationKey(key string) string { return s.prefix + "elicitation:" + key }
+
+// Hold keeps value under key for ttl (host.SharedElicitations).
+func (s *Store) Hold(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := s.fits("a URL elicitation", value); err != nil {
+		return err
+	}
+	return s.wrap(s.client.Set(ctx, s.elicitationKey(key), value, ttl).Err())
+}
+
+// Take removes the value under key and returns it, in one script: of
+// replicas taking one key at once, one gets it (host.SharedElicitations).
+func (s *Store) Take(ctx context.Context, key string) ([]byte, bool, error) {
+	return s.read(ctx, s.elicitationKey(key), true)
+}

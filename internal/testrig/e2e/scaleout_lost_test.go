@@ -229,3 +229,56 @@ func TestALegacyClientsPOSTsLandOnOtherReplicas(t *testing.T) {
 	}
 	t.Logf("MCP requests served by each replica: %v", served)
 }
+
+// TestAURLElicitationCompletedOnAnotherReplica runs the Go SDK's client
+// through haproxy in front of three replicas sharing Redis, with the
+// signin plugin: each round sends a URL elicitation (sign_in), which the
+// client accepts, then completes it (signed_in) in a call that haproxy's
+// round robin brings to another replica (the calls and the client's
+// answer are three POSTs a round). The client hears of each completion on
+// its stream of server messages, which one replica holds.
+func TestAURLElicitationCompletedOnAnotherReplica(t *testing.T) {
+	r := redistest.Start(t)
+	url, _ := replicasBehindHAProxy(t, replicaFixtureOf(t, r, `
+[plugins.signin]
+host_functions = ["create_elicitation", "notify_elicitation_complete"]
+`, []string{"internal/testrig/testplugins/signin"}), 3)
+	completed := make(chan string, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-signin", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode != "url" {
+				return nil, fmt.Errorf("want a URL elicitation, got %+v", req.Params)
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			completed <- req.Params.ElicitationID
+		},
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+	})
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i := range 6 {
+		id := fmt.Sprintf("sign-in-%d", i)
+		for _, call := range [][2]string{{"sign_in", "accept"}, {"signed_in", "completed " + id}} {
+			res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: call[0], Arguments: map[string]any{"id": id}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s %s: %v %+v", call[0], id, err, res)
+			}
+			if text, _ := res.Content[0].(*mcp.TextContent); text == nil || text.Text != call[1] {
+				t.Fatalf("%s %s answered %+v, want %q", call[0], id, res.Content, call[1])
+			}
+		}
+		select {
+		case got := <-completed:
+			if got != id {
+				t.Fatalf("the client heard that %s completed, want %s", got, id)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the client did not hear that %s completed", id)
+		}
+	}
+}

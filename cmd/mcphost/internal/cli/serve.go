@@ -228,7 +228,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
 		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(), Changes: shared.changes(),
-		Inbox: shared.inbox(), StreamLog: shared.streamLog(), TaskLease: cfg.State.TaskLease, Replica: replica,
+		Inbox: shared.inbox(), StreamLog: shared.streamLog(), Elicitations: shared.elicitations(), TaskLease: cfg.State.TaskLease, Replica: replica,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the

@@ -127,6 +127,15 @@ func (s *sharedState) streamLog() host.SharedStreamLog {
 	return s.store
 }
 
+// elicitations returns the replicas' URL elicitations in progress of the
+// backend, nil for none.
+func (s *sharedState) elicitations() host.SharedElicitations {
+	if s == nil {
+		return nil
+	}
+	return s.store
+}
+
 // rateShares returns what divides the plugins' calls_per_second between
 // the replicas, nil for none.
 func (s *sharedState) rateShares() pluginhost.RateShares {
