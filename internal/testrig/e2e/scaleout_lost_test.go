@@ -92,6 +92,13 @@ func TestATaskOfAKilledReplicaFailsWithinItsLease(t *testing.T) {
 	}
 }
 
+// echoSampling is a client's sampling: it answers "re: " and the first
+// message's text.
+func echoSampling(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	in, _ := req.Params.Messages[0].Content.(*mcp.TextContent)
+	return &mcp.CreateMessageResult{Role: "assistant", Model: "echo-model", StopReason: "endTurn", Content: &mcp.TextContent{Text: "re: " + in.Text}}, nil
+}
+
 // TestServerToClientRequestsAnsweredOnAnotherReplica runs the Go SDK's
 // client through haproxy in front of three replicas sharing Redis, with
 // the conformance plugin's tools that ask the client for sampling and for
@@ -104,10 +111,7 @@ func TestServerToClientRequestsAnsweredOnAnotherReplica(t *testing.T) {
 	r := redistest.Start(t)
 	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-talkback", Version: "1"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			in, _ := req.Params.Messages[0].Content.(*mcp.TextContent)
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "echo-model", StopReason: "endTurn", Content: &mcp.TextContent{Text: "re: " + in.Text}}, nil
-		},
+		CreateMessageHandler: echoSampling,
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "Ada", "email": "ada@example.com"}}, nil
 		},
@@ -191,12 +195,7 @@ func BenchmarkServerToClientRoundTripAcrossReplicas(b *testing.B) {
 func TestALegacyClientsPOSTsLandOnOtherReplicas(t *testing.T) {
 	r := redistest.Start(t)
 	url, bases := replicasBehindHAProxy(t, replicaFixtureOf(t, r, conformanceGrants, []string{"plugins/conformance"}), 3)
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-legacy", Version: "1"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			in, _ := req.Params.Messages[0].Content.(*mcp.TextContent)
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "echo-model", StopReason: "endTurn", Content: &mcp.TextContent{Text: "re: " + in.Text}}, nil
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-legacy", Version: "1"}, &mcp.ClientOptions{CreateMessageHandler: echoSampling})
 	cs, err := client.Connect(ctxT(t), &mcp.SSEClientTransport{Endpoint: strings.TrimSuffix(url, "/mcp") + "/sse"}, &mcp.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
 	if err != nil {
 		t.Fatal(err)

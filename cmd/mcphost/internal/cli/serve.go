@@ -227,8 +227,10 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 		Name: cfg.Server.Name, Title: cfg.Server.Title, Version: f.version,
 		PageSize: cfg.Server.PageSize, Logger: logger, Subject: auth.Subject, Scopes: auth.Scopes,
 		RequestStateKeys: stateKeys, RequestStateTTL: cfg.Server.RequestStateTTL,
-		SessionStore: shared.sessions(), SessionTTL: cfg.HTTP.SessionIdleTimeout, TaskStore: shared.tasks(), Changes: shared.changes(),
-		Inbox: shared.inbox(), StreamLog: shared.streamLog(), Elicitations: shared.elicitations(), TaskLease: cfg.State.TaskLease, Replica: replica,
+		SessionStore: sharedAs[host.SharedSessionStore](shared), SessionTTL: cfg.HTTP.SessionIdleTimeout,
+		TaskStore: sharedAs[host.SharedTaskStore](shared), Changes: sharedAs[host.SharedChanges](shared),
+		Inbox: sharedAs[host.SharedInbox](shared), StreamLog: sharedAs[host.SharedStreamLog](shared),
+		Elicitations: sharedAs[host.SharedElicitations](shared), TaskLease: cfg.State.TaskLease, Replica: replica,
 		Instructions: cfg.Server.Instructions,
 		TaskAfter:    cfg.Server.TaskAfter, MaxTasks: cfg.Server.MaxTasks, MaxTasksPerUser: cfg.Server.MaxTasksPerUser,
 		// The catalog changes while serve runs: plugins loaded late, the
@@ -241,7 +243,7 @@ func serve(ctx context.Context, f serveFlags, stdin io.Reader, stdout, stderr io
 	go srv.FollowChanges(ctx) // the other replicas' list changes, with a shared backend
 	go srv.FollowInbox(ctx)   // the clients' answers the other replicas pass here
 	go srv.LogStreams(ctx)    // the SSE streams' events, for the other replicas
-	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox, RateShares: shared.rateShares()}
+	loader := &pluginhost.Loader{Engine: engine, Server: srv, Logger: logger, Observe: observeSandbox, RateShares: sharedAs[pluginhost.RateShares](shared)}
 	if served.metrics != nil {
 		loader.Loads = served.metrics
 	}

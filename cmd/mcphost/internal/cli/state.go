@@ -11,8 +11,6 @@ import (
 
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/certfile"
 	"github.com/mcphost/mcphost/config"
-	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/pluginhost"
 	"github.com/mcphost/mcphost/redisstate"
 )
 
@@ -86,63 +84,15 @@ func stateValueCap(cfg *config.Config) int64 {
 	return 2*int64(largest+cfg.HTTP.MaxBodyBytes) + 64<<10
 }
 
-// sessions returns the session store of the backend, nil for none.
-func (s *sharedState) sessions() host.SharedSessionStore {
+// sharedAs returns the backend as what a part of the host takes of it (a
+// session store, the inboxes, …), or the nil T without one: a nil
+// *redisstate.Store in an interface would not be nil.
+func sharedAs[T any](s *sharedState) T {
+	var none T
 	if s == nil {
-		return nil
+		return none
 	}
-	return s.store
-}
-
-// tasks returns the task store of the backend, nil for none.
-func (s *sharedState) tasks() host.SharedTaskStore {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// changes returns the list-change feed of the backend, nil for none.
-func (s *sharedState) changes() host.SharedChanges {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// inbox returns the replicas' inboxes of the backend, nil for none.
-func (s *sharedState) inbox() host.SharedInbox {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// streamLog returns the replicas' SSE stream logs of the backend, nil for
-// none.
-func (s *sharedState) streamLog() host.SharedStreamLog {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// elicitations returns the replicas' URL elicitations in progress of the
-// backend, nil for none.
-func (s *sharedState) elicitations() host.SharedElicitations {
-	if s == nil {
-		return nil
-	}
-	return s.store
-}
-
-// rateShares returns what divides the plugins' calls_per_second between
-// the replicas, nil for none.
-func (s *sharedState) rateShares() pluginhost.RateShares {
-	if s == nil {
-		return nil
-	}
-	return s.store
+	return any(s.store).(T)
 }
 
 // close withdraws this replica's announcement and closes the backend's
