@@ -161,6 +161,7 @@ const (
 	sseWriteTimeout   = 10 * time.Second // for a client to take one write of its SSE stream
 	shutdownMargin    = 2 * time.Second  // after the grace, for streams to end
 	maxIdleStreams    = 16               // POST streams per session kept with no connection, for resumption
+	maxReplays        = 8                // streams per session resumed at once from other replicas' logs
 	sessionIDBytes    = 32               // random bytes of a session id
 	headerSessionID   = "Mcp-Session-Id" // names the Streamable HTTP session of a request
 	headerVersion     = "Mcp-Protocol-Version"
@@ -336,6 +337,7 @@ type httpSession struct {
 	mu         sync.Mutex
 	streams    map[int]*eventStream // by stream id; 0 is standalone
 	lastStream int
+	replays    int // streams of other replicas being resumed here (replayStream)
 }
 
 var errClosing = errors.New("the server is shutting down")

@@ -428,6 +428,21 @@ func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 // that error (and it is logged for a later resume): a client never waits
 // in silence for a dead replica.
 func (h *Handler) replayStream(w http.ResponseWriter, r *http.Request, hs *httpSession, name string, ids json.RawMessage, after int) {
+	hs.mu.Lock()
+	busy := hs.replays >= maxReplays
+	if !busy {
+		hs.replays++
+	}
+	hs.mu.Unlock()
+	if busy {
+		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "too many streams of this session are being resumed from other replicas at once (%d)", maxReplays))
+		return
+	}
+	defer func() {
+		hs.mu.Lock()
+		hs.replays--
+		hs.mu.Unlock()
+	}()
 	c := &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

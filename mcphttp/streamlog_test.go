@@ -214,3 +214,33 @@ func mustJSONString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestResumptionsFromOtherReplicasAreBoundedPerSession resumes one stream
+// of another replica many times at once, as a hostile client may, each
+// holding a read of the log: beyond maxReplays at once they are refused
+// with 503, and the session's other requests go on.
+func TestResumptionsFromOtherReplicasAreBoundedPerSession(t *testing.T) {
+	r := redistest.Start(t)
+	release := make(chan struct{})
+	defer close(release)
+	reps, _ := streamReplicas(t, r, release)
+	id := reps[0].initSession(t, host.Version20251125)
+	call, priming, _ := startJobOn(t, reps[0], id)
+	defer call.body.Close()
+	var refused int
+	for range maxReplays + 2 {
+		switch code := reps[1].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, priming).StatusCode; code {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			refused++
+		default:
+			t.Fatalf("resuming %s: %d", priming, code)
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d of %d resumptions at once were refused, want those beyond %d", refused, maxReplays+2, maxReplays)
+	}
+	if code := reps[1].status(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, headerSessionID, id); code != http.StatusOK {
+		t.Errorf("tools/list meanwhile: %d", code)
+	}
+}

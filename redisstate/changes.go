@@ -82,9 +82,14 @@ func (s *Store) appendTo(ctx context.Context, key string, kept int64, ttl time.D
 // follow calls each with the values of the entries added to the stream key
 // from now on (or, fromStart, of all it holds first), until ctx ends.
 func (s *Store) follow(ctx context.Context, key string, fromStart bool, each func(values map[string]any)) error {
+	return s.followWith(ctx, s.client, key, fromStart, each)
+}
+
+// followWith is follow on the connections of client.
+func (s *Store) followWith(ctx context.Context, client *redis.Client, key string, fromStart bool, each func(values map[string]any)) error {
 	last := "0-0"
 	if !fromStart {
-		newest, err := s.client.XRevRangeN(ctx, key, "+", "-", 1).Result()
+		newest, err := client.XRevRangeN(ctx, key, "+", "-", 1).Result()
 		if err != nil {
 			return s.wrap(err)
 		}
@@ -93,7 +98,7 @@ func (s *Store) follow(ctx context.Context, key string, fromStart bool, each fun
 		}
 	}
 	for ctx.Err() == nil {
-		streams, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{key, last}, Count: changesKept, Block: followWait}).Result()
+		streams, err := client.XRead(ctx, &redis.XReadArgs{Streams: []string{key, last}, Count: changesKept, Block: followWait}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
 			continue // nothing new within followWait
@@ -139,7 +144,7 @@ func (s *Store) Append(ctx context.Context, logs []string, entries [][]byte) err
 // Read calls each with the entries of the stream log log, all it holds
 // then those appended from now on, until ctx ends (host.SharedStreamLog).
 func (s *Store) Read(ctx context.Context, log string, each func(entry []byte)) error {
-	return s.follow(ctx, s.streamLogKey(log), true, func(values map[string]any) {
+	return s.followWith(ctx, s.logReads, s.streamLogKey(log), true, func(values map[string]any) {
 		if e, _ := values["e"].(string); e != "" {
 			each([]byte(e))
 		}

@@ -66,8 +66,10 @@ func (c clientLogger) Printf(ctx context.Context, format string, v ...any) {
 // Store is a connection pool to one Redis server.
 type Store struct {
 	client *redis.Client
-	prefix string
-	addr   string // host:port, which errors name
+	// logReads reads the stream logs (Read), at most maxLogReads at once.
+	logReads *redis.Client
+	prefix   string
+	addr     string // host:port, which errors name
 	// replica names this process among the replicas (Share): random,
 	// drawn at Open.
 	replica string
@@ -80,6 +82,9 @@ type Store struct {
 const (
 	dialTimeout    = 2 * time.Second
 	commandTimeout = 2 * time.Second
+	// maxLogReads bounds the stream logs read at once (Read): one more
+	// waits a second for one to end, then fails.
+	maxLogReads = 32
 )
 
 // Open returns a Store for the server at opts.URL. It does not connect:
@@ -128,10 +133,17 @@ func Open(opts Options) (*Store, error) {
 		ro.TLSConfig.MinVersion = max(ro.TLSConfig.MinVersion, tls.VersionTLS12)
 	}
 	client := redis.NewClient(ro)
+	// The stream logs' reads, which a client's resumptions start and
+	// which block, have connections of their own: however many it starts,
+	// the other commands find theirs.
+	lo := *ro
+	lo.PoolSize, lo.PoolTimeout = maxLogReads, time.Second
+	logReads := redis.NewClient(&lo)
 	if opts.RoundTrip != nil {
 		client.AddHook(roundTripHook(opts.RoundTrip))
+		logReads.AddHook(roundTripHook(opts.RoundTrip))
 	}
-	return &Store{client: client, prefix: opts.Prefix, addr: u.Host, replica: rand.Text(), maxValue: opts.MaxValueBytes}, nil
+	return &Store{client: client, logReads: logReads, prefix: opts.Prefix, addr: u.Host, replica: rand.Text(), maxValue: opts.MaxValueBytes}, nil
 }
 
 // roundTripHook calls itself with the name of each round trip's command.
@@ -159,7 +171,7 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { return s.client.Close() }
+func (s *Store) Close() error { return errors.Join(s.client.Close(), s.logReads.Close()) }
 
 // wrap names the server in err, which says what failed.
 func (s *Store) wrap(err error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -279,5 +280,33 @@ func TestAURLElicitationIsTakenOnce(t *testing.T) {
 	}
 	if _, ok, err := store.Take(ctx, "k3"); ok || err == nil {
 		t.Errorf("taking a value of 65 bytes forged in Redis: %v %v, want it refused unread", ok, err)
+	}
+}
+
+// TestStreamLogReadsKeepToTheirOwnConnections starts more blocking reads
+// of stream logs than they have connections, as a client's resumptions
+// may: the other commands still get a connection at once.
+func TestStreamLogReadsKeepToTheirOwnConnections(t *testing.T) {
+	r := redistest.Start(t)
+	store := r.Store("lr:")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 48 {
+		wg.Go(func() { _ = store.Read(ctx, fmt.Sprint("log", i), func([]byte) {}) })
+	}
+	defer wg.Wait()
+	defer cancel()
+	time.Sleep(300 * time.Millisecond)
+	for range 3 {
+		began := time.Now()
+		if err := store.Save(context.Background(), "s", []byte("rec"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := store.Load(context.Background(), "s"); !ok || err != nil {
+			t.Fatalf("load: %v %v", ok, err)
+		}
+		if took := time.Since(began); took > 300*time.Millisecond {
+			t.Errorf("a save and a load took %v while 48 logs were read", took)
+		}
 	}
 }
