@@ -142,6 +142,7 @@ type Server struct {
 	logLimits    logLimits               // notify_logging_message rate limits, per plugin
 	elicitations urlElicitations         // URL elicitations in progress, per plugin
 	tasks        taskSet                 // tasks of both eras (task.go, taskstore.go)
+	remoteWaits  remoteWaits             // tasks/result here for tasks run elsewhere (sharedtaskwait.go)
 	startup      atomic.Pointer[startup] // the initial load, once Loading was called (startup.go)
 	swaps        swapSignal              // wakes requests waiting for a plugin still loading (startup.go)
 	stateKeys    stateKeys               // sign the requestState of input_required results (requeststate.go)

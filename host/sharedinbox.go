@@ -112,6 +112,9 @@ func (s *Server) received(b []byte) {
 		s.log().Warn("a message in this replica's inbox is refused", "err", err)
 		return
 	}
+	if s.receivedForTask(kind, id, payload) {
+		return
+	}
 	sess := s.sessions.withID(id)
 	switch {
 	case sess == nil:

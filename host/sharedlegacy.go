@@ -51,7 +51,7 @@ func (s *Server) ResumeLegacy(ctx context.Context, opts SessionOptions, subject 
 		return nil, nil, ErrNoSession
 	}
 	s.awaitStartup(ctx)
-	relay := &streamRelay{srv: s, to: rec.Stream, id: hashSession(opts.ID)}
+	relay := &streamRelay{srv: s, to: rec.Stream, kind: inboxMessage, id: hashSession(opts.ID)}
 	sess := s.OpenSession(relay, opts)
 	sess.mu.Lock()
 	sess.began, sess.owner, sess.client, sess.stream = rec.Version != "", subject, rec.Client, rec.Stream
@@ -60,15 +60,17 @@ func (s *Server) ResumeLegacy(ctx context.Context, opts SessionOptions, subject 
 	return sess, relay, nil
 }
 
-// streamRelay is the Outbound of a legacy session served on a replica that
-// does not hold its stream: each message goes to the inbox of the one that
-// does.
+// streamRelay is an Outbound whose messages go to another replica's inbox:
+// that of a legacy session served on a replica that does not hold its
+// stream, or of a task's run whose tasks/result waits on another replica
+// (sharedtaskwait.go).
 type streamRelay struct {
-	srv *Server
-	to  string // the replica holding the stream
-	id  string // the session's name (conn.id)
+	srv  *Server
+	to   string // the replica the messages go to
+	kind string // inboxMessage, inboxTaskMessage
+	id   string // the session's name (conn.id), or the waiter's token
 }
 
 func (r *streamRelay) Send(msg []byte) error {
-	return r.srv.pass(r.to, inboxMessage, r.id, msg)
+	return r.srv.pass(r.to, r.kind, r.id, msg)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/testrig/poll"
 	"github.com/mcphost/mcphost/internal/testrig/redistest"
+	"github.com/mcphost/mcphost/redisstate"
 )
 
 // redisReplicas returns n servers of echoTool that share one real Redis
@@ -463,29 +464,47 @@ func TestATaskOfALostReplicaFailsWithinItsLease(t *testing.T) {
 // passes it to the first through its inbox: the call ends with it. An
 // answer written to the inbox by someone without the replicas' key is
 // refused, and the call waits on for the real one.
-func TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall(t *testing.T) {
-	r := redistest.Start(t)
-	var servers []*Server
+// replicaPair starts two servers sharing the Redis r, under prefix, for
+// their sessions, inboxes and changes, and for what more adds, each
+// serving the plugins that plugins makes for it and following its inbox
+// and the changes; then it opens a session of a 2025-11-25 client of caps
+// on the first (a) and resumes it on the second (b).
+func replicaPair(t *testing.T, r *redistest.Server, prefix string, more func(*redisstate.Store, *Options), plugins func(*Server) []*Plugin, caps string) (servers []*Server, a, b *harness) {
+	t.Helper()
 	for range 2 {
-		store := r.Store("inbox:")
-		srv := NewServer(Options{SessionStore: store, Inbox: store, SessionTTL: time.Minute,
-			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}},
-			BuildCatalog(t.Context(), []*Plugin{callerPlugin(hostFn(t, abi.HostCreateMessage))}, nil))
+		store := r.Store(prefix)
+		opts := Options{SessionStore: store, Inbox: store, Changes: store, SessionTTL: time.Minute,
+			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}
+		if more != nil {
+			more(store, &opts)
+		}
+		srv := NewServer(opts, nil)
+		srv.SetCatalog(BuildCatalog(t.Context(), plugins(srv), nil))
 		ctx, stop := context.WithCancel(context.Background())
 		t.Cleanup(stop)
 		go srv.FollowInbox(ctx)
+		go srv.FollowChanges(ctx)
 		servers = append(servers, srv)
 	}
-	opts := SessionOptions{Transport: TransportHTTP, ID: "aW5ib3gtc2Vzc2lvbg", Endpoint: "/mcp"}
+	opts := SessionOptions{Transport: TransportHTTP, ID: "pair-" + strings.TrimSuffix(prefix, ":"), Endpoint: "/mcp"}
 	out := newRecorder()
-	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
-	initWithCaps(t, a, Version20251125, `{"sampling":{}}`)
-	sess, err := servers[1].ResumeSession(t.Context(), newRecorder(), opts, "")
+	a = &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
+	initWithCaps(t, a, Version20251125, caps)
+	bOut := newRecorder()
+	sess, err := servers[1].ResumeSession(t.Context(), bOut, opts, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &harness{srv: servers[1], sess: sess, out: newRecorder()}
-	time.Sleep(200 * time.Millisecond) // the inboxes are followed
+	b = &harness{srv: servers[1], sess: sess, out: bOut}
+	time.Sleep(200 * time.Millisecond) // the inboxes and changes are followed
+	return servers, a, b
+}
+
+func TestAClientsAnswerOnAnotherReplicaReachesTheWaitingCall(t *testing.T) {
+	r := redistest.Start(t)
+	servers, a, b := replicaPair(t, r, "inbox:", nil, func(*Server) []*Plugin {
+		return []*Plugin{callerPlugin(hostFn(t, abi.HostCreateMessage))}
+	}, `{"sampling":{}}`)
 
 	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}}`)
 	req := a.out.next(t)
@@ -549,29 +568,8 @@ func (fakeInbox) Receive(ctx context.Context, _ string, _ func([]byte)) error {
 // changes stream are refused.
 func TestAURLElicitationCompletesOnAnotherReplica(t *testing.T) {
 	r := redistest.Start(t)
-	var servers []*Server
-	for range 2 {
-		store := r.Store("elicit:")
-		srv := NewServer(Options{SessionStore: store, Changes: store, Elicitations: store, Inbox: store, SessionTTL: time.Minute,
-			RequestStateKeys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}, nil)
-		srv.SetCatalog(BuildCatalog(t.Context(), []*Plugin{urlElicitingPlugin(t, srv)}, nil))
-		ctx, stop := context.WithCancel(context.Background())
-		t.Cleanup(stop)
-		go srv.FollowChanges(ctx)
-		go srv.FollowInbox(ctx)
-		servers = append(servers, srv)
-	}
-	opts := SessionOptions{Transport: TransportHTTP, ID: "ZWxpY2l0LXNlc3Npb24", Endpoint: "/mcp"}
-	out := newRecorder()
-	a := &harness{srv: servers[0], sess: servers[0].OpenSession(out, opts), out: out}
-	initWithCaps(t, a, Version20251125, urlCaps)
-	bOut := newRecorder()
-	sess, err := servers[1].ResumeSession(t.Context(), bOut, opts, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &harness{srv: servers[1], sess: sess, out: bOut}
-	time.Sleep(200 * time.Millisecond) // the changes are followed
+	_, a, b := replicaPair(t, r, "elicit:", func(store *redisstate.Store, o *Options) { o.Elicitations = store },
+		func(srv *Server) []*Plugin { return []*Plugin{urlElicitingPlugin(t, srv)} }, urlCaps)
 
 	askURL(t, a, 1, "e1", "accept")
 	b.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"done","arguments":{"elicitationId":"e1"}}}`)
@@ -604,4 +602,32 @@ func TestAURLElicitationCompletesOnAnotherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.out.none(t, 300*time.Millisecond)
+}
+
+// TestATasksRequestsReachItsTasksResultOnAnotherReplica creates a task on
+// one replica whose run asks the client for an elicitation
+// (input_required), and calls tasks/result for it on another replica
+// sharing Redis: the elicitation request comes out there, with the
+// related task; the client's answer, given there, reaches the run; and
+// that tasks/result ends with the task's result.
+func TestATasksRequestsReachItsTasksResultOnAnotherReplica(t *testing.T) {
+	r := redistest.Start(t)
+	_, a, b := replicaPair(t, r, "tw:", func(store *redisstate.Store, o *Options) { o.TaskStore = store },
+		func(*Server) []*Plugin { p, _ := taskPlugin(t); return []*Plugin{p} }, `{"elicitation":{"form":{}}}`)
+
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},"task":{}}}`)
+	created, _ := a.await(t, responseTo(1))
+	id := result(t, created)["task"].(map[string]any)["taskId"].(string)
+	b.taskStatus(t, id, "input_required")
+	b.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":%q}}`, id))
+	ask, _ := b.await(t, isMethod("elicitation/create"))
+	if relatedTask(ask["params"].(map[string]any)) != id {
+		t.Fatalf("the elicitation on the other replica lacks the related task: %v", ask)
+	}
+	askID, _ := json.Marshal(ask["id"])
+	b.send(`{"jsonrpc":"2.0","id":` + string(askID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	res, _ := b.await(t, responseTo(2))
+	if text := result(t, res)["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, `"Ada"`) {
+		t.Fatalf("tasks/result on the other replica: %v", res)
+	}
 }

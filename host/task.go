@@ -388,8 +388,12 @@ type liveTask struct {
 	renewed     time.Time         // when this replica last renewed its lease (shared store)
 }
 
-// waiter is a tasks/result request waiting for its task.
-type waiter struct{ reply Outbound }
+// waiter is a tasks/result request waiting for its task, here or on
+// another replica (token names it there: sharedtaskwait.go).
+type waiter struct {
+	reply Outbound
+	token string
+}
 
 type queuedRequest struct {
 	id  string
@@ -439,7 +443,7 @@ func (s *taskSet) open(req *request, what string, plugin *Plugin, p *taskParams,
 		Created: now, Updated: now, TTL: s.ttl(p), Poll: orDefault(s.pollInterval, defaultTaskPollInterval), Status: taskWorking,
 	}
 	if s.lease > 0 {
-		rec.Runner, rec.Lease = s.replica, now.Add(s.lease)
+		rec.Runner, rec.Lease, rec.Origin = s.replica, now.Add(s.lease), req.srv.origin
 		l.mu.Lock()
 		l.renewed = now
 		l.mu.Unlock()
@@ -571,11 +575,7 @@ func (l *liveTask) wait(ctx context.Context, reply Outbound) (taskRecord, error)
 		return l.final, nil
 	}
 	w := &waiter{reply: reply}
-	l.waiters = append(l.waiters, w)
-	for _, q := range l.queue { // under the lock, so they go out in order
-		_ = reply.Send(q.msg)
-	}
-	l.queue = nil
+	l.attachLocked(w)
 	l.mu.Unlock()
 	var err error
 	select {
@@ -584,10 +584,23 @@ func (l *liveTask) wait(ctx context.Context, reply Outbound) (taskRecord, error)
 		err = ctx.Err()
 	}
 	l.mu.Lock()
-	if i := slices.Index(l.waiters, w); i >= 0 {
-		l.waiters = slices.Delete(l.waiters, i, i+1)
-	}
+	l.detachLocked(func(o *waiter) bool { return o == w })
 	return l.final, err
+}
+
+// attachLocked makes w the newest waiter of the task, which takes its
+// requests to the client, those queued first. l.mu is held.
+func (l *liveTask) attachLocked(w *waiter) {
+	l.waiters = append(l.waiters, w)
+	for _, q := range l.queue { // under the lock, so they go out in order
+		_ = w.reply.Send(q.msg)
+	}
+	l.queue = nil
+}
+
+// detachLocked removes the waiters that match. l.mu is held.
+func (l *liveTask) detachLocked(match func(*waiter) bool) {
+	l.waiters = slices.DeleteFunc(l.waiters, match)
 }
 
 // announce sends the status notification of the task as rec has it, if
@@ -799,8 +812,11 @@ func handleTaskResult(ctx context.Context, req *request, params *taskIDParams) (
 		if rec, err = l.wait(ctx, req.reply); err != nil {
 			return nil, err
 		}
-	default: // run by another replica
-		if rec, err = req.srv.tasks.awaitEnd(ctx, rec, req.era.tasks().owner(req)); err != nil {
+	default: // run by another replica, which sends its requests to the client here
+		stop := req.srv.waitRemotely(rec, req.reply)
+		rec, err = req.srv.tasks.awaitEnd(ctx, rec, req.era.tasks().owner(req))
+		stop()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -878,7 +894,7 @@ func (s *taskSet) cancel(id string, l *liveTask) (taskRecord, bool) {
 // awaitEnd waits, within ctx, for the end of a task that another replica
 // runs, reading its record every poll interval, and returns the record as
 // the task ended. (The requests to the client of a task in input_required
-// reach only a tasks/result on the replica that runs it.)
+// come meanwhile from that replica: Server.waitRemotely.)
 func (s *taskSet) awaitEnd(ctx context.Context, rec taskRecord, owner taskOwner) (taskRecord, error) {
 	tick := time.NewTicker(sharedTaskPoll)
 	defer tick.Stop()

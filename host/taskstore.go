@@ -68,6 +68,9 @@ type taskRecord struct {
 	// the task has failed with its replica.
 	Runner string    `json:"runner,omitempty"`
 	Lease  time.Time `json:"lease,omitzero"`
+	// Origin is the process name of the replica that runs it (the inbox
+	// its tasks/result requests elsewhere reach it by: sharedtaskwait.go).
+	Origin string `json:"origin,omitempty"`
 }
 
 // lapsed reports whether the task still runs, as far as the record says,

@@ -66,6 +66,16 @@ func TestTasksMoveBetweenReplicasBehindHAProxy(t *testing.T) {
 		if code := codeOf(t, other.request(t, 1, "tasks/get", map[string]any{"taskId": quick})); code != -32602 {
 			t.Errorf("tasks/get of another session's task: code %d, want -32602", code)
 		}
+		// A task in input_required: its tasks/result, on whichever replica,
+		// carries the elicitation its run sends, and the answer, POSTed to
+		// yet another, reaches the run.
+		for range 3 {
+			asking := createdTask(t, p.request(t, id.next(), "tools/call", map[string]any{"name": "test_elicitation", "arguments": map[string]any{"message": "Who are you?"}, "task": map[string]any{}}))
+			pollStatus(t, p, id, asking, "input_required")
+			if text := answerTaskElicitation(t, p, asking, id)["content"].([]any)[0].(map[string]any)["text"].(string); !strings.Contains(text, "Ada") {
+				t.Fatalf("tasks/result of an elicitation task on another replica: %s", text)
+			}
+		}
 	})
 
 	t.Run("2026-07-28", func(t *testing.T) {

@@ -392,6 +392,25 @@ func checkTasks(t *testing.T, p jsonrpc, elicit func(taskID string, id *ids) map
 	}
 }
 
+// answerTaskElicitation calls tasks/result for the conformance plugin's
+// elicitation task over Streamable HTTP: its SSE stream carries the
+// elicitation, answered in a POST of its own, then the task's outcome,
+// whose result it returns.
+func answerTaskElicitation(t *testing.T, p *httpPeer, taskID string, id *ids) map[string]any {
+	t.Helper()
+	msgs := p.stream(t, id.next(), "tasks/result", map[string]any{"taskId": taskID}, func(m map[string]any) {
+		if m["method"] != "elicitation/create" {
+			return
+		}
+		if metaTask(m["params"].(map[string]any)) != taskID {
+			t.Errorf("elicitation without the related task: %v", m)
+		}
+		ask, _ := json.Marshal(m["id"])
+		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, ask, elicitationAnswer))
+	})
+	return resultOf(t, msgs)
+}
+
 // elicitationAnswer is the client's answer to the conformance plugin's
 // elicitation.
 const elicitationAnswer = `{"action":"accept","content":{"username":"Ada","email":"ada@example.com"}}`
@@ -429,22 +448,7 @@ func TestTasksOverStreamableHTTP(t *testing.T) {
 	start := time.Now()
 	url := newFixture(t, taskConfig, taskPlugins...).serveHTTP(t)
 	p := &httpPeer{url: url}
-	checkTasks(t, p, func(taskID string, id *ids) map[string]any {
-		// tasks/result answers with an SSE stream that carries the
-		// elicitation, then the outcome once it is answered (in a POST of
-		// its own).
-		msgs := p.stream(t, id.next(), "tasks/result", map[string]any{"taskId": taskID}, func(m map[string]any) {
-			if m["method"] != "elicitation/create" {
-				return
-			}
-			if metaTask(m["params"].(map[string]any)) != taskID {
-				t.Errorf("elicitation without the related task: %v", m)
-			}
-			ask, _ := json.Marshal(m["id"])
-			p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, ask, elicitationAnswer))
-		})
-		return resultOf(t, msgs)
-	})
+	checkTasks(t, p, func(taskID string, id *ids) map[string]any { return answerTaskElicitation(t, p, taskID, id) })
 
 	// tasks/get answers with JSON, not a stream.
 	resp := p.post(t, `{"jsonrpc":"2.0","id":900,"method":"tasks/list"}`)
