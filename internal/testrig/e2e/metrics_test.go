@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -37,6 +38,29 @@ func scrapeMetrics(t *testing.T, url, token string) (map[string]*dto.MetricFamil
 		return nil, resp.StatusCode
 	}
 	return promtest.Parse(t, resp.Body), http.StatusOK
+}
+
+// settledMetrics scrapes url until two scrapes 100 ms apart give the same
+// text: a request is counted once its response is sent, so a scrape just
+// after a response may come before it is.
+func settledMetrics(t *testing.T, url, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	var families map[string]*dto.MetricFamily
+	last := ""
+	poll.Within(5*time.Second, func() bool {
+		var status int
+		if families, status = scrapeMetrics(t, url, token); status != http.StatusOK {
+			t.Fatalf("GET %s: %d", url, status)
+		}
+		now := fmt.Sprint(families["mcp_server_operation_duration_seconds"], families["mcphost_plugin_call_duration_seconds"])
+		settled := now == last
+		last = now
+		if !settled {
+			time.Sleep(100 * time.Millisecond)
+		}
+		return settled
+	})
+	return families
 }
 
 // toolCallSeries returns the sample count of each tools/call series of
@@ -86,10 +110,6 @@ func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 	if _, _, err := hostileCall(ctx, cs, "no_such_tool", nil); err == nil {
 		t.Fatal("calling a tool that does not exist succeeded")
 	}
-	families, status := scrapeMetrics(t, metricsURL, "scrape-me")
-	if status != http.StatusOK {
-		t.Fatalf("GET /metrics with the token: %d", status)
-	}
 	version := cs.InitializeResult().ProtocolVersion
 	common := []string{"gen_ai_operation_name=execute_tool", "mcp_protocol_version=" + version, "network_protocol_name=http", "network_transport=tcp"}
 	key := func(more ...string) string {
@@ -102,7 +122,18 @@ func TestMetricsCountToolCallsByOutcome(t *testing.T) {
 		key("error_type=tool_error"):           1,
 		key("rpc_response_status_code=-32602"): 1,
 	}
-	got := toolCallSeries(t, families)
+	// A request is counted once its response is sent: the scrape may
+	// come first.
+	var families map[string]*dto.MetricFamily
+	var got map[string]uint64
+	poll.Within(5*time.Second, func() bool {
+		var status int
+		if families, status = scrapeMetrics(t, metricsURL, "scrape-me"); status != http.StatusOK {
+			t.Fatalf("GET /metrics with the token: %d", status)
+		}
+		got = toolCallSeries(t, families)
+		return maps.Equal(got, want)
+	})
 	if len(got) != len(want) {
 		t.Errorf("tools/call series %v, want %v", got, want)
 	}
