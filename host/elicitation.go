@@ -163,17 +163,29 @@ func (s *Server) notifyElicitationComplete(plugin string) func(context.Context, 
 			return nil, fmt.Errorf("notify_elicitation_complete: %q is not a URL elicitation of this plugin in progress", p.ElicitationID)
 		case !ok || s.opts.Changes != nil && shared:
 			s.elicitationCompleted(done)
-			payload, _ := json.Marshal(done)
-			s.publishChange(sharedChange{Elicitation: s.seal.sealed("elicitation done", "", payload)})
+			sealed, _ := s.seal.sealedJSON("elicitation done", "", done)
+			s.publishChange(sharedChange{Elicitation: sealed})
 			return nil, nil
 		}
 		if e.conn.isClosed() {
 			return nil, fmt.Errorf("notify_elicitation_complete: the session of elicitation %q has ended", p.ElicitationID)
 		}
-		caps := e.era.capabilities()
-		if caps.Elicitation == nil || caps.Elicitation.URL == nil || !atLeast(e.era.version(), Version20251125) {
+		if !takesElicitationComplete(e.era.capabilities(), e.era.version()) {
 			return nil, errClientCannot{"elicitation completion needs a 2025-11-25 client that declared elicitation.url"}
 		}
-		return nil, e.conn.out.Send(encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": p.ElicitationID}))
+		return nil, e.conn.out.Send(elicitationComplete(p.ElicitationID))
 	}
+}
+
+// takesElicitationComplete reports whether a client of caps, at version,
+// takes notifications/elicitation/complete: a 2025-11-25 one that
+// declared elicitation.url.
+func takesElicitationComplete(caps clientCapabilities, version string) bool {
+	return caps.Elicitation != nil && caps.Elicitation.URL != nil && atLeast(version, Version20251125)
+}
+
+// elicitationComplete is the notification that URL elicitation id
+// completed.
+func elicitationComplete(id string) []byte {
+	return encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": id})
 }

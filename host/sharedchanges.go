@@ -112,12 +112,8 @@ func (s *Server) take(b []byte) {
 		s.resourceUpdated(u.Plugin, u.URI)
 	}
 	if change.Elicitation != nil {
-		payload, err := s.seal.open("elicitation done", "", change.Elicitation)
 		var d elicitationDone
-		if err == nil {
-			err = json.Unmarshal(payload, &d)
-		}
-		if err != nil {
+		if err := s.seal.openJSON("elicitation done", "", change.Elicitation, &d); err != nil {
 			s.log().Warn("a URL elicitation's completion from the changes stream is refused", "err", err)
 		} else {
 			s.elicitationCompleted(d)

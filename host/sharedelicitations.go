@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 )
 
@@ -43,10 +42,10 @@ func (s *Server) holdElicitation(plugin, id string, c *conn) {
 		return
 	}
 	key := elicitationKey(plugin, id)
-	payload, _ := json.Marshal(elicitationDone{Session: c.id, ID: id})
+	sealed, _ := s.seal.sealedJSON("elicitation", key, elicitationDone{Session: c.id, ID: id})
 	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
 	defer cancel()
-	if err := shared.Hold(ctx, key, s.seal.sealed("elicitation", key, payload), URLElicitationTTL); err != nil {
+	if err := shared.Hold(ctx, key, sealed, URLElicitationTTL); err != nil {
 		s.log().Warn("recording a URL elicitation for the other replicas failed: only this one can complete it", "plugin", plugin, "err", err)
 	}
 }
@@ -66,11 +65,7 @@ func (s *Server) takeElicitation(ctx context.Context, plugin, id string) (done e
 	if err != nil || !ok {
 		return done, false, err
 	}
-	payload, err := s.seal.open("elicitation", key, sealed)
-	if err == nil {
-		err = json.Unmarshal(payload, &done)
-	}
-	if err != nil || done.ID != id {
+	if err = s.seal.openJSON("elicitation", key, sealed, &done); err != nil || done.ID != id {
 		return done, false, err
 	}
 	return done, true, nil
@@ -84,11 +79,10 @@ func (s *Server) elicitationCompleted(d elicitationDone) {
 	if sess == nil {
 		return
 	}
-	caps := sess.capabilities()
-	if caps.Elicitation == nil || caps.Elicitation.URL == nil || !atLeast(sess.Version(), Version20251125) {
+	if !takesElicitationComplete(sess.capabilities(), sess.Version()) {
 		return
 	}
-	if err := sess.out.Send(encodeNotification("notifications/elicitation/complete", map[string]string{"elicitationId": d.ID})); err != nil {
+	if err := sess.out.Send(elicitationComplete(d.ID)); err != nil {
 		s.log().Debug("telling a client its URL elicitation completed failed", "err", err)
 	}
 }

@@ -113,13 +113,13 @@ func (s *sharedSessions) get(id, owner string) (sessionRecord, bool, error) {
 }
 
 func (s *sharedSessions) put(rec sessionRecord) error {
-	payload, err := json.Marshal(rec)
+	sealed, err := s.seal.sealedJSON("session", rec.ID, rec)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sharedStoreTimeout)
 	defer cancel()
-	return s.backend.Save(ctx, rec.ID, s.seal.sealed("session", rec.ID, payload), s.ttl)
+	return s.backend.Save(ctx, rec.ID, sealed, s.ttl)
 }
 
 func (s *sharedSessions) touch(id string, _ time.Time) (bool, error) {
@@ -173,6 +173,26 @@ func (rs recordSeal) sealed(kind, id string, payload []byte) []byte {
 	out := make([]byte, 0, 4+len(rs.ids[0])+len(mac)+len(payload))
 	out = append(append(append(append(out, "r1."...), rs.ids[0]...), '.'), mac...)
 	return append(append(out, '.'), payload...)
+}
+
+// sealedJSON returns v in JSON, the record of kind and id, sealed.
+func (rs recordSeal) sealedJSON(kind, id string, v any) ([]byte, error) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return rs.sealed(kind, id, payload), nil
+}
+
+// openJSON decodes into v the JSON payload of sealed, the record of kind
+// and id, or returns why it cannot: its seal does not hold, or it does not
+// decode.
+func (rs recordSeal) openJSON(kind, id string, sealed []byte, v any) error {
+	payload, err := rs.open(kind, id, sealed)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(payload, v)
 }
 
 // open returns the payload of sealed, the record of kind and id, or an

@@ -99,27 +99,24 @@ func (sess *Session) StreamName(n int, ids json.RawMessage) string {
 	return strconv.Itoa(n) + "." + sess.srv.origin + "." + enc
 }
 
-// LoggedStream reports whether name (from Last-Event-ID) names a stream
-// that another replica logs for the session, and returns the ids of the
-// requests it answers, if its name carries them. A standalone stream is
-// not logged: it carries what each replica sends on its own.
-func (sess *Session) LoggedStream(name string) (ids json.RawMessage, ok bool) {
+// OtherReplicasStream reports whether name (from Last-Event-ID) names a
+// stream of the session that another replica holds: its standalone stream,
+// which is not logged (it carries what each replica sends on its own), or
+// a request's stream, which it logs, answering the requests of ids if its
+// name carries them.
+func (sess *Session) OtherReplicasStream(name string) (ids json.RawMessage, standalone, ok bool) {
 	m := streamName.FindStringSubmatch(name)
-	if sess.srv.opts.StreamLog == nil || m == nil || m[1] == "0" || m[2] == sess.srv.origin {
-		return nil, false
+	switch {
+	case sess.srv.opts.StreamLog == nil || m == nil || m[2] == sess.srv.origin:
+		return nil, false, false
+	case m[1] == "0":
+		return nil, true, true
 	}
 	ids, err := base64.RawURLEncoding.DecodeString(m[3])
 	if err != nil || len(ids) > 0 && !json.Valid(ids) {
-		return nil, true
+		return nil, false, true
 	}
-	return ids, true
-}
-
-// ForeignStandalone reports whether name (from Last-Event-ID) names the
-// standalone stream of the session on another replica.
-func (sess *Session) ForeignStandalone(name string) bool {
-	m := streamName.FindStringSubmatch(name)
-	return sess.srv.opts.StreamLog != nil && m != nil && m[1] == "0" && m[2] != sess.srv.origin
+	return ids, false, true
 }
 
 // logKey is the key of a stream's log: its session and name.
@@ -181,7 +178,7 @@ func (sess *Session) EndLog(stream string) {
 }
 
 // ReplayLog calls each with the events of the session's stream that
-// another replica logs (LoggedStream), after the one of seq after, as they
+// another replica logs (OtherReplicasStream), after the one of seq after, as they
 // come, until its response: then it returns nil. It returns each's error,
 // ctx's, the backend's, or a *ReplicaLostError when nothing came for
 // streamSilence before the response; last is the seq of the last event
@@ -198,12 +195,8 @@ func (sess *Session) ReplayLog(ctx context.Context, stream string, after int, ea
 	last = after
 	readErr := srv.opts.StreamLog.Read(ctx, key, func(entry []byte) {
 		silence.Reset(streamSilence)
-		payload, err := srv.seal.open("stream log", key, entry)
 		var rec logRecord
-		if err == nil {
-			err = json.Unmarshal(payload, &rec)
-		}
-		if err != nil {
+		if err := srv.seal.openJSON("stream log", key, entry, &rec); err != nil {
 			srv.log().Warn("an entry of a stream log is refused", "err", err)
 			return
 		}
@@ -328,11 +321,11 @@ func (l *streamLogger) run(ctx context.Context) {
 		logs, batch := make([]string, 0, len(entries)), make([][]byte, 0, len(entries))
 		for _, e := range entries {
 			e.rec.From = l.srv.replica
-			payload, err := json.Marshal(e.rec)
+			sealed, err := l.srv.seal.sealedJSON("stream log", e.key, e.rec)
 			if err != nil {
 				continue
 			}
-			logs, batch = append(logs, e.key), append(batch, l.srv.seal.sealed("stream log", e.key, payload))
+			logs, batch = append(logs, e.key), append(batch, sealed)
 		}
 		wctx, cancel := context.WithTimeout(ctx, sharedStoreTimeout)
 		err := l.srv.opts.StreamLog.Append(wctx, logs, batch)

@@ -26,24 +26,26 @@ func TestStreamNamesCarryTheirReplicaAndRequestIDs(t *testing.T) {
 	a, b := NewServer(opts, nil).NewSession(nil), NewServer(opts, nil).NewSession(nil)
 	for _, ids := range []string{`7`, `"x-1"`, `[1,"two"]`, `"` + strings.Repeat("y", 200) + `"`} {
 		name := a.StreamName(3, json.RawMessage(ids))
-		got, ok := b.LoggedStream(name)
+		got, standalone, ok := b.OtherReplicasStream(name)
 		want := ids
 		if len(ids) > 90 {
 			want = "" // too long to carry
 		}
-		if !ok || string(got) != want {
-			t.Errorf("ids %s: another replica reads %q %v from %q, want %s", ids, got, ok, name, want)
+		if !ok || standalone || string(got) != want {
+			t.Errorf("ids %s: another replica reads %q %v (standalone %v) from %q, want %s", ids, got, ok, standalone, name, want)
 		}
-		if _, ok := a.LoggedStream(name); ok {
+		if _, _, ok := a.OtherReplicasStream(name); ok {
 			t.Errorf("%q: its own replica takes it for another's", name)
 		}
 	}
 	standalone := a.StreamName(0, nil)
-	if _, ok := b.LoggedStream(standalone); ok || !b.ForeignStandalone(standalone) || a.ForeignStandalone(standalone) {
-		t.Errorf("standalone %q: logged %v, foreign to another %v, foreign to its own %v", standalone, ok, b.ForeignStandalone(standalone), a.ForeignStandalone(standalone))
+	_, isStandalone, elsewhere := b.OtherReplicasStream(standalone)
+	_, _, ownElsewhere := a.OtherReplicasStream(standalone)
+	if !elsewhere || !isStandalone || ownElsewhere {
+		t.Errorf("standalone %q: to another replica, another's %v and standalone %v; to its own, another's %v", standalone, elsewhere, isStandalone, ownElsewhere)
 	}
 	for _, bad := range []string{"", "1", "1.abc.", "1.abcdefghijkl", "x.abcdefghijkl.", "1.abcdefghijk!.", "1.abcdefghijkl.!!", "1234567890.abcdefghijkl.", "1.abcdefghijkl." + strings.Repeat("A", 129)} {
-		if _, ok := b.LoggedStream(bad); ok {
+		if _, _, ok := b.OtherReplicasStream(bad); ok {
 			t.Errorf("%q is taken for a logged stream", bad)
 		}
 	}
@@ -52,14 +54,14 @@ func TestStreamNamesCarryTheirReplicaAndRequestIDs(t *testing.T) {
 	}
 }
 
-// FuzzLoggedStream checks that any name a client sends is read without
-// panic, and that the ids taken from one are valid JSON.
-func FuzzLoggedStream(f *testing.F) {
+// FuzzOtherReplicasStream checks that any name a client sends is read
+// without panic, and that the ids taken from one are valid JSON.
+func FuzzOtherReplicasStream(f *testing.F) {
 	sess := NewServer(Options{StreamLog: nopStreamLog{}}, nil).NewSession(nil)
 	f.Add("1.abcdefghijkl.Nw")
 	f.Add("0.abcdefghijkl.")
 	f.Fuzz(func(t *testing.T, name string) {
-		if ids, ok := sess.LoggedStream(name); ok && len(ids) > 0 && !json.Valid(ids) {
+		if ids, _, ok := sess.OtherReplicasStream(name); ok && len(ids) > 0 && !json.Valid(ids) {
 			t.Errorf("%q gives ids %q, not JSON", name, ids)
 		}
 	})

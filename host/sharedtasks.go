@@ -86,7 +86,7 @@ func storeCall[T any](f func(context.Context) (T, error)) (T, error) {
 }
 
 func (s *sharedTasks) create(rec taskRecord, most, perOwner int) (taskRecord, error) {
-	payload, err := json.Marshal(rec)
+	sealed, err := s.seal.sealedJSON("task", rec.ID, rec)
 	if err != nil {
 		return taskRecord{}, err
 	}
@@ -96,7 +96,7 @@ func (s *sharedTasks) create(rec taskRecord, most, perOwner int) (taskRecord, er
 		refused string
 	}
 	c, err := storeCall(func(ctx context.Context) (created, error) {
-		seq, refused, err := s.backend.CreateTask(ctx, rec.ID, owner, s.seal.sealed("task", rec.ID, payload), rec.TTL, most, perOwner)
+		seq, refused, err := s.backend.CreateTask(ctx, rec.ID, owner, sealed, rec.TTL, most, perOwner)
 		return created{seq, refused}, err
 	})
 	switch {
@@ -120,11 +120,8 @@ func (s *sharedTasks) create(rec taskRecord, most, perOwner int) (taskRecord, er
 // open returns the record sealed of task id, or false when its seal does
 // not hold or it does not decode (logged: someone wrote to the store).
 func (s *sharedTasks) open(id string, sealed []byte) (taskRecord, bool) {
-	payload, err := s.seal.open("task", id, sealed)
 	var rec taskRecord
-	if err == nil {
-		err = json.Unmarshal(payload, &rec)
-	}
+	err := s.seal.openJSON("task", id, sealed, &rec)
 	if err == nil && rec.ID != id {
 		err = errRecordSeal
 	}
@@ -219,12 +216,12 @@ func (s *sharedTasks) update(id string, change func(*taskRecord) bool) (taskReco
 			s.saw(rec)
 			return rec, true
 		}
-		payload, err := json.Marshal(next)
+		replacement, err := s.seal.sealedJSON("task", id, next)
 		if err != nil {
 			return rec, true
 		}
 		replaced, err := storeCall(func(ctx context.Context) (bool, error) {
-			return s.backend.ReplaceTask(ctx, id, sealed, s.seal.sealed("task", id, payload))
+			return s.backend.ReplaceTask(ctx, id, sealed, replacement)
 		})
 		if err != nil {
 			s.logger.Warn("changing a task in the shared store failed", "err", err)

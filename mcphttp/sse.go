@@ -200,7 +200,7 @@ func (st *eventStream) pump(ctx context.Context, c *sseConn, start []byte) bool 
 func (st *eventStream) prologue(retry time.Duration) []byte {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	buf := fmt.Appendf(nil, "retry: %d\n", retry.Milliseconds())
+	buf := retryField(retry)
 	if st.primed {
 		return append(buf, '\n')
 	}
@@ -282,14 +282,12 @@ func (c *sseConn) drop(st *eventStream) {
 // the client goes away or falls behind. A stream that has a connection
 // already gets 409.
 func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSession, st *eventStream, from int) {
-	c := &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
+	c := newSSEConn(w)
 	if err := st.attach(c, from); err != nil {
 		writeRPCError(w, http.StatusConflict, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "conflict: %v", err))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	startSSE(w)
 	var start []byte
 	if hs.sess.Version() >= host.Version20251125 {
 		start = st.prologue(h.opts.ReconnectDelay)
@@ -298,6 +296,24 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request, hs *httpSe
 		hs.removeStream(st)
 		hs.sess.Delivered(st.name)
 	}
+}
+
+// newSSEConn returns the connection of an SSE response on w.
+func newSSEConn(w http.ResponseWriter) *sseConn {
+	return &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
+}
+
+// startSSE sends the status and headers of an SSE response.
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// retryField is the SSE retry field a 2025-11-25 stream starts with: how
+// long its client waits before it resumes a broken one.
+func retryField(retry time.Duration) []byte {
+	return fmt.Appendf(nil, "retry: %d\n", retry.Milliseconds())
 }
 
 // newStream opens a stream for a POST of requests of ids (one id, or an
@@ -421,7 +437,7 @@ func (h *Handler) postMessages(w http.ResponseWriter, r *http.Request) {
 }
 
 // replayStream answers a GET that resumes, after event seq after, the
-// stream name that another replica logs (host.Session.LoggedStream): the
+// stream name that another replica logs (host.Session.OtherReplicasStream): the
 // events logged after it, then those logged as they come, until the
 // response of its requests (ids). When the log says the replica that runs
 // them was lost, or cannot be read, the requests are answered here with
@@ -443,13 +459,11 @@ func (h *Handler) replayStream(w http.ResponseWriter, r *http.Request, hs *httpS
 		hs.replays--
 		hs.mu.Unlock()
 	}()
-	c := &sseConn{w: w, rc: http.NewResponseController(w), dropped: make(chan struct{})}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	c := newSSEConn(w)
+	startSSE(w)
 	start := []byte("\n")
 	if hs.sess.Version() >= host.Version20251125 {
-		start = fmt.Appendf(nil, "retry: %d\n\n", h.opts.ReconnectDelay.Milliseconds())
+		start = append(retryField(h.opts.ReconnectDelay), '\n')
 	}
 	if c.write(start) != nil {
 		return

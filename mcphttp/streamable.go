@@ -170,14 +170,14 @@ func (h *Handler) getMCP(w http.ResponseWriter, r *http.Request) {
 	st, from := hs.standalone, -1
 	if last := r.Header.Get(headerLastEventID); last != "" {
 		name, seq, ok := parseEventID(last)
-		ids, logged := hs.sess.LoggedStream(name)
+		ids, standalone, elsewhere := hs.sess.OtherReplicasStream(name)
 		switch {
 		case !ok:
 			st = nil
-		case hs.sess.ForeignStandalone(name):
+		case elsewhere && standalone:
 			// Another replica's standalone stream: what this one sends
 			// on its own goes on here.
-		case logged:
+		case elsewhere:
 			h.replayStream(w, r, hs, name, ids, seq)
 			return
 		default:

@@ -41,6 +41,13 @@ func streamReplicas(t *testing.T, r *redistest.Server, release <-chan struct{}) 
 	return reps, stop
 }
 
+// resumeOn asks rep for the stream of session id after event last (GET
+// with Last-Event-ID).
+func resumeOn(t *testing.T, rep *httpHarness, id, last string) *http.Response {
+	t.Helper()
+	return rep.do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, last)
+}
+
 // startJobOn calls the gated tool job as request 7 of session id on rep,
 // and returns its stream after the priming event and the progress event,
 // with their ids.
@@ -68,7 +75,7 @@ func TestAStreamResumesOnAnotherReplicaFromItsLog(t *testing.T) {
 	call, priming, progress := startJobOn(t, reps[0], id)
 	call.body.Close()
 
-	resumed := readEvents(t, reps[1].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, priming))
+	resumed := readEvents(t, resumeOn(t, reps[1], id, priming))
 	if e, _ := resumed.next(t); e != (rawEvent{retry: "25"}) {
 		t.Fatalf("the resumed stream starts with %+v, want the retry alone", e)
 	}
@@ -90,7 +97,7 @@ func TestAStreamResumesOnAnotherReplicaFromItsLog(t *testing.T) {
 	standalone := readEvents(t, reps[0].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream"))
 	primed, _ := standalone.next(t)
 	standalone.body.Close()
-	if code := reps[1].status(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, primed.id); code != http.StatusOK {
+	if code := resumeOn(t, reps[1], id, primed.id).StatusCode; code != http.StatusOK {
 		t.Errorf("the standalone stream (%s) resumed on the other replica: %d, want its own standalone stream", primed.id, code)
 	}
 }
@@ -117,7 +124,7 @@ func TestAResumedStreamOfALostReplicaEndsWithAnError(t *testing.T) {
 	stop[0]()
 	stopped := time.Now()
 
-	resumed := readEvents(t, reps[1].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, priming))
+	resumed := readEvents(t, resumeOn(t, reps[1], id, priming))
 	resumed.next(t) // retry
 	if e, _ := resumed.message(t); e.id != progress {
 		t.Fatalf("replayed %s, want the progress event %s", e.id, progress)
@@ -145,7 +152,7 @@ func TestAResumedStreamOfALostReplicaEndsWithAnError(t *testing.T) {
 		t.Errorf("the error came %v after the replica stopped, want within streamSilence (5s) and a beat", took)
 	}
 	// Resumed again, elsewhere: the error was logged.
-	again := readEvents(t, reps[1].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, progress))
+	again := readEvents(t, resumeOn(t, reps[1], id, progress))
 	again.next(t)
 	if e, m := again.message(t); e.id != stream+"-2" || m["error"] == nil {
 		t.Fatalf("resumed after the error: %s %v, want the logged error", e.id, m)
@@ -229,7 +236,7 @@ func TestResumptionsFromOtherReplicasAreBoundedPerSession(t *testing.T) {
 	defer call.body.Close()
 	var refused int
 	for range maxReplays + 2 {
-		switch code := reps[1].do(t, http.MethodGet, "/mcp", "", headerSessionID, id, "Accept", "text/event-stream", headerLastEventID, priming).StatusCode; code {
+		switch code := resumeOn(t, reps[1], id, priming).StatusCode; code {
 		case http.StatusOK:
 		case http.StatusServiceUnavailable:
 			refused++

@@ -39,7 +39,7 @@ func (s *Store) Publish(ctx context.Context, origin string, change []byte) error
 // Follow calls each with the changes other replicas than origin add to
 // the stream from now on, until ctx ends (host.SharedChanges).
 func (s *Store) Follow(ctx context.Context, origin string, each func(change []byte)) error {
-	return s.follow(ctx, s.changesKey(), false, func(values map[string]any) {
+	return s.follow(ctx, s.client, s.changesKey(), false, func(values map[string]any) {
 		from, _ := values["origin"].(string)
 		change, _ := values["change"].(string)
 		if from != origin && change != "" {
@@ -61,7 +61,7 @@ func (s *Store) Send(ctx context.Context, to string, msg []byte) error {
 // with its process and nothing was sent to it before it was known, then
 // those sent from now on.
 func (s *Store) Receive(ctx context.Context, me string, each func(msg []byte)) error {
-	return s.follow(ctx, s.inboxKey(me), true, func(values map[string]any) {
+	return s.follow(ctx, s.client, s.inboxKey(me), true, func(values map[string]any) {
 		if msg, _ := values["msg"].(string); msg != "" {
 			each([]byte(msg))
 		}
@@ -80,13 +80,9 @@ func (s *Store) appendTo(ctx context.Context, key string, kept int64, ttl time.D
 }
 
 // follow calls each with the values of the entries added to the stream key
-// from now on (or, fromStart, of all it holds first), until ctx ends.
-func (s *Store) follow(ctx context.Context, key string, fromStart bool, each func(values map[string]any)) error {
-	return s.followWith(ctx, s.client, key, fromStart, each)
-}
-
-// followWith is follow on the connections of client.
-func (s *Store) followWith(ctx context.Context, client *redis.Client, key string, fromStart bool, each func(values map[string]any)) error {
+// from now on (or, fromStart, of all it holds first), until ctx ends, on
+// the connections of client.
+func (s *Store) follow(ctx context.Context, client *redis.Client, key string, fromStart bool, each func(values map[string]any)) error {
 	last := "0-0"
 	if !fromStart {
 		newest, err := client.XRevRangeN(ctx, key, "+", "-", 1).Result()
@@ -122,8 +118,8 @@ func (s *Store) streamLogKey(log string) string { return s.prefix + "sse:" + log
 
 // Append adds each entry to its stream log, in one round trip
 // (host.SharedStreamLog): the stream <prefix>sse:<log>, of about the last
-// streamLogKept entries, which expires streamLogTTL after the last. An entry longer than a value may be is left out, and named in the
-// error.
+// streamLogKept entries, which expires streamLogTTL after the last. An
+// entry longer than a value may be is left out, and named in the error.
 func (s *Store) Append(ctx context.Context, logs []string, entries [][]byte) error {
 	var tooLong error
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -144,7 +140,7 @@ func (s *Store) Append(ctx context.Context, logs []string, entries [][]byte) err
 // Read calls each with the entries of the stream log log, all it holds
 // then those appended from now on, until ctx ends (host.SharedStreamLog).
 func (s *Store) Read(ctx context.Context, log string, each func(entry []byte)) error {
-	return s.followWith(ctx, s.logReads, s.streamLogKey(log), true, func(values map[string]any) {
+	return s.follow(ctx, s.logReads, s.streamLogKey(log), true, func(values map[string]any) {
 		if e, _ := values["e"].(string); e != "" {
 			each([]byte(e))
 		}
