@@ -12,17 +12,18 @@ import (
 
 // HoldStream records in the shared session store that this replica holds
 // the stream of the session, a legacy HTTP+SSE one that subject just
-// opened, for the replicas that take its POSTs (ResumeLegacy). Without a
-// shared session store and inbox it does nothing.
-func (sess *Session) HoldStream(subject string) error {
+// opened, for the replicas that take its POSTs (ResumeLegacy); held
+// reports whether it did. Without a shared session store and inbox it
+// does nothing.
+func (sess *Session) HoldStream(subject string) (held bool, err error) {
 	srv := sess.srv
 	if _, shared := srv.sessionStore.(*sharedSessions); !shared || srv.opts.Inbox == nil {
-		return nil
+		return false, nil
 	}
 	sess.mu.Lock()
 	sess.stream, sess.owner = srv.origin, subject
 	sess.mu.Unlock()
-	return srv.sessionStore.put(sessionRecord{ID: sess.id, Owner: subject, Endpoint: sess.endpoint, Stream: srv.origin, LastUsed: time.Now()})
+	return true, srv.sessionStore.put(sessionRecord{ID: sess.id, Owner: subject, Endpoint: sess.endpoint, Stream: srv.origin, LastUsed: time.Now()})
 }
 
 // holdsStream reports whether this replica holds the session's legacy

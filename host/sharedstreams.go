@@ -136,10 +136,10 @@ func (sess *Session) LogEvent(stream string, seq int, msg []byte, final bool) {
 // logger returns the stream logger when the session's stream, named by
 // StreamName, is one to log: a request's, with a stream log.
 func (sess *Session) logger(stream string) *streamLogger {
-	if strings.HasPrefix(stream, "0.") || !strings.Contains(stream, ".") {
-		return nil
+	if l := sess.srv.streamLog; l != nil && !strings.HasPrefix(stream, "0.") {
+		return l
 	}
-	return sess.srv.streamLog
+	return nil
 }
 
 // StartLog opens the log of the session's stream (StreamName) as it

@@ -385,14 +385,17 @@ func (h *Handler) getSSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.end(hs)
-	if err := hs.sess.HoldStream(hs.subject); err != nil {
+	held, err := hs.sess.HoldStream(hs.subject)
+	if err != nil {
 		writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.CodeInternalError, "session state unavailable: %v", err))
 		return
 	}
 	hs.standalone.mu.Lock()
 	hs.standalone.appendLocked("endpoint", []byte(hs.endpoint.messages+"?sessionId="+hs.id))
 	hs.standalone.mu.Unlock()
-	go h.keepRecord(hs)
+	if held {
+		go h.keepRecord(hs)
+	}
 	h.serveStream(w, r, hs, hs.standalone, 0)
 }
 
