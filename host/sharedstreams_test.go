@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // nopStreamLog is a SharedStreamLog that keeps nothing.
@@ -63,6 +64,45 @@ func FuzzOtherReplicasStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		if ids, _, ok := sess.OtherReplicasStream(name); ok && len(ids) > 0 && !json.Valid(ids) {
 			t.Errorf("%q gives ids %q, not JSON", name, ids)
+		}
+	})
+}
+
+// FuzzInboxMessage hands this replica's inbox any bytes, as whoever can
+// write to Redis may: none is delivered to the session it names, whatever
+// its kind (an answer, a stream message, a task's waiter), without the
+// replicas' seal, and none panics.
+func FuzzInboxMessage(f *testing.F) {
+	srv := NewServer(Options{Inbox: fakeInbox{}}, nil)
+	out := newRecorder()
+	sess := srv.OpenSession(out, SessionOptions{Transport: TransportHTTP, ID: "fuzzed", Endpoint: "/mcp"})
+	sess.stream = srv.origin // it holds its legacy stream here
+	// What the replicas seal does reach it.
+	srv.received(append([]byte(inboxMessage+" "+sess.id+"\n"), srv.seal.sealed(inboxMessage, sess.id, []byte(`{"jsonrpc":"2.0","method":"sealed"}`))...))
+	select {
+	case m := <-out.ch:
+		if m["method"] != "sealed" {
+			f.Fatalf("a sealed stream message: %v", m)
+		}
+	case <-time.After(5 * time.Second):
+		f.Fatal("a sealed stream message did not reach the session")
+	}
+	out.mu.Lock()
+	out.msgs = nil
+	out.mu.Unlock()
+	sealed := srv.seal.sealed(inboxMessage, "x", []byte(`{}`))
+	for _, kind := range []string{inboxAnswer, inboxMessage, inboxTaskWait, inboxTaskDone, inboxTaskMessage} {
+		f.Add([]byte(kind + " " + sess.id + "\nr1.k.bm90LWEtbWFj." + `{"jsonrpc":"2.0","method":"x"}`))
+		f.Add(append([]byte(kind+" "+sess.id+"\n"), sealed...))
+		f.Add([]byte(kind + " " + sess.id + "\n" + `{"jsonrpc":"2.0","method":"x"}`))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		srv.received(b)
+		out.mu.Lock()
+		n := len(out.msgs)
+		out.mu.Unlock()
+		if n > 0 {
+			t.Fatalf("%q reached the session", b)
 		}
 	})
 }
