@@ -2,13 +2,16 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/wasmtest"
 )
 
 // unloadEngine returns an Engine that unloads plugins idle for after, on
@@ -226,4 +229,75 @@ func TestCompiledCodeIsSharedByModuleAndClosedWithItsLastPlugin(t *testing.T) {
 	if c, _, err := engine.code.acquire(wasm); err != nil || c.cache != engine.code.shared {
 		t.Fatalf("an Engine without a cache folder compiles with another cache than its one (%v)", err)
 	}
+}
+
+// Plugins of one module built at once, with its code in the cache folder
+// but not in memory (the last plugin of the module was closed or
+// unloaded), each get the whole compiled code: wazero (v1.12.0) publishes
+// a module read from the folder to the other runtimes of its cache before
+// it has compiled the module's entry preambles (one per function type),
+// and a plugin that found it there and called at once crashed the process
+// ("index out of range [16] with length 0" in wazevo's NewFunction). The
+// module here has many types, so that its preambles take long to compile.
+// The builds of one module take turns (codeCache.compileMu).
+func TestPluginsOfOneModuleBuiltAtOnceFromTheCacheFolder(t *testing.T) {
+	e := unloadEngine(t, 0)
+	wasm := manyTypesModule(20000)
+	first, err := e.Compile(t.Context(), "first", wasm, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Close(t.Context()) // the code is in the folder, and leaves memory
+	const plugins, rounds = 4, 3
+	for round := range rounds {
+		ps := make([]*Plugin, plugins)
+		for i := range ps {
+			if ps[i], err = e.Defer(t.Context(), fmt.Sprintf("p%d", i), wasm, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		for _, p := range ps {
+			wg.Go(func() {
+				if _, err := p.Call(t.Context(), "run", nil); err != nil {
+					t.Errorf("round %d: %s built beside the others: %v", round, p.Name(), err)
+				}
+			})
+		}
+		wg.Wait()
+		for _, p := range ps {
+			_ = p.Close(t.Context())
+		}
+		if len(e.code.byModule) != 0 {
+			t.Fatalf("round %d: the module's cache outlived its plugins", round)
+		}
+	}
+}
+
+// manyTypesModule is wasmtest.RunModule with n more function types, each
+// of its own parameters (the bits of its index as i32 or i64).
+func manyTypesModule(n int) []byte {
+	types := [][]byte{{0x60, 0x00, 0x01, 0x7f}} // type 0: () -> i32, run's
+	for i := 1; i <= n; i++ {
+		var params []byte
+		for v := i; v > 0; v >>= 1 {
+			params = append(params, []byte{0x7f, 0x7e}[v&1]) // i32, i64
+		}
+		types = append(types, slices.Concat([]byte{0x60}, wasmtest.Vec(bytesOf(params)...), []byte{0x00}))
+	}
+	return wasmtest.Module(
+		wasmtest.Section(1, wasmtest.Vec(types...)),
+		wasmtest.Section(3, wasmtest.Vec([]byte{0x00})),
+		wasmtest.Section(7, wasmtest.Vec(slices.Concat(wasmtest.Name("run"), []byte{0x00, 0x00}))),
+		wasmtest.Section(10, wasmtest.Vec([]byte{0x04, 0x00, 0x41, 0x00, 0x0b})),
+	)
+}
+
+// bytesOf returns each byte of b as a slice of its own.
+func bytesOf(b []byte) [][]byte {
+	items := make([][]byte, len(b))
+	for i := range b {
+		items[i] = b[i : i+1]
+	}
+	return items
 }
