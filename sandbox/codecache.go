@@ -49,7 +49,15 @@ type codeCache struct {
 	cache  wazero.CompilationCache
 	key    [sha256.Size]byte
 	shared bool // the Engine's one cache, never closed by a plugin
-	users  int  // the plugins built with it, guarded by codeCaches.mu
+	// compileMu makes the plugins built with the cache compile one at a
+	// time: wazero (v1.12.0) shows the other runtimes of a cache a module
+	// it reads from the folder before it has compiled the module's entry
+	// preambles, and a runtime that found it there then and called it
+	// crashed the process. One at a time, a plugin's compile ends with the
+	// code whole, and the next finds it in memory. (A compile without a
+	// folder publishes the code whole; the Engine's one cache needs no turns.)
+	compileMu sync.Mutex
+	users     int // the plugins built with it, guarded by codeCaches.mu
 	// holder and cost are the plugin whose build reserved the code's cost
 	// from the budget, and the cost; guarded by codeCaches.mu.
 	holder string

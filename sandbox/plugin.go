@@ -313,6 +313,8 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 			},
 			AllowedHosts: p.net.extismHosts(),
 		}
+		code.compileMu.Lock()
+		defer code.compileMu.Unlock()
 		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, p.hostFns)
 		return err
 	})
