@@ -335,7 +335,7 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 			defer batch.Done()
 		}
 		e.awaitStartup(req.ctx, req)
-		res, err := h.serve(req.ctx, req, p)
+		res, err := c.srv.serveRecovering(h, req, p)
 		if req.input != nil {
 			res, err = req.input.finish(c.srv, res, err)
 		}
@@ -356,6 +356,13 @@ func (c *conn) serve(ctx context.Context, m *message, e era, reply Outbound, bat
 		c.observe(req.ctx, req, start, span, m.Method, req.version(), p, res, rpcErr)
 	})
 	return nil
+}
+
+// serveRecovering serves req with h, answering a panic with an internal
+// error (panics.go).
+func (s *Server) serveRecovering(h method, req *request, p params) (res any, err error) {
+	defer s.recoverPanic(req.method, &err)
+	return h.serve(req.ctx, req, p)
 }
 
 // checkLifecycle enforces the MCP lifecycle: only ping before the session

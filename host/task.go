@@ -500,21 +500,29 @@ func (s *taskSet) drop(l *liveTask) {
 // spawn runs run in the background. The run of a session's task counts in
 // the session's wait group, as a request does, so that Session.Wait waits
 // for it; a closed session starts no run.
+// A run that panics fails the task with an internal error (panics.go).
 func (l *liveTask) spawn(run func()) error {
 	sess := l.conn
-	if sess == nil {
-		go run()
-		return nil
-	}
-	sess.mu.Lock()
-	if sess.closed {
+	if sess != nil {
+		sess.mu.Lock()
+		if sess.closed {
+			sess.mu.Unlock()
+			return rpcErrorf(CodeInternalError, "session is closed")
+		}
+		sess.wg.Add(1)
 		sess.mu.Unlock()
-		return rpcErrorf(CodeInternalError, "session is closed")
 	}
-	sess.wg.Add(1)
-	sess.mu.Unlock()
 	go func() {
-		defer sess.wg.Done()
+		if sess != nil {
+			defer sess.wg.Done()
+		}
+		var err error
+		defer func() {
+			if err != nil {
+				l.end(failedOutcome(err), true)
+			}
+		}()
+		defer l.srv.recoverPanic("a task's run", &err)
 		run()
 	}()
 	return nil

@@ -157,8 +157,10 @@ func runMaybeTask(req *request, plugin *Plugin, what string, call func(context.C
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := call(run.ctx, run)
-		done <- outcome{res, err}
+		var o outcome
+		defer func() { done <- o }()
+		defer srv.recoverPanic(req.method, &o.err)
+		o.res, o.err = call(run.ctx, run)
 	}()
 	timer := time.NewTimer(srv.taskAfter())
 	defer timer.Stop()
