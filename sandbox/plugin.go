@@ -315,7 +315,9 @@ func (p *Plugin) build(ctx context.Context, mayWait bool) error {
 		}
 		code.compileMu.Lock()
 		defer code.compileMu.Unlock()
-		compiled, err = extism.NewCompiledPlugin(ctx, manifest, config, p.hostFns)
+		compiled, err = guard(p, "compile", func() (*extism.CompiledPlugin, error) {
+			return extism.NewCompiledPlugin(ctx, manifest, config, p.hostFns)
+		})
 		return err
 	})
 	if err != nil {
@@ -514,8 +516,10 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	mem := &memoryArena{}
 	sleep := &sleeper{ctx: ctx} // the start function's
 	defer func() { sleep.ctx = nil }()
-	ep, err := p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
-		ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr).WithNanosleep(sleep.sleep),
+	ep, err := guard(p, "instantiate", func() (*extism.Plugin, error) {
+		return p.compiled.Instance(startContext(mem.context(ctx)), extism.PluginInstanceConfig{
+			ModuleConfig: p.moduleConfig.WithStdout(&log.stdout).WithStderr(&log.stderr).WithNanosleep(sleep.sleep),
+		})
 	})
 	if err != nil {
 		mem.free()
@@ -706,15 +710,15 @@ func (p *Plugin) run(ctx context.Context, inst *instance, export string, input [
 	defer func() { inst.sleep.ctx = nil }()
 	// The plugin's code stops at its next look at ctx (internal/wasmpass/interrupt.go).
 	// The output is empty: the sandbox serves output_set (kernel.go).
-	var rc uint32
-	var err error
-	if inst.called {
-		rc, err = inst.caller.call(cc, export, input)
-	} else {
+	rc, err := guard(p, export, func() (uint32, error) {
+		if inst.called {
+			return inst.caller.call(cc, export, input)
+		}
 		// The first call initializes the guest's runtime (call.go).
-		rc, _, err = inst.plugin.CallWithContext(ctx, export, input)
 		inst.called = true
-	}
+		rc, _, err := inst.plugin.CallWithContext(ctx, export, input)
+		return rc, err
+	})
 	inst.log.flush()
 	switch {
 	case err != nil && ctx.Err() != nil:
