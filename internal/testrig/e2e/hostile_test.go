@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -54,6 +55,9 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	s := &server{pid: cmd.Process.Pid, log: &syncbuf.Buffer{}, stop: func(*testing.T) { stop() }}
 	t.Cleanup(func() { // registered first, run last: after stop, the whole log
+		if crash := goCrash(s.log.String()); crash != "" {
+			t.Errorf("mcphost serve crashed, or recovered a panic:\n%s", crash)
+		}
 		if t.Failed() {
 			t.Logf("the server's log (its last %d bytes):\n%s", maxLogShown, tail(s.log.String(), maxLogShown))
 		}
@@ -86,6 +90,31 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 
 // maxLogShown bounds the server log a failed test shows.
 const maxLogShown = 16 << 10
+
+// crashStart matches the first line the Go runtime writes when the process
+// dies of a panic, a fatal error or a signal, and the line mcphost logs
+// when it recovers a panic of its own or of the WebAssembly runtime (a bug
+// all the same: host/panics.go, sandbox/runtimepanic.go).
+var crashStart = regexp.MustCompile(`(?m)^(panic: |fatal error: |unexpected fault address |SIGSEGV: |SIGBUS: |unexpected signal |.*panicked: a bug of )`)
+
+// maxCrashShown bounds the part of a crash a failed test shows: what
+// killed the process and the first goroutines (the whole dump is in the
+// log, whose tail may hold only the last ones).
+const maxCrashShown = 8 << 10
+
+// goCrash returns the start of the crash the log of a Go process ends
+// with, or "" if it holds none.
+func goCrash(log string) string {
+	loc := crashStart.FindStringIndex(log)
+	if loc == nil {
+		return ""
+	}
+	crash := log[loc[0]:]
+	if len(crash) > maxCrashShown {
+		crash = crash[:maxCrashShown] + "…"
+	}
+	return crash
+}
 
 // tail returns the last n bytes of s.
 func tail(s string, n int) string {
