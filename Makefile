@@ -77,6 +77,7 @@ test: check
 	$(GO) test -count=1 -run 'LinearMemoryStaysFlat|Goroutines' ./internal/tinygo
 	$(GO) test -race -run FuzzSession -fuzz FuzzSession -fuzztime 2000x ./host
 	$(GO) test -run '^$$' -fuzz '^FuzzIDCheckAgreesWithDecoding$$' -fuzztime 2000x ./internal/jsonrpc
+	$(GO) test -run '^$$' -fuzz '^FuzzSpanEncoding$$' -fuzztime 2000x ./tracing
 	$(foreach f,$(SANDBOX_FUZZ),$(GO) test -run '^$$' -fuzz '^$(f)$$' -fuzztime 2000x ./sandbox/internal/wasmpass$(newline))
 	$(foreach v,$(TINYGO_VARIANTS),MCPHOST_PLUGIN_TOOLCHAIN=$(v) $(GO) test -count=1 -timeout 30m ./plugins/examples/ ./plugins/conformance/$(newline))
 	scripts/conformance.sh

@@ -10,22 +10,37 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// batcher is a span processor that hands ended spans to an exporter in
-// batches, as the SDK's batch span processor does and with its settings
-// (OTEL_BSP_*), but wakes its export goroutine once a batch, not once a
-// span: the SDK's sends each span over a channel to that goroutine, and
-// a request's two spans then cost two goroutine switches, which on a
-// busy server were most of what tracing cost (RATIONALE.md).
+// batcher hands ended spans to an OTLP client in batches, as the SDK's
+// batch span processor does and with its settings (OTEL_BSP_*), but keeps
+// them written in the wire format (encode.go), end to end in one buffer,
+// and wakes its export goroutine once a batch, not once a span: the SDK's
+// sends each span over a channel to that goroutine, and a request's two
+// spans then cost two goroutine switches (RATIONALE.md). A batch goes to
+// the client as one ResourceSpans whose ScopeSpans carry their spans'
+// bytes as they are (protobuf's unknown fields, which the client's
+// marshalling writes out unchanged): the client then does only what is
+// left, its endpoint, headers, TLS, compression and retries, the SDK's
+// exporter's own.
 type batcher struct {
-	exporter sdktrace.SpanExporter
-	settings batchSettings
+	client         otlptrace.Client
+	resource       *resourcepb.Resource
+	resourceSchema string
+	settings       batchSettings
 
 	mu      sync.Mutex
-	queue   []sdktrace.ReadOnlySpan
-	dropped int // spans the full queue refused since the last export
+	scopes  []scope
+	queue   spanQueue
+	spare   spanQueue // the buffers of the queue last exported, for the next
+	dropped int       // spans the full queue refused since the last export
 	stopped bool
 
 	wake chan struct{} // a batch is full; capacity 1
@@ -34,6 +49,21 @@ type batcher struct {
 
 	exporting sync.Mutex // one export at a time, in the order spans ended
 }
+
+// scope is an instrumentation scope whose spans are exported.
+type scope struct {
+	proto     *commonpb.InstrumentationScope
+	schemaURL string
+}
+
+// spanQueue is spans ended and not exported yet: their encodings end to
+// end in buf, and where each ends, and of which scope it is, in spans.
+type spanQueue struct {
+	buf   []byte
+	spans []queuedSpan
+}
+
+type queuedSpan struct{ scope, end int }
 
 // batchSettings are the batch span processor's settings, with the
 // OpenTelemetry SDK's defaults and variables.
@@ -72,38 +102,49 @@ func batchSettingsFromEnv() (batchSettings, error) {
 	return s, nil
 }
 
-// newBatcher starts a batcher that exports to exporter.
-func newBatcher(exporter sdktrace.SpanExporter, s batchSettings) *batcher {
-	b := &batcher{exporter: exporter, settings: s,
+// newBatcher starts a batcher that uploads to client, started, the spans
+// of resource (whose attributes are encoded once, here).
+func newBatcher(client otlptrace.Client, resource *resource.Resource, s batchSettings) *batcher {
+	res := &resourcepb.Resource{}
+	res.ProtoReflect().SetUnknown(appendKeyValues(nil, 1, resource.Attributes()))
+	b := &batcher{client: client, resource: res, resourceSchema: resource.SchemaURL(), settings: s,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
 }
 
-// OnStart does nothing: only ended spans are exported.
-func (b *batcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-
-// OnEnd queues a sampled span, or drops it when the queue is full, and
-// wakes the export goroutine when it completes a batch.
-func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
+// addScope adds the scope of key with attrs, and returns its index.
+func (b *batcher) addScope(key scopeKey, attrs attribute.Set) int {
+	p := &commonpb.InstrumentationScope{Name: key.name, Version: key.version}
+	if attrs.Len() > 0 {
+		p.ProtoReflect().SetUnknown(appendKeyValues(nil, 3, attrs.ToSlice()))
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.scopes = append(b.scopes, scope{proto: p, schemaURL: key.schemaURL})
+	return len(b.scopes) - 1
+}
+
+// add queues s, a sampled span of the scope of index scope that ended
+// with attrs (encoded), or drops it when the queue is full, and wakes the
+// export goroutine when it completes a batch.
+func (b *batcher) add(scope int, s *span, attrs []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch {
 	case b.stopped:
-	case len(b.queue) >= b.settings.maxQueue:
+	case len(b.queue.spans) >= b.settings.maxQueue:
 		b.dropped++
 	default:
-		b.queue = append(b.queue, s)
-		if len(b.queue) == b.settings.maxBatch {
+		b.queue.buf = appendSpan(b.queue.buf, s, attrs)
+		b.queue.spans = append(b.queue.spans, queuedSpan{scope: scope, end: len(b.queue.buf)})
+		if len(b.queue.spans) == b.settings.maxBatch {
 			select {
 			case b.wake <- struct{}{}:
 			default:
 			}
 		}
 	}
-	b.mu.Unlock()
 }
 
 // run exports a batch when one is full, and what is queued every delay.
@@ -118,7 +159,7 @@ func (b *batcher) run() {
 		case <-b.wake:
 		case <-tick.C:
 		}
-		b.export(context.Background())
+		_ = b.export(context.Background())
 	}
 }
 
@@ -129,18 +170,24 @@ func (b *batcher) export(ctx context.Context) error {
 	b.exporting.Lock()
 	defer b.exporting.Unlock()
 	b.mu.Lock()
-	spans, dropped := b.queue, b.dropped
-	b.queue, b.dropped = make([]sdktrace.ReadOnlySpan, 0, b.settings.maxBatch), 0
+	q, dropped, scopes := b.queue, b.dropped, b.scopes
+	b.queue, b.spare, b.dropped = b.spare, spanQueue{}, 0
 	b.mu.Unlock()
 	var first error
 	if dropped > 0 {
 		first = fmt.Errorf("mcphost dropped %d spans: the queue of %d (OTEL_BSP_MAX_QUEUE_SIZE) was full", dropped, b.settings.maxQueue)
 		otel.Handle(first)
 	}
-	for len(spans) > 0 {
+	bodies := make([][]byte, len(scopes)) // each scope's spans in a batch
+	start := 0
+	for spans := q.spans; len(spans) > 0; {
 		n := min(len(spans), b.settings.maxBatch)
+		for _, s := range spans[:n] {
+			bodies[s.scope] = append(bodies[s.scope], q.buf[start:s.end]...)
+			start = s.end
+		}
 		tctx, cancel := context.WithTimeout(ctx, b.settings.exportTimeout)
-		err := b.exporter.ExportSpans(tctx, spans[:n])
+		err := b.client.UploadTraces(tctx, []*tracepb.ResourceSpans{b.request(scopes, bodies)})
 		cancel()
 		if err != nil {
 			otel.Handle(err)
@@ -148,9 +195,34 @@ func (b *batcher) export(ctx context.Context) error {
 				first = err
 			}
 		}
+		for i := range bodies {
+			bodies[i] = bodies[i][:0]
+		}
 		spans = spans[n:]
 	}
+	q.buf, q.spans = q.buf[:0], q.spans[:0]
+	b.mu.Lock()
+	if b.spare.buf == nil {
+		b.spare = q
+	}
+	b.mu.Unlock()
 	return first
+}
+
+// request is the ResourceSpans of a batch: the scopes' encoded spans
+// (bodies, by scope) as unknown fields of their ScopeSpans, where the
+// client's marshalling writes them out unchanged.
+func (b *batcher) request(scopes []scope, bodies [][]byte) *tracepb.ResourceSpans {
+	rs := &tracepb.ResourceSpans{Resource: b.resource, SchemaUrl: b.resourceSchema}
+	for i, body := range bodies {
+		if len(body) == 0 {
+			continue
+		}
+		ss := &tracepb.ScopeSpans{Scope: scopes[i].proto, SchemaUrl: scopes[i].schemaURL}
+		ss.ProtoReflect().SetUnknown(protoreflect.RawFields(body))
+		rs.ScopeSpans = append(rs.ScopeSpans, ss)
+	}
+	return rs
 }
 
 // ForceFlush exports every queued span now.
@@ -158,8 +230,8 @@ func (b *batcher) ForceFlush(ctx context.Context) error {
 	return b.export(ctx)
 }
 
-// Shutdown stops taking spans, exports those queued and shuts the
-// exporter down, within ctx. Only the first call does anything.
+// Shutdown stops taking spans, exports those queued and stops the client,
+// within ctx. Only the first call does anything.
 func (b *batcher) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	if b.stopped {
@@ -175,7 +247,7 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 	err := b.export(ctx)
-	if serr := b.exporter.Shutdown(ctx); err == nil {
+	if serr := b.client.Stop(ctx); err == nil {
 		err = serr
 	}
 	return err

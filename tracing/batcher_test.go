@@ -9,63 +9,97 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
-// recordingExporter keeps the batches exported to it; while gate is not
-// nil, an export waits for it to close.
-type recordingExporter struct {
+// recordingClient is an OTLP client that keeps the batches uploaded to
+// it, decoded from the wire as a collector would; while gate is not nil,
+// an upload waits for it to close. With fail set, every upload fails.
+type recordingClient struct {
 	mu       sync.Mutex
 	batches  [][]string // span names
+	spans    []*tracepb.Span
 	exported chan struct{}
 	gate     chan struct{}
-	shutdown bool
+	stopped  bool
+	fail     bool
 }
 
-func newRecordingExporter() *recordingExporter {
-	return &recordingExporter{exported: make(chan struct{}, 100)}
+func newRecordingClient() *recordingClient {
+	return &recordingClient{exported: make(chan struct{}, 100)}
 }
 
-func (e *recordingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if e.gate != nil {
-		<-e.gate
+func (c *recordingClient) Start(context.Context) error { return nil }
+
+func (c *recordingClient) UploadTraces(ctx context.Context, rss []*tracepb.ResourceSpans) error {
+	if c.gate != nil {
+		<-c.gate
+	}
+	if c.fail {
+		return errors.New("collector down")
 	}
 	var names []string
+	spans := decodedSpans(rss)
 	for _, s := range spans {
-		names = append(names, s.Name())
+		names = append(names, s.GetName())
 	}
-	e.mu.Lock()
-	e.batches = append(e.batches, names)
-	e.mu.Unlock()
-	e.exported <- struct{}{}
+	c.mu.Lock()
+	c.batches = append(c.batches, names)
+	c.spans = append(c.spans, spans...)
+	c.mu.Unlock()
+	c.exported <- struct{}{}
 	return nil
 }
 
-func (e *recordingExporter) Shutdown(context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.shutdown = true
+func (c *recordingClient) Stop(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
 	return nil
 }
 
-func (e *recordingExporter) got() [][]string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([][]string(nil), e.batches...)
+func (c *recordingClient) got() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]string(nil), c.batches...)
 }
 
-// provider returns a tracer provider whose spans go through a batcher
-// with settings s to e, sampled unless sampled is false.
-func provider(e sdktrace.SpanExporter, s batchSettings, sampled bool) (*sdktrace.TracerProvider, *batcher) {
-	b := newBatcher(e, s)
+// decodedSpans marshals rss as a client does, and returns the spans a
+// collector decodes from it.
+func decodedSpans(rss []*tracepb.ResourceSpans) []*tracepb.Span {
+	raw, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rss})
+	if err != nil {
+		panic(err)
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(raw, &req); err != nil {
+		panic(err)
+	}
+	var spans []*tracepb.Span
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			spans = append(spans, ss.GetSpans()...)
+		}
+	}
+	return spans
+}
+
+// testProvider returns a tracer provider whose spans go through a batcher
+// with settings s to c, sampled unless sampled is false.
+func testProvider(c otlptrace.Client, s batchSettings, sampled bool) *provider {
 	sampler := sdktrace.AlwaysSample()
 	if !sampled {
 		sampler = sdktrace.NeverSample()
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithSampler(sampler)), b
+	return &provider{sampler: sampler, batch: newBatcher(c, resource.Empty(), s), tracers: map[scopeKey]*tracer{}}
 }
 
-func endSpans(p *sdktrace.TracerProvider, names ...string) {
+func endSpans(p *provider, names ...string) {
 	for _, n := range names {
 		_, s := p.Tracer(ScopeName).Start(context.Background(), n)
 		s.End()
@@ -75,9 +109,9 @@ func endSpans(p *sdktrace.TracerProvider, names ...string) {
 // A full batch is exported at once, without waiting for the schedule
 // delay; the spans of a batch not full wait for it.
 func TestAFullBatchIsExportedAtOnceTheRestAfterTheDelay(t *testing.T) {
-	e := newRecordingExporter()
-	p, _ := provider(e, batchSettings{delay: 300 * time.Millisecond, exportTimeout: time.Second, maxQueue: 100, maxBatch: 3}, true)
-	defer p.Shutdown(context.Background())
+	e := newRecordingClient()
+	p := testProvider(e, batchSettings{delay: 300 * time.Millisecond, exportTimeout: time.Second, maxQueue: 100, maxBatch: 3}, true)
+	defer p.batch.Shutdown(context.Background())
 	start := time.Now()
 	endSpans(p, "a", "b", "c")
 	select {
@@ -104,13 +138,14 @@ func TestAFullQueueDropsSpansAndShutdownExportsTheRest(t *testing.T) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }))
 	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 
-	e := newRecordingExporter()
+	e := newRecordingClient()
 	e.gate = make(chan struct{})
-	p, b := provider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 4, maxBatch: 2}, true)
+	p := testProvider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 4, maxBatch: 2}, true)
+	b := p.batch
 	endSpans(p, "a", "b") // a full batch: the export goroutine takes it and waits at the gate
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		b.mu.Lock()
-		n := len(b.queue)
+		n := len(b.queue.spans)
 		b.mu.Unlock()
 		if n == 0 {
 			break
@@ -122,7 +157,7 @@ func TestAFullQueueDropsSpansAndShutdownExportsTheRest(t *testing.T) {
 	}
 	endSpans(p, "c", "d", "e", "f", "g", "h") // the queue holds four
 	close(e.gate)
-	_ = p.Shutdown(context.Background()) // the drop is reported by whichever export comes next
+	_ = b.Shutdown(context.Background()) // the drop is reported by whichever export comes next
 	endSpans(p, "after")
 	got := e.got()
 	var names []string
@@ -132,8 +167,8 @@ func TestAFullQueueDropsSpansAndShutdownExportsTheRest(t *testing.T) {
 		}
 		names = append(names, batch...)
 	}
-	if strings.Join(names, ",") != "a,b,c,d,e,f" || !e.shutdown {
-		t.Errorf("exported %v (shut down %v), want a..f and the exporter shut down", names, e.shutdown)
+	if strings.Join(names, ",") != "a,b,c,d,e,f" || !e.stopped {
+		t.Errorf("exported %v (stopped %v), want a..f and the client stopped", names, e.stopped)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -144,10 +179,10 @@ func TestAFullQueueDropsSpansAndShutdownExportsTheRest(t *testing.T) {
 
 // Spans that were not sampled are not exported.
 func TestUnsampledSpansAreNotExported(t *testing.T) {
-	e := newRecordingExporter()
-	p, _ := provider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, false)
+	e := newRecordingClient()
+	p := testProvider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, false)
 	endSpans(p, "a")
-	if err := p.Shutdown(context.Background()); err != nil {
+	if err := p.batch.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.got(); len(got) != 0 {
@@ -186,24 +221,17 @@ func TestBatchSettingsComeFromTheEnvironment(t *testing.T) {
 // and reported.
 func TestForceFlushExportsNowAndReturnsFailures(t *testing.T) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
-	e := newRecordingExporter()
-	p, _ := provider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
-	defer p.Shutdown(context.Background())
+	e := newRecordingClient()
+	p := testProvider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
+	defer p.batch.Shutdown(context.Background())
 	endSpans(p, "a")
-	if err := p.ForceFlush(context.Background()); err != nil || len(e.got()) != 1 {
+	if err := p.batch.ForceFlush(context.Background()); err != nil || len(e.got()) != 1 {
 		t.Errorf("ForceFlush: %v, exported %v", err, e.got())
 	}
-	failing, _ := provider(failingExporter{}, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
+	failing := testProvider(&recordingClient{fail: true}, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
 	endSpans(failing, "a")
-	if err := failing.ForceFlush(context.Background()); err == nil || !strings.Contains(err.Error(), "collector down") {
-		t.Errorf("ForceFlush to a failing exporter: %v", err)
+	if err := failing.batch.ForceFlush(context.Background()); err == nil || !strings.Contains(err.Error(), "collector down") {
+		t.Errorf("ForceFlush to a failing client: %v", err)
 	}
-	_ = failing.Shutdown(context.Background())
+	_ = failing.batch.Shutdown(context.Background())
 }
-
-type failingExporter struct{}
-
-func (failingExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error {
-	return errors.New("collector down")
-}
-func (failingExporter) Shutdown(context.Context) error { return nil }

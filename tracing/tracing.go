@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mcphost/mcphost/config"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -28,7 +30,7 @@ const ScopeName = "github.com/mcphost/mcphost"
 
 // Tracing is a tracer provider that exports mcphost's spans.
 type Tracing struct {
-	provider *sdktrace.TracerProvider
+	provider *provider
 }
 
 // New returns the tracing that tc and the process's environment ask for,
@@ -47,7 +49,7 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 	if err != nil {
 		return nil, err
 	}
-	exporter, err := newExporter(ctx, tc)
+	sampler, err := samplerFromEnv(tc.TraceSampleRatio)
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +61,56 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 	if err != nil {
 		return nil, fmt.Errorf("[telemetry] traces: the resource: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(newBatcher(exporter, batching)), sdktrace.WithResource(res)}
-	if os.Getenv("OTEL_TRACES_SAMPLER") == "" { // else the SDK reads it
-		opts = append(opts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(tc.TraceSampleRatio))))
+	client, err := newClient(tc)
+	if err != nil {
+		return nil, err
 	}
-	return &Tracing{provider: sdktrace.NewTracerProvider(opts...)}, nil
+	if err := client.Start(ctx); err != nil {
+		return nil, fmt.Errorf("[telemetry] traces: the OTLP exporter: %w", err)
+	}
+	return &Tracing{provider: &provider{sampler: sampler, batch: newBatcher(client, res, batching), tracers: map[scopeKey]*tracer{}}}, nil
+}
+
+// samplerFromEnv returns the sampler OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG name, as the SDK reads them, or, when the
+// former is not set (or empty), the one that samples ratio of new traces and follows
+// a parent's decision. A sampler the SDK does not have, or a ratio not
+// within 0 and 1, is an error that names its variable.
+func samplerFromEnv(ratio float64) (sdktrace.Sampler, error) {
+	name := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER"))
+	if name == "" {
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
+	}
+	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
+	argRatio := func() (sdktrace.Sampler, error) {
+		if arg == "" {
+			return sdktrace.TraceIDRatioBased(1), nil
+		}
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG = %q: want a ratio from 0 to 1", arg)
+		}
+		return sdktrace.TraceIDRatioBased(r), nil
+	}
+	switch strings.ToLower(name) {
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "traceidratio":
+		return argRatio()
+	case "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "parentbased_traceidratio":
+		s, err := argRatio()
+		if err != nil {
+			return nil, err
+		}
+		return sdktrace.ParentBased(s), nil
+	}
+	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER = %q: mcphost has always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off and parentbased_traceidratio", name)
 }
 
 // enabled reports whether spans are exported.
@@ -83,9 +130,11 @@ func enabled(tc config.TelemetryConfig) (bool, error) {
 	}
 }
 
-// newExporter returns the OTLP exporter of the protocol and endpoint
-// that the environment, else tc, names.
-func newExporter(ctx context.Context, tc config.TelemetryConfig) (sdktrace.SpanExporter, error) {
+// newClient returns the OTLP client, not started, of the protocol and
+// endpoint that the environment, else tc, names; the SDK's client reads
+// the rest of its settings (headers, timeout, TLS, compression) from the
+// environment.
+func newClient(tc config.TelemetryConfig) (otlptrace.Client, error) {
 	protocol := firstSet("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 	if protocol == "" {
 		protocol = tc.OTLPProtocol
@@ -112,7 +161,7 @@ func newExporter(ctx context.Context, tc config.TelemetryConfig) (sdktrace.SpanE
 				opts = append(opts, otlptracehttp.WithInsecure())
 			}
 		}
-		return otlptracehttp.New(ctx, opts...)
+		return otlptracehttp.NewClient(opts...), nil
 	case config.OTLPGRPC:
 		var opts []otlptracegrpc.Option
 		if endpoint != nil {
@@ -121,7 +170,7 @@ func newExporter(ctx context.Context, tc config.TelemetryConfig) (sdktrace.SpanE
 				opts = append(opts, otlptracegrpc.WithInsecure())
 			}
 		}
-		return otlptracegrpc.New(ctx, opts...)
+		return otlptracegrpc.NewClient(opts...), nil
 	}
 	return nil, fmt.Errorf("OTLP protocol %q: mcphost sends %q or %q", protocol, config.OTLPHTTP, config.OTLPGRPC)
 }
@@ -144,5 +193,5 @@ func (t *Tracing) Tracer() trace.Tracer {
 
 // Shutdown exports the spans not sent yet and stops, within ctx.
 func (t *Tracing) Shutdown(ctx context.Context) error {
-	return t.provider.Shutdown(ctx)
+	return t.provider.batch.Shutdown(ctx)
 }

@@ -1,0 +1,290 @@
+package tracing
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A span is written in OTLP's protobuf wire format (opentelemetry-proto,
+// trace/v1/trace.proto) as it ends, into the batch it is exported with:
+// no protobuf objects are built for it, field by field, as the SDK's
+// exporters do, and nothing of it stays for the collector to scan but
+// bytes. What is written is what the SDK's exporters send for the same
+// span (TestSpansAreEncodedAsTheSDKEncodesThem decodes both).
+
+// Protobuf wire types.
+const (
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// OTLP's span flags beside the W3C trace flags (SpanFlags).
+const (
+	flagHasIsRemote = 0x100
+	flagIsRemote    = 0x200
+)
+
+func appendTag(b []byte, field, wire int) []byte {
+	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
+}
+
+func appendVarint(b []byte, field int, v uint64) []byte {
+	return binary.AppendUvarint(appendTag(b, field, wireVarint), v)
+}
+
+func appendFixed64(b []byte, field int, v uint64) []byte {
+	return binary.LittleEndian.AppendUint64(appendTag(b, field, wireFixed64), v)
+}
+
+func appendFixed32(b []byte, field int, v uint32) []byte {
+	return binary.LittleEndian.AppendUint32(appendTag(b, field, wireFixed32), v)
+}
+
+func appendBytes(b []byte, field int, v []byte) []byte {
+	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
+	return append(b, v...)
+}
+
+// appendString appends v as a string field, its invalid UTF-8 replaced
+// by U+FFFD: protobuf's strings are UTF-8, and a collector refuses a whole
+// export with one that is not (the SDK's exporters fail to marshal it,
+// and lose the batch). A plugin chooses some of what spans carry.
+func appendString(b []byte, field int, v string) []byte {
+	v = validUTF8(v)
+	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
+	return append(b, v...)
+}
+
+// beginMessage starts field, a message, whose length is not known yet: it
+// returns b with one byte kept for the length, and where that byte is,
+// for endMessage.
+func beginMessage(b []byte, field int) ([]byte, int) {
+	b = appendTag(b, field, wireBytes)
+	return append(b, 0), len(b)
+}
+
+// endMessage writes the length of the message begun at at, moving its
+// body when the length takes more than the byte kept.
+func endMessage(b []byte, at int) []byte {
+	n := len(b) - at - 1
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
+	}
+	var length [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(length[:], uint64(n))
+	b = append(b, length[:k-1]...) // room for the longer length
+	copy(b[at+k:], b[at+1:at+1+n])
+	copy(b[at:], length[:k])
+	return b
+}
+
+// appendKeyValue appends kv as field, a KeyValue.
+func appendKeyValue(b []byte, field int, kv attribute.KeyValue) []byte {
+	b, at := beginMessage(b, field)
+	if kv.Key != "" {
+		b = appendString(b, 1, string(kv.Key))
+	}
+	b = appendValue(b, 2, kv.Value)
+	return endMessage(b, at)
+}
+
+// appendKeyValues appends each of kvs as field.
+func appendKeyValues(b []byte, field int, kvs []attribute.KeyValue) []byte {
+	for _, kv := range kvs {
+		b = appendKeyValue(b, field, kv)
+	}
+	return b
+}
+
+// appendValue appends v as field, an AnyValue. The members of its oneof
+// are written even when they are zero: a oneof's member has presence.
+func appendValue(b []byte, field int, v attribute.Value) []byte {
+	b, at := beginMessage(b, field)
+	switch v.Type() {
+	case attribute.STRING:
+		b = appendString(b, 1, v.AsString())
+	case attribute.BOOL:
+		var n uint64
+		if v.AsBool() {
+			n = 1
+		}
+		b = appendVarint(b, 2, n)
+	case attribute.INT64:
+		b = appendVarint(b, 3, uint64(v.AsInt64()))
+	case attribute.FLOAT64:
+		b = appendFixed64(b, 4, math.Float64bits(v.AsFloat64()))
+	case attribute.BYTESLICE:
+		b = appendBytes(b, 7, v.AsByteSlice())
+	case attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE, attribute.STRINGSLICE, attribute.SLICE:
+		b = appendArray(b, 5, v)
+	case attribute.EMPTY:
+	default:
+		b = appendString(b, 1, "INVALID") // as the SDK's exporters
+	}
+	return endMessage(b, at)
+}
+
+// appendArray appends the slice v as field, an ArrayValue.
+func appendArray(b []byte, field int, v attribute.Value) []byte {
+	b, at := beginMessage(b, field)
+	switch v.Type() {
+	case attribute.BOOLSLICE:
+		for _, x := range v.AsBoolSlice() {
+			b = appendValue(b, 1, attribute.BoolValue(x))
+		}
+	case attribute.INT64SLICE:
+		for _, x := range v.AsInt64Slice() {
+			b = appendValue(b, 1, attribute.Int64Value(x))
+		}
+	case attribute.FLOAT64SLICE:
+		for _, x := range v.AsFloat64Slice() {
+			b = appendValue(b, 1, attribute.Float64Value(x))
+		}
+	case attribute.STRINGSLICE:
+		for _, x := range v.AsStringSlice() {
+			b = appendValue(b, 1, attribute.StringValue(x))
+		}
+	case attribute.SLICE:
+		for _, x := range v.AsSlice() {
+			b = appendValue(b, 1, x)
+		}
+	}
+	return endMessage(b, at)
+}
+
+// validUTF8 returns s with its invalid UTF-8 replaced by U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// findKey returns where the KeyValue of key starts and ends in kvs,
+// KeyValues that appendKeyValue wrote, or -1, -1. Keys are compared as
+// written: two keys that differ only in invalid UTF-8 are one.
+func findKey(kvs []byte, key attribute.Key) (start, end int) {
+	key = attribute.Key(validUTF8(string(key)))
+	for at := 0; at < len(kvs); {
+		n, k := binary.Uvarint(kvs[at+1:]) // after the one byte of tag
+		body := at + 1 + k
+		next := body + int(n)
+		// The key comes first: its tag (one byte), its length, itself.
+		if kl, kk := binary.Uvarint(kvs[body+1:]); kvs[body] == 0x0a && string(kvs[body+1+kk:body+1+kk+int(kl)]) == string(key) {
+			return at, next
+		}
+		at = next
+	}
+	return -1, -1
+}
+
+// appendSpan appends s, ended, with its attributes attrs (KeyValue
+// fields), as field 2 of a ScopeSpans: a Span.
+func appendSpan(b []byte, s *span, attrs []byte) []byte {
+	b, at := beginMessage(b, 2)
+	tid, sid := s.sc.TraceID(), s.sc.SpanID()
+	b = appendBytes(b, 1, tid[:])
+	b = appendBytes(b, 2, sid[:])
+	if state := s.sc.TraceState(); state.Len() > 0 {
+		b = appendString(b, 3, state.String())
+	}
+	if psid := s.parent.SpanID(); psid.IsValid() {
+		b = appendBytes(b, 4, psid[:])
+	}
+	if s.name != "" {
+		b = appendString(b, 5, s.name)
+	}
+	if s.kind != trace.SpanKindUnspecified {
+		b = appendVarint(b, 6, uint64(s.kind)) // OTLP numbers the kinds as the API does
+	}
+	b = appendFixed64(b, 7, unixNano(s.start))
+	b = appendFixed64(b, 8, unixNano(s.end))
+	b = append(b, attrs...)
+	if s.droppedAttrs > 0 {
+		b = appendVarint(b, 10, uint64(s.droppedAttrs))
+	}
+	for _, e := range s.events {
+		b = appendEvent(b, e)
+	}
+	if s.droppedEvents > 0 {
+		b = appendVarint(b, 12, uint64(s.droppedEvents))
+	}
+	for _, l := range s.links {
+		b = appendLink(b, l)
+	}
+	if s.droppedLinks > 0 {
+		b = appendVarint(b, 14, uint64(s.droppedLinks))
+	}
+	b = appendStatus(b, s.status, s.statusDescription)
+	b = appendFixed32(b, 16, spanFlags(s.sc.TraceFlags(), s.parent))
+	return endMessage(b, at)
+}
+
+// spanFlags are OTLP's flags of a span whose own trace flags are tf and
+// whose parent is parent, or of a link to parent (tf its flags).
+func spanFlags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
+	flags := uint32(tf) | flagHasIsRemote
+	if parent.IsRemote() {
+		flags |= flagIsRemote
+	}
+	return flags
+}
+
+// appendEvent appends e as field 11 of a Span.
+func appendEvent(b []byte, e event) []byte {
+	b, at := beginMessage(b, 11)
+	if t := unixNano(e.time); t != 0 {
+		b = appendFixed64(b, 1, t)
+	}
+	if e.name != "" {
+		b = appendString(b, 2, e.name)
+	}
+	b = appendKeyValues(b, 3, e.attrs)
+	if e.dropped > 0 {
+		b = appendVarint(b, 4, uint64(e.dropped))
+	}
+	return endMessage(b, at)
+}
+
+// appendLink appends l as field 13 of a Span. Like the SDK's exporters,
+// it leaves out the linked span's trace state.
+func appendLink(b []byte, l link) []byte {
+	b, at := beginMessage(b, 13)
+	tid, sid := l.sc.TraceID(), l.sc.SpanID()
+	b = appendBytes(b, 1, tid[:])
+	b = appendBytes(b, 2, sid[:])
+	b = appendKeyValues(b, 4, l.attrs)
+	if l.dropped > 0 {
+		b = appendVarint(b, 5, uint64(l.dropped))
+	}
+	b = appendFixed32(b, 6, spanFlags(l.sc.TraceFlags(), l.sc))
+	return endMessage(b, at)
+}
+
+// appendStatus appends field 15 of a Span, its Status, always present as
+// in the SDK's exporters.
+func appendStatus(b []byte, code codes.Code, description string) []byte {
+	b, at := beginMessage(b, 15)
+	if description != "" {
+		b = appendString(b, 2, description)
+	}
+	switch code { // OTLP: UNSET 0, OK 1, ERROR 2
+	case codes.Ok:
+		b = appendVarint(b, 3, 1)
+	case codes.Error:
+		b = appendVarint(b, 3, 2)
+	}
+	return endMessage(b, at)
+}
+
+// unixNano is t in nanoseconds since the epoch, 0 before it.
+func unixNano(t int64) uint64 { return uint64(max(0, t)) }

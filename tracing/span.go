@@ -1,0 +1,398 @@
+package tracing
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+)
+
+// mcphost's spans are its own, behind OpenTelemetry's API: with the SDK's,
+// every span sampled and exported cost a stdio tools/call over a fifth
+// more CPU; these, written out in the wire format as they end (encode.go),
+// about half of that (RATIONALE.md, docs/observability.md). They behave
+// as the SDK's do, with its default limits: its samplers decide, a span
+// keeps at most 128 attributes (the last value of a key wins), 128 events
+// (the oldest go first) and 128 links, and counts what it dropped.
+
+// Limits of a span, the SDK's defaults.
+const (
+	maxAttributes = 128
+	maxEvents     = 128
+	maxLinks      = 128
+)
+
+// provider makes the tracers of mcphost's scopes, whose sampled spans go to
+// the batcher.
+type provider struct {
+	embedded.TracerProvider
+	sampler sdktrace.Sampler
+	batch   *batcher
+
+	mu      sync.Mutex
+	tracers map[scopeKey]*tracer
+}
+
+// scopeKey identifies an instrumentation scope.
+type scopeKey struct{ name, version, schemaURL string }
+
+// Tracer returns the tracer of the scope name.
+func (p *provider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	cfg := trace.NewTracerConfig(opts...)
+	key := scopeKey{name, cfg.InstrumentationVersion(), cfg.SchemaURL()}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.tracers[key]
+	if t == nil {
+		t = &tracer{p: p, scope: p.batch.addScope(key, cfg.InstrumentationAttributes())}
+		p.tracers[key] = t
+	}
+	return t
+}
+
+// tracer starts the spans of one scope.
+type tracer struct {
+	embedded.Tracer
+	p     *provider
+	scope int // the batcher's index of the scope
+}
+
+// Start starts a span as the SDK does: under the span of ctx unless
+// trace.WithNewRoot, sampled as the provider's sampler decides, recording
+// only if sampled.
+func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	cfg := trace.NewSpanStartConfig(opts...)
+	parentCtx := ctx
+	var parent trace.SpanContext
+	if cfg.NewRoot() {
+		parentCtx = context.Background() // what the sampler sees: no parent
+	} else {
+		parent = trace.SpanContextFromContext(ctx)
+	}
+	tid := parent.TraceID()
+	if !tid.IsValid() {
+		tid = newTraceID()
+	}
+	sampled := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
+		ParentContext: parentCtx, TraceID: tid, Name: name, Kind: cfg.SpanKind(), Attributes: cfg.Attributes(), Links: cfg.Links(),
+	})
+	scc := trace.SpanContextConfig{TraceID: tid, SpanID: newSpanID(), TraceState: sampled.Tracestate, TraceFlags: parent.TraceFlags() &^ trace.FlagsSampled}
+	if sampled.Decision == sdktrace.RecordAndSample {
+		scc.TraceFlags |= trace.FlagsSampled
+	}
+	sc := trace.NewSpanContext(scc)
+	if sampled.Decision == sdktrace.Drop {
+		s := &nonRecordingSpan{sc: sc, p: t.p}
+		return trace.ContextWithSpan(ctx, s), s
+	}
+	s := &span{t: t, sc: sc, parent: parent, name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()), attrs: attrBufs.Get().(*[]byte)}
+	start := cfg.Timestamp()
+	if start.IsZero() {
+		start = time.Now()
+	}
+	s.start, s.monotonic = start.UnixNano(), start
+	s.setAttributes(cfg.Attributes())
+	s.setAttributes(sampled.Attributes)
+	for _, l := range cfg.Links() {
+		s.addLink(l)
+	}
+	return trace.ContextWithSpan(ctx, s), s
+}
+
+// newTraceID returns a random trace ID, never the invalid one.
+func newTraceID() trace.TraceID {
+	var id trace.TraceID
+	for !id.IsValid() {
+		binary.NativeEndian.PutUint64(id[:8], rand.Uint64())
+		binary.NativeEndian.PutUint64(id[8:], rand.Uint64())
+	}
+	return id
+}
+
+// newSpanID returns a random span ID, never the invalid one.
+func newSpanID() trace.SpanID {
+	var id trace.SpanID
+	for !id.IsValid() {
+		binary.NativeEndian.PutUint64(id[:], rand.Uint64())
+	}
+	return id
+}
+
+// span is a recording span.
+type span struct {
+	embedded.Span
+	t      *tracer
+	sc     trace.SpanContext
+	parent trace.SpanContext // of the parent span, invalid for a root
+	kind   trace.SpanKind
+
+	ended atomic.Bool // set under mu, read without it by IsRecording
+
+	mu        sync.Mutex
+	name      string
+	start     int64     // in nanoseconds since the epoch
+	monotonic time.Time // the start, for the end's monotonic reading
+	end       int64
+	// attrs are the attributes set, written as a Span's KeyValue fields
+	// (appendKeyValue), nattrs of them: bytes the collector does not
+	// scan, from attrBufs, given back when the span ends.
+	attrs  *[]byte
+	nattrs int
+	events []event
+	links  []link
+	// The counts of what the limits dropped.
+	droppedAttrs, droppedEvents, droppedLinks int
+
+	status            codes.Code
+	statusDescription string
+}
+
+// event is a span's event.
+type event struct {
+	name    string
+	time    int64
+	attrs   []attribute.KeyValue
+	dropped int
+}
+
+// link is a span's link.
+type link struct {
+	sc      trace.SpanContext
+	attrs   []attribute.KeyValue
+	dropped int
+}
+
+// SpanContext returns the span's identity.
+func (s *span) SpanContext() trace.SpanContext { return s.sc }
+
+// IsRecording reports whether the span has not ended.
+func (s *span) IsRecording() bool { return !s.ended.Load() }
+
+// SetStatus sets the span's status, as the SDK does: Ok is final, Error
+// wins over Unset, and only Error keeps a description.
+func (s *span) SetStatus(code codes.Code, description string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended.Load() || s.status > code { // Unset 0, Error 1, Ok 2
+		return
+	}
+	s.status, s.statusDescription = code, ""
+	if code == codes.Error {
+		s.statusDescription = description
+	}
+}
+
+// SetName renames the span.
+func (s *span) SetName(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended.Load() {
+		s.name = name
+	}
+}
+
+// SetAttributes sets attributes; a key set again takes its new value.
+func (s *span) SetAttributes(kvs ...attribute.KeyValue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended.Load() {
+		s.setAttributes(kvs)
+	}
+}
+
+// attrBufs are buffers for the attributes of spans.
+var attrBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledAttrs bounds the buffers given back to attrBufs: a span with
+// attributes of megabytes does not keep them.
+const maxPooledAttrs = 64 << 10
+
+// setAttributes sets kvs within the limit, counting the invalid ones and
+// those beyond it as dropped: a key set again loses its earlier value.
+// s.mu must be held, or s not yet shared.
+func (s *span) setAttributes(kvs []attribute.KeyValue) {
+	b := *s.attrs
+	for _, kv := range kvs {
+		if !kv.Valid() {
+			s.droppedAttrs++
+			continue
+		}
+		if start, end := findKey(b, kv.Key); start >= 0 {
+			b = append(b[:start], b[end:]...)
+			s.nattrs--
+		}
+		if s.nattrs >= maxAttributes {
+			s.droppedAttrs++
+			continue
+		}
+		b = appendKeyValue(b, 9, kv)
+		s.nattrs++
+	}
+	*s.attrs = b
+}
+
+// mergeAttributes sets kvs in attrs, the value of a key already there
+// replaced, no more than limit keys, and returns attrs and dropped with
+// the invalid and those beyond the limit counted.
+func mergeAttributes(attrs, kvs []attribute.KeyValue, limit, dropped int) ([]attribute.KeyValue, int) {
+	if len(kvs) == 0 {
+		return attrs, dropped
+	}
+	if attrs == nil {
+		attrs = make([]attribute.KeyValue, 0, max(len(kvs), 12))
+	}
+next:
+	for _, kv := range kvs {
+		if !kv.Valid() {
+			dropped++
+			continue
+		}
+		for i := range attrs {
+			if attrs[i].Key == kv.Key {
+				attrs[i] = kv
+				continue next
+			}
+		}
+		if len(attrs) >= limit {
+			dropped++
+			continue
+		}
+		attrs = append(attrs, kv)
+	}
+	return attrs, dropped
+}
+
+// AddEvent adds an event; beyond the limit, the oldest event goes.
+func (s *span) AddEvent(name string, opts ...trace.EventOption) {
+	cfg := trace.NewEventConfig(opts...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended.Load() {
+		s.addEvent(name, cfg)
+	}
+}
+
+// addEvent adds an event of cfg; s.mu must be held.
+func (s *span) addEvent(name string, cfg trace.EventConfig) {
+	e := event{name: name, time: cfg.Timestamp().UnixNano()}
+	e.attrs, e.dropped = mergeAttributes(nil, cfg.Attributes(), maxAttributes, 0)
+	if len(s.events) == maxEvents {
+		s.events = append(s.events[:0], s.events[1:]...)
+		s.droppedEvents++
+	}
+	s.events = append(s.events, e)
+}
+
+// RecordError adds an exception event for err, as the SDK does.
+func (s *span) RecordError(err error, opts ...trace.EventOption) {
+	if err == nil {
+		return
+	}
+	opts = append(opts, trace.WithAttributes(
+		attribute.String("exception.type", errorType(err)),
+		attribute.String("exception.message", err.Error()),
+	))
+	cfg := trace.NewEventConfig(opts...)
+	if cfg.StackTrace() {
+		opts = append(opts, trace.WithAttributes(attribute.String("exception.stacktrace", string(debug.Stack()))))
+		cfg = trace.NewEventConfig(opts...)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended.Load() {
+		s.addEvent("exception", cfg)
+	}
+}
+
+// errorType names err's type as the SDK's exception events do.
+func errorType(err error) string {
+	t := reflect.TypeOf(err)
+	if t.PkgPath() == "" && t.Name() == "" {
+		return t.String()
+	}
+	return fmt.Sprintf("%s.%s", t.PkgPath(), t.Name())
+}
+
+// AddLink links the span to another.
+func (s *span) AddLink(l trace.Link) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended.Load() {
+		s.addLink(l)
+	}
+}
+
+// addLink adds l, unless it links nothing; s.mu must be held, or s not
+// yet shared.
+func (s *span) addLink(l trace.Link) {
+	if !l.SpanContext.IsValid() && len(l.Attributes) == 0 {
+		return
+	}
+	if len(s.links) == maxLinks {
+		s.droppedLinks++
+		return
+	}
+	kept := link{sc: l.SpanContext}
+	kept.attrs, kept.dropped = mergeAttributes(nil, l.Attributes, maxAttributes, 0)
+	s.links = append(s.links, kept)
+}
+
+// TracerProvider returns the provider that made the span.
+func (s *span) TracerProvider() trace.TracerProvider { return s.t.p }
+
+// End ends the span, once, and hands it to the batcher if sampled.
+func (s *span) End(opts ...trace.SpanEndOption) {
+	var end int64
+	if cfg := trace.NewSpanEndConfig(opts...); !cfg.Timestamp().IsZero() {
+		end = cfg.Timestamp().UnixNano()
+	} else {
+		end = s.monotonic.Add(time.Since(s.monotonic)).UnixNano()
+	}
+	s.mu.Lock()
+	if s.ended.Load() {
+		s.mu.Unlock()
+		return
+	}
+	s.end = end
+	s.ended.Store(true)
+	attrs := s.attrs
+	s.attrs = nil
+	s.mu.Unlock()
+	if s.sc.IsSampled() {
+		s.t.p.batch.add(s.t.scope, s, *attrs)
+	}
+	if cap(*attrs) <= maxPooledAttrs {
+		*attrs = (*attrs)[:0]
+		attrBufs.Put(attrs)
+	}
+}
+
+// nonRecordingSpan is a span not sampled: it carries its identity to its
+// children and records nothing.
+type nonRecordingSpan struct {
+	embedded.Span
+	sc trace.SpanContext
+	p  *provider
+}
+
+func (s *nonRecordingSpan) SpanContext() trace.SpanContext          { return s.sc }
+func (s *nonRecordingSpan) IsRecording() bool                       { return false }
+func (s *nonRecordingSpan) SetStatus(codes.Code, string)            {}
+func (s *nonRecordingSpan) SetName(string)                          {}
+func (s *nonRecordingSpan) SetAttributes(...attribute.KeyValue)     {}
+func (s *nonRecordingSpan) AddEvent(string, ...trace.EventOption)   {}
+func (s *nonRecordingSpan) RecordError(error, ...trace.EventOption) {}
+func (s *nonRecordingSpan) AddLink(trace.Link)                      {}
+func (s *nonRecordingSpan) End(...trace.SpanEndOption)              {}
+func (s *nonRecordingSpan) TracerProvider() trace.TracerProvider    { return s.p }
