@@ -2,11 +2,13 @@ package tracing
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/testrig/otlptest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // env is environment variables to set for a test, which then cannot run
@@ -136,5 +138,45 @@ func TestSamplingFollowsTheRatioUnlessTheEnvironmentSaysOtherwise(t *testing.T) 
 		}
 		span.End()
 		_ = tr.Shutdown(t.Context())
+	}
+}
+
+// OTEL_TRACES_SAMPLER names the SDK's samplers, with the ratio of
+// OTEL_TRACES_SAMPLER_ARG; one mcphost does not have, or a ratio not from
+// 0 to 1, stops New with an error that names the variable.
+func TestTheSamplerVariablesAreReadAsTheSDKReadsThem(t *testing.T) {
+	for _, c := range []struct {
+		e       env
+		sampled bool
+	}{
+		{env{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"}, false},
+		{env{"OTEL_TRACES_SAMPLER": "TraceIDRatio"}, true}, // no argument: all
+		{env{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": " 1 "}, true},
+		{env{"OTEL_TRACES_SAMPLER": "parentbased_always_off"}, false},
+		{env{"OTEL_TRACES_SAMPLER": "parentbased_always_on"}, true},
+	} {
+		c.e.set(t)
+		s, err := samplerFromEnv(0.5)
+		if err != nil {
+			t.Errorf("%v: %v", c.e, err)
+			continue
+		}
+		got := s.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(), TraceID: newTraceID()}).Decision == sdktrace.RecordAndSample
+		if got != c.sampled {
+			t.Errorf("%v: sampled %v, want %v", c.e, got, c.sampled)
+		}
+	}
+	for _, c := range []struct {
+		e        env
+		variable string
+	}{
+		{env{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, "OTEL_TRACES_SAMPLER"},
+		{env{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"}, "OTEL_TRACES_SAMPLER_ARG"},
+		{env{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "half"}, "OTEL_TRACES_SAMPLER_ARG"},
+	} {
+		c.e.set(t)
+		if _, err := New(t.Context(), otlp(config.OTLPHTTP, "http://127.0.0.1:1"), "v"); err == nil || !strings.Contains(err.Error(), c.variable) {
+			t.Errorf("%v: New: %v, want an error naming %s", c.e, err, c.variable)
+		}
 	}
 }
