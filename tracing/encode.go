@@ -138,27 +138,26 @@ func appendArray(b []byte, field int, v attribute.Value) []byte {
 	b, at := beginMessage(b, field)
 	switch v.Type() {
 	case attribute.BOOLSLICE:
-		for _, x := range v.AsBoolSlice() {
-			b = appendValue(b, 1, attribute.BoolValue(x))
-		}
+		b = appendValues(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		for _, x := range v.AsInt64Slice() {
-			b = appendValue(b, 1, attribute.Int64Value(x))
-		}
+		b = appendValues(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		for _, x := range v.AsFloat64Slice() {
-			b = appendValue(b, 1, attribute.Float64Value(x))
-		}
+		b = appendValues(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		for _, x := range v.AsStringSlice() {
-			b = appendValue(b, 1, attribute.StringValue(x))
-		}
+		b = appendValues(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		for _, x := range v.AsSlice() {
-			b = appendValue(b, 1, x)
-		}
+		b = appendValues(b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	}
 	return endMessage(b, at)
+}
+
+// appendValues appends each of xs, as value makes it, as field 1 of an
+// ArrayValue.
+func appendValues[T any](b []byte, xs []T, value func(T) attribute.Value) []byte {
+	for _, x := range xs {
+		b = appendValue(b, 1, value(x))
+	}
+	return b
 }
 
 // validUTF8 returns s with its invalid UTF-8 replaced by U+FFFD.
