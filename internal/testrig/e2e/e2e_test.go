@@ -138,7 +138,11 @@ func (f fixture) connectClient(t *testing.T, version string, client *mcp.Client)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: f.command()}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cmd := f.command()
+	log := &syncbuf.Buffer{}
+	cmd.Stderr = io.MultiWriter(cmd.Stderr, log)
+	failOnCrash(t, log) // after the session closes: the server has exited
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect at %s: %v", version, err)
 	}

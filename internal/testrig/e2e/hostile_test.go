@@ -54,10 +54,8 @@ func (f fixture) start(t *testing.T, env ...string) *server {
 	}
 	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	s := &server{pid: cmd.Process.Pid, log: &syncbuf.Buffer{}, stop: func(*testing.T) { stop() }}
+	failOnCrash(t, s.log)
 	t.Cleanup(func() { // registered first, run last: after stop, the whole log
-		if crash := goCrash(s.log.String()); crash != "" {
-			t.Errorf("mcphost serve crashed, or recovered a panic:\n%s", crash)
-		}
 		if t.Failed() {
 			t.Logf("the server's log (its last %d bytes):\n%s", maxLogShown, tail(s.log.String(), maxLogShown))
 		}
@@ -95,12 +93,23 @@ const maxLogShown = 16 << 10
 // dies of a panic, a fatal error or a signal, and the line mcphost logs
 // when it recovers a panic of its own or of the WebAssembly runtime (a bug
 // all the same: host/panics.go, sandbox/runtimepanic.go).
-var crashStart = regexp.MustCompile(`(?m)^(panic: |fatal error: |unexpected fault address |SIGSEGV: |SIGBUS: |unexpected signal |.*panicked: a bug of )`)
+var crashStart = regexp.MustCompile(`(?m)^(panic: |fatal error: |unexpected fault address |SIGSEGV: |SIGBUS: |unexpected signal |.*\bmsg"?[=:]"[^"]*panicked: a bug of )`)
 
 // maxCrashShown bounds the part of a crash a failed test shows: what
 // killed the process and the first goroutines (the whole dump is in the
 // log, whose tail may hold only the last ones).
 const maxCrashShown = 8 << 10
+
+// failOnCrash fails t, when it ends, if the server log holds a crash
+// (goCrash). Register it before what stops the server: cleanups run last
+// first, and it must read the whole log.
+func failOnCrash(t testing.TB, log *syncbuf.Buffer) {
+	t.Cleanup(func() {
+		if crash := goCrash(log.String()); crash != "" {
+			t.Errorf("mcphost serve crashed, or recovered a panic:\n%s", crash)
+		}
+	})
+}
 
 // goCrash returns the start of the crash the log of a Go process ends
 // with, or "" if it holds none.
@@ -666,5 +675,31 @@ breaker_failures = 0
 	}
 	if attacks.Load() < 5 {
 		t.Errorf("only %d attacks ran", attacks.Load())
+	}
+}
+
+// goCrash finds what the Go runtime writes when a process dies, and the
+// line mcphost logs when it recovers a panic, from their first line; a
+// log without either has none.
+func TestGoCrashFindsCrashesAndRecoveredPanics(t *testing.T) {
+	const before = "time=2026-11-29T14:57:58.835Z level=INFO msg=\"plugin loaded\" plugin=greedy\n"
+	for _, c := range []struct{ log, want string }{
+		{before + "panic: runtime error: index out of range [16] with length 0\n\ngoroutine 67 [running]:\n", "panic: runtime error: index out of range [16] with length 0"},
+		{before + "fatal error: concurrent map writes\n", "fatal error: concurrent map writes"},
+		{before + "SIGSEGV: segmentation violation\nPC=0x0 m=3\n", "SIGSEGV: segmentation violation"},
+		{before + `time=2026-11-29T15:00:00Z level=ERROR msg="serving tools/call panicked: a bug of mcphost; answered with an internal error, the server carries on" panic="x"` + "\n",
+			`time=2026-11-29T15:00:00Z level=ERROR msg="serving tools/call panicked: a bug of mcphost`},
+		{before + `{"time":"2026-11-29T15:00:00Z","level":"ERROR","msg":"the WebAssembly runtime panicked: a bug of the host, not of the plugin"}` + "\n",
+			`{"time":"2026-11-29T15:00:00Z","level":"ERROR","msg":"the WebAssembly runtime panicked: a bug of the host`},
+	} {
+		if got := goCrash(c.log); !strings.HasPrefix(got, c.want) {
+			t.Errorf("goCrash(%q) = %q, want it to start with %q", c.log, got, c.want)
+		}
+	}
+	for _, log := range []string{"", before, before + "time=2026-11-29T15:00:00Z level=INFO msg=\"plugin said\" text=\"panic: in the plugin's own words\"\n",
+		before + "time=2026-11-29T15:00:00Z level=INFO msg=\"plugin said\" text=\"it panicked: a bug of mine\"\n"} {
+		if got := goCrash(log); got != "" {
+			t.Errorf("goCrash(%q) = %q, want none", log, got)
+		}
 	}
 }

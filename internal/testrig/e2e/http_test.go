@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/mcphost/mcphost/internal/testrig/plugintest"
 	"github.com/mcphost/mcphost/internal/testrig/poll"
+	"github.com/mcphost/mcphost/internal/testrig/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -49,18 +51,21 @@ func (f fixture) serveHTTPOn(t testing.TB, listen string) (string, func()) {
 		t.Fatal(err)
 	}
 	stop := sync.OnceFunc(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	log := &syncbuf.Buffer{}
+	failOnCrash(t, log)
 	t.Cleanup(stop)
 	found := make(chan string, 1)
 	exited := make(chan string, 1)
 	go func() {
-		var log strings.Builder
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
+			_, _ = log.WriteString(sc.Text() + "\n")
 			if m := listeningURL.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
 		}
+		_, _ = io.Copy(io.Discard, stderr) // a line too long to scan
 		exited <- log.String()
 	}()
 	select {
