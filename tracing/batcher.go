@@ -50,6 +50,10 @@ type batcher struct {
 	exporting sync.Mutex // one export at a time, in the order spans ended
 }
 
+// maxQueueBytes bounds the bytes of the spans queued, whatever their
+// count: the spans past it are dropped, as those past the queue's size.
+const maxQueueBytes = 16 << 20
+
 // scope is an instrumentation scope whose spans are exported.
 type scope struct {
 	proto     *commonpb.InstrumentationScope
@@ -133,7 +137,7 @@ func (b *batcher) add(scope int, s *span, attrs []byte) {
 	defer b.mu.Unlock()
 	switch {
 	case b.stopped:
-	case len(b.queue.spans) >= b.settings.maxQueue:
+	case len(b.queue.spans) >= b.settings.maxQueue || len(b.queue.buf) >= maxQueueBytes:
 		b.dropped++
 	default:
 		b.queue.buf = appendSpan(b.queue.buf, s, attrs)

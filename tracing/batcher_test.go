@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -234,4 +235,32 @@ func TestForceFlushExportsNowAndReturnsFailures(t *testing.T) {
 		t.Errorf("ForceFlush to a failing client: %v", err)
 	}
 	_ = failing.batch.Shutdown(context.Background())
+}
+
+// A plugin chooses some of what spans carry (its error texts, up to
+// max_output_bytes): a string in a span is cut to 4 KiB, at a character,
+// and the queue holds no more than 16 MiB of spans, however many it may
+// hold, the rest dropped and reported.
+func TestPluginChosenTextsCannotGrowTheQueueWithoutBound(t *testing.T) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	c := newRecordingClient()
+	p := testProvider(c, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 1 << 20, maxBatch: 1 << 20}, true)
+	defer p.batch.Shutdown(context.Background())
+	huge := strings.Repeat("é", 32<<10) // 64 KiB, two bytes a character
+	for range 8000 {
+		_, s := p.Tracer(ScopeName).Start(context.Background(), "call_tool hostile")
+		s.SetStatus(codes.Error, huge)
+		s.End()
+	}
+	p.batch.mu.Lock()
+	queued, bytes, dropped := len(p.batch.queue.spans), len(p.batch.queue.buf), p.batch.dropped
+	p.batch.mu.Unlock()
+	if bytes > maxQueueBytes+2*maxSpanString || dropped == 0 || queued+dropped != 8000 {
+		t.Fatalf("queued %d spans in %d bytes, dropped %d: want at most %d bytes, the rest dropped", queued, bytes, dropped, maxQueueBytes)
+	}
+	c.batches = nil
+	_ = p.batch.ForceFlush(context.Background())
+	if d := c.spans[0].GetStatus().GetMessage(); len(d) != maxSpanString || d != huge[:maxSpanString] {
+		t.Errorf("a status description of %d bytes was sent as %d bytes, want the first %d", len(huge), len(d), maxSpanString)
+	}
 }

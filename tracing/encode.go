@@ -53,12 +53,9 @@ func appendBytes(b []byte, field int, v []byte) []byte {
 	return append(b, v...)
 }
 
-// appendString appends v as a string field, its invalid UTF-8 replaced
-// by U+FFFD: protobuf's strings are UTF-8, and a collector refuses a whole
-// export with one that is not (the SDK's exporters fail to marshal it,
-// and lose the batch). A plugin chooses some of what spans carry.
+// appendString appends v as a string field, as spanString makes it.
 func appendString(b []byte, field int, v string) []byte {
-	v = validUTF8(v)
+	v = spanString(v)
 	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
 	return append(b, v...)
 }
@@ -160,19 +157,36 @@ func appendValues[T any](b []byte, xs []T, value func(T) attribute.Value) []byte
 	return b
 }
 
-// validUTF8 returns s with its invalid UTF-8 replaced by U+FFFD.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
+// maxSpanString bounds the bytes of a string in a span: a plugin chooses
+// some of them (its error texts, up to max_output_bytes), and a queue of
+// spans each holding megabytes would hold gigabytes.
+const maxSpanString = 4 << 10
+
+// spanString is s as a span carries it: its invalid UTF-8 replaced by
+// U+FFFD (protobuf's strings are UTF-8, and a collector refuses a whole
+// export with one that is not; the SDK's exporters fail to marshal it,
+// and lose the batch), cut to maxSpanString bytes, at a character's
+// start.
+func spanString(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= maxSpanString {
 		return s
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	cut := maxSpanString
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // findKey returns where the KeyValue of key starts and ends in kvs,
 // KeyValues that appendKeyValue wrote, or -1, -1. Keys are compared as
-// written: two keys that differ only in invalid UTF-8 are one.
+// written (spanString): two keys that differ only in invalid UTF-8, or
+// past maxSpanString bytes, are one.
 func findKey(kvs []byte, key attribute.Key) (start, end int) {
-	key = attribute.Key(validUTF8(string(key)))
+	key = attribute.Key(spanString(string(key)))
 	for at := 0; at < len(kvs); {
 		n, k := binary.Uvarint(kvs[at+1:]) // after the one byte of tag
 		body := at + 1 + k

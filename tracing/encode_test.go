@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -14,8 +15,9 @@ import (
 // Whatever a span's name, attributes (a plugin's tool names, arguments
 // with audit_arguments, error messages: any bytes) and status are, its
 // encoding is a valid Span that decodes to exactly them, but for invalid
-// UTF-8, replaced by U+FFFD: lengths of every size (one byte and more),
-// keys set twice keep their last value.
+// UTF-8, replaced by U+FFFD, and what is past 4 KiB (spanString): lengths
+// of every size (one byte and more), keys set twice keep their last
+// value.
 func FuzzSpanEncoding(f *testing.F) {
 	f.Add("tools/call hash", "k", "v", int64(-1), 0.5, true, "error text", 3)
 	f.Add("", "a", "", int64(0), math.Inf(-1), false, "", 0)
@@ -30,7 +32,7 @@ func FuzzSpanEncoding(f *testing.F) {
 		_, s := p.Tracer(ScopeName).Start(t.Context(), name, trace.WithSpanKind(trace.SpanKindServer))
 		s.SetAttributes(attribute.String(key, "first"), attribute.Int64(key+".n", n), attribute.Float64(key+".x", x),
 			attribute.Bool(key+".on", on), attribute.StringSlice(key+".s", []string{value, name}))
-		valid := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+		valid := spanString
 		repeats = min(max(repeats, 0), 300)
 		want := valid(value)
 		if repeats == 0 {
@@ -57,6 +59,12 @@ func FuzzSpanEncoding(f *testing.F) {
 		if got.GetName() != valid(name) || len(attrs) != 5 || sv(key) != want || got.GetKind() != tracepb.Span_SPAN_KIND_SERVER ||
 			got.GetStatus().GetMessage() != valid(description) || got.GetStatus().GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 			t.Fatalf("decoded %v, want the span as set", got)
+		}
+		// Independently of spanString: valid, within the bound, and what
+		// the valid text begins with.
+		if d := got.GetStatus().GetMessage(); !utf8.ValidString(d) || len(d) > maxSpanString ||
+			!strings.HasPrefix(strings.ToValidUTF8(description, "\uFFFD"), d) || len(d) < min(len(strings.ToValidUTF8(description, "\uFFFD")), maxSpanString-3) {
+			t.Errorf("status description of %d bytes sent as %d bytes: %q", len(description), len(d), d)
 		}
 		type anyValue interface {
 			GetIntValue() int64
