@@ -130,9 +130,9 @@ func (b *batcher) addScope(key scopeKey, attrs attribute.Set) int {
 }
 
 // add queues s, a sampled span of the scope of index scope that ended
-// with attrs (encoded), or drops it when the queue is full, and wakes the
+// with attrs, or drops it when the queue is full, and wakes the
 // export goroutine when it completes a batch.
-func (b *batcher) add(scope int, s *span, attrs []byte) {
+func (b *batcher) add(scope int, s *span, attrs *attributes) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -179,7 +179,7 @@ func (b *batcher) export(ctx context.Context) error {
 	b.mu.Unlock()
 	var first error
 	if dropped > 0 {
-		first = fmt.Errorf("mcphost dropped %d spans: the queue of %d (OTEL_BSP_MAX_QUEUE_SIZE) was full", dropped, b.settings.maxQueue)
+		first = fmt.Errorf("mcphost dropped %d spans: the queue of %d spans (OTEL_BSP_MAX_QUEUE_SIZE) or %d MiB was full", dropped, b.settings.maxQueue, maxQueueBytes>>20)
 		otel.Handle(first)
 	}
 	bodies := make([][]byte, len(scopes)) // each scope's spans in a batch
@@ -227,11 +227,6 @@ func (b *batcher) request(scopes []scope, bodies [][]byte) *tracepb.ResourceSpan
 		rs.ScopeSpans = append(rs.ScopeSpans, ss)
 	}
 	return rs
-}
-
-// ForceFlush exports every queued span now.
-func (b *batcher) ForceFlush(ctx context.Context) error {
-	return b.export(ctx)
 }
 
 // Shutdown stops taking spans, exports those queued and stops the client,

@@ -97,7 +97,7 @@ func testProvider(c otlptrace.Client, s batchSettings, sampled bool) *provider {
 	if !sampled {
 		sampler = sdktrace.NeverSample()
 	}
-	return &provider{sampler: sampler, batch: newBatcher(c, resource.Empty(), s), tracers: map[scopeKey]*tracer{}}
+	return newProvider(sampler, newBatcher(c, resource.Empty(), s))
 }
 
 func endSpans(p *provider, names ...string) {
@@ -218,21 +218,21 @@ func TestBatchSettingsComeFromTheEnvironment(t *testing.T) {
 	}
 }
 
-// ForceFlush exports what is queued now; an export that fails is returned
-// and reported.
-func TestForceFlushExportsNowAndReturnsFailures(t *testing.T) {
+// An export sends what is queued now; one that fails is returned and
+// reported.
+func TestAnExportSendsWhatIsQueuedAndReturnsFailures(t *testing.T) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	e := newRecordingClient()
 	p := testProvider(e, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
 	defer p.batch.Shutdown(context.Background())
 	endSpans(p, "a")
-	if err := p.batch.ForceFlush(context.Background()); err != nil || len(e.got()) != 1 {
-		t.Errorf("ForceFlush: %v, exported %v", err, e.got())
+	if err := p.batch.export(context.Background()); err != nil || len(e.got()) != 1 {
+		t.Errorf("export: %v, exported %v", err, e.got())
 	}
 	failing := testProvider(&recordingClient{fail: true}, batchSettings{delay: time.Hour, exportTimeout: time.Second, maxQueue: 10, maxBatch: 10}, true)
 	endSpans(failing, "a")
-	if err := failing.batch.ForceFlush(context.Background()); err == nil || !strings.Contains(err.Error(), "collector down") {
-		t.Errorf("ForceFlush to a failing client: %v", err)
+	if err := failing.batch.export(context.Background()); err == nil || !strings.Contains(err.Error(), "collector down") {
+		t.Errorf("export to a failing client: %v", err)
 	}
 	_ = failing.batch.Shutdown(context.Background())
 }
@@ -258,8 +258,7 @@ func TestPluginChosenTextsCannotGrowTheQueueWithoutBound(t *testing.T) {
 	if bytes > maxQueueBytes+2*maxSpanString || dropped == 0 || queued+dropped != 8000 {
 		t.Fatalf("queued %d spans in %d bytes, dropped %d: want at most %d bytes, the rest dropped", queued, bytes, dropped, maxQueueBytes)
 	}
-	c.batches = nil
-	_ = p.batch.ForceFlush(context.Background())
+	_ = p.batch.export(context.Background())
 	if d := c.spans[0].GetStatus().GetMessage(); len(d) != maxSpanString || d != huge[:maxSpanString] {
 		t.Errorf("a status description of %d bytes was sent as %d bytes, want the first %d", len(huge), len(d), maxSpanString)
 	}

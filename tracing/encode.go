@@ -200,9 +200,9 @@ func findKey(kvs []byte, key attribute.Key) (start, end int) {
 	return -1, -1
 }
 
-// appendSpan appends s, ended, with its attributes attrs (KeyValue
-// fields), as field 2 of a ScopeSpans: a Span.
-func appendSpan(b []byte, s *span, attrs []byte) []byte {
+// appendSpan appends s, ended, with its attributes attrs, as field 2 of a
+// ScopeSpans: a Span.
+func appendSpan(b []byte, s *span, attrs *attributes) []byte {
 	b, at := beginMessage(b, 2)
 	tid, sid := s.sc.TraceID(), s.sc.SpanID()
 	b = appendBytes(b, 1, tid[:])
@@ -219,12 +219,9 @@ func appendSpan(b []byte, s *span, attrs []byte) []byte {
 	if s.kind != trace.SpanKindUnspecified {
 		b = appendVarint(b, 6, uint64(s.kind)) // OTLP numbers the kinds as the API does
 	}
-	b = appendFixed64(b, 7, unixNano(s.start))
-	b = appendFixed64(b, 8, unixNano(s.end))
-	b = append(b, attrs...)
-	if s.droppedAttrs > 0 {
-		b = appendVarint(b, 10, uint64(s.droppedAttrs))
-	}
+	b = appendFixed64(b, 7, unixNano(s.start.UnixNano()))
+	b = appendFixed64(b, 8, unixNano(s.end.UnixNano()))
+	b = attrs.appendTo(b, 10)
 	for _, e := range s.events {
 		b = appendEvent(b, e)
 	}
@@ -240,6 +237,16 @@ func appendSpan(b []byte, s *span, attrs []byte) []byte {
 	b = appendStatus(b, s.status, s.statusDescription)
 	b = appendFixed32(b, 16, spanFlags(s.sc.TraceFlags(), s.parent))
 	return endMessage(b, at)
+}
+
+// appendTo appends the attributes, then their dropped count as the field
+// droppedField unless none was dropped.
+func (a *attributes) appendTo(b []byte, droppedField int) []byte {
+	b = append(b, a.buf...)
+	if a.dropped > 0 {
+		b = appendVarint(b, droppedField, uint64(a.dropped))
+	}
+	return b
 }
 
 // spanFlags are OTLP's flags of a span whose own trace flags are tf and
@@ -261,10 +268,7 @@ func appendEvent(b []byte, e event) []byte {
 	if e.name != "" {
 		b = appendString(b, 2, e.name)
 	}
-	b = appendKeyValues(b, 3, e.attrs)
-	if e.dropped > 0 {
-		b = appendVarint(b, 4, uint64(e.dropped))
-	}
+	b = e.attrs.appendTo(b, 4)
 	return endMessage(b, at)
 }
 
@@ -275,10 +279,7 @@ func appendLink(b []byte, l link) []byte {
 	tid, sid := l.sc.TraceID(), l.sc.SpanID()
 	b = appendBytes(b, 1, tid[:])
 	b = appendBytes(b, 2, sid[:])
-	b = appendKeyValues(b, 4, l.attrs)
-	if l.dropped > 0 {
-		b = appendVarint(b, 5, uint64(l.dropped))
-	}
+	b = l.attrs.appendTo(b, 5)
 	b = appendFixed32(b, 6, spanFlags(l.sc.TraceFlags(), l.sc))
 	return endMessage(b, at)
 }

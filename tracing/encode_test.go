@@ -43,7 +43,7 @@ func FuzzSpanEncoding(f *testing.F) {
 		}
 		s.SetStatus(codes.Error, description)
 		s.End()
-		if err := p.batch.ForceFlush(t.Context()); err != nil || len(client.spans) != 1 {
+		if err := p.batch.export(t.Context()); err != nil || len(client.spans) != 1 {
 			t.Fatalf("exported %d spans (%v), want 1", len(client.spans), err)
 		}
 		got := client.spans[0]

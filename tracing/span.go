@@ -21,7 +21,7 @@ import (
 // mcphost's spans are its own, behind OpenTelemetry's API: with the SDK's,
 // every span sampled and exported cost a stdio tools/call over a fifth
 // more CPU; these, written out in the wire format as they end (encode.go),
-// about half of that (RATIONALE.md, docs/observability.md). They behave
+// about two thirds of that (RATIONALE.md, docs/observability.md). They behave
 // as the SDK's do, with its default limits: its samplers decide, a span
 // keeps at most 128 attributes (the last value of a key wins), 128 events
 // (the oldest go first) and 128 links, and counts what it dropped.
@@ -42,6 +42,12 @@ type provider struct {
 
 	mu      sync.Mutex
 	tracers map[scopeKey]*tracer
+}
+
+// newProvider returns the provider of spans that sampler samples and
+// batch exports.
+func newProvider(sampler sdktrace.Sampler, batch *batcher) *provider {
+	return &provider{sampler: sampler, batch: batch, tracers: map[scopeKey]*tracer{}}
 }
 
 // scopeKey identifies an instrumentation scope.
@@ -96,14 +102,12 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 		s := &nonRecordingSpan{sc: sc, p: t.p}
 		return trace.ContextWithSpan(ctx, s), s
 	}
-	s := &span{t: t, sc: sc, parent: parent, name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()), attrs: attrBufs.Get().(*[]byte)}
-	start := cfg.Timestamp()
-	if start.IsZero() {
-		start = time.Now()
+	s := &span{t: t, sc: sc, parent: parent, name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()), start: cfg.Timestamp(), attrs: spanAttrs.Get().(*attributes)}
+	if s.start.IsZero() {
+		s.start = time.Now()
 	}
-	s.start, s.monotonic = start.UnixNano(), start
-	s.setAttributes(cfg.Attributes())
-	s.setAttributes(sampled.Attributes)
+	s.attrs.set(cfg.Attributes())
+	s.attrs.set(sampled.Attributes)
 	for _, l := range cfg.Links() {
 		s.addLink(l)
 	}
@@ -139,20 +143,14 @@ type span struct {
 
 	ended atomic.Bool // set under mu, read without it by IsRecording
 
-	mu        sync.Mutex
-	name      string
-	start     int64     // in nanoseconds since the epoch
-	monotonic time.Time // the start, for the end's monotonic reading
-	end       int64
-	// attrs are the attributes set, written as a Span's KeyValue fields
-	// (appendKeyValue), nattrs of them: bytes the collector does not
-	// scan, from attrBufs, given back when the span ends.
-	attrs  *[]byte
-	nattrs int
-	events []event
-	links  []link
-	// The counts of what the limits dropped.
-	droppedAttrs, droppedEvents, droppedLinks int
+	mu         sync.Mutex
+	name       string
+	start, end time.Time
+	attrs      *attributes // from spanAttrs, given back when the span ends
+	events     []event
+	links      []link
+	// The counts of the events and links the limits dropped.
+	droppedEvents, droppedLinks int
 
 	status            codes.Code
 	statusDescription string
@@ -160,17 +158,15 @@ type span struct {
 
 // event is a span's event.
 type event struct {
-	name    string
-	time    int64
-	attrs   []attribute.KeyValue
-	dropped int
+	name  string
+	time  int64
+	attrs attributes // field 3 of an Event
 }
 
 // link is a span's link.
 type link struct {
-	sc      trace.SpanContext
-	attrs   []attribute.KeyValue
-	dropped int
+	sc    trace.SpanContext
+	attrs attributes // field 4 of a Link
 }
 
 // SpanContext returns the span's identity.
@@ -207,70 +203,46 @@ func (s *span) SetAttributes(kvs ...attribute.KeyValue) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.ended.Load() {
-		s.setAttributes(kvs)
+		s.attrs.set(kvs)
 	}
 }
 
-// attrBufs are buffers for the attributes of spans.
-var attrBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// attributes are the attributes of a span, an event or a link, written as
+// its KeyValue fields, field (appendKeyValue): bytes the collector does
+// not scan. They hold at most maxAttributes keys, the last value set of a
+// key winning; dropped counts the invalid ones and those past the limit.
+type attributes struct {
+	field   int
+	buf     []byte
+	n       int
+	dropped int
+}
 
-// maxPooledAttrs bounds the buffers given back to attrBufs: a span with
-// attributes of megabytes does not keep them.
+// spanAttrs are the attributes of spans (field 9 of a Span), for reuse.
+var spanAttrs = sync.Pool{New: func() any { return &attributes{field: 9, buf: make([]byte, 0, 1024)} }}
+
+// maxPooledAttrs bounds the attributes given back to spanAttrs: a span
+// with attributes of megabytes does not keep them.
 const maxPooledAttrs = 64 << 10
 
-// setAttributes sets kvs within the limit, counting the invalid ones and
-// those beyond it as dropped: a key set again loses its earlier value.
-// s.mu must be held, or s not yet shared.
-func (s *span) setAttributes(kvs []attribute.KeyValue) {
-	b := *s.attrs
+// set sets kvs: a key set again loses its earlier value.
+func (a *attributes) set(kvs []attribute.KeyValue) {
 	for _, kv := range kvs {
 		if !kv.Valid() {
-			s.droppedAttrs++
+			a.dropped++
 			continue
 		}
-		if start, end := findKey(b, kv.Key); start >= 0 {
-			b = append(b[:start], b[end:]...)
-			s.nattrs--
+		if start, end := findKey(a.buf, kv.Key); start >= 0 {
+			a.buf = append(a.buf[:start], a.buf[end:]...)
+			a.n--
 		}
-		if s.nattrs >= maxAttributes {
-			s.droppedAttrs++
+		if a.n >= maxAttributes {
+			a.dropped++
 			continue
 		}
-		b = appendKeyValue(b, 9, kv)
-		s.nattrs++
+		a.buf = appendKeyValue(a.buf, a.field, kv)
+		a.n++
 	}
-	*s.attrs = b
-}
-
-// mergeAttributes sets kvs in attrs, the value of a key already there
-// replaced, no more than limit keys, and returns attrs and dropped with
-// the invalid and those beyond the limit counted.
-func mergeAttributes(attrs, kvs []attribute.KeyValue, limit, dropped int) ([]attribute.KeyValue, int) {
-	if len(kvs) == 0 {
-		return attrs, dropped
-	}
-	if attrs == nil {
-		attrs = make([]attribute.KeyValue, 0, max(len(kvs), 12))
-	}
-next:
-	for _, kv := range kvs {
-		if !kv.Valid() {
-			dropped++
-			continue
-		}
-		for i := range attrs {
-			if attrs[i].Key == kv.Key {
-				attrs[i] = kv
-				continue next
-			}
-		}
-		if len(attrs) >= limit {
-			dropped++
-			continue
-		}
-		attrs = append(attrs, kv)
-	}
-	return attrs, dropped
 }
 
 // AddEvent adds an event; beyond the limit, the oldest event goes.
@@ -285,8 +257,8 @@ func (s *span) AddEvent(name string, opts ...trace.EventOption) {
 
 // addEvent adds an event of cfg; s.mu must be held.
 func (s *span) addEvent(name string, cfg trace.EventConfig) {
-	e := event{name: name, time: cfg.Timestamp().UnixNano()}
-	e.attrs, e.dropped = mergeAttributes(nil, cfg.Attributes(), maxAttributes, 0)
+	e := event{name: name, time: cfg.Timestamp().UnixNano(), attrs: attributes{field: 3}}
+	e.attrs.set(cfg.Attributes())
 	if len(s.events) == maxEvents {
 		s.events = append(s.events[:0], s.events[1:]...)
 		s.droppedEvents++
@@ -343,8 +315,8 @@ func (s *span) addLink(l trace.Link) {
 		s.droppedLinks++
 		return
 	}
-	kept := link{sc: l.SpanContext}
-	kept.attrs, kept.dropped = mergeAttributes(nil, l.Attributes, maxAttributes, 0)
+	kept := link{sc: l.SpanContext, attrs: attributes{field: 4}}
+	kept.attrs.set(l.Attributes)
 	s.links = append(s.links, kept)
 }
 
@@ -353,11 +325,10 @@ func (s *span) TracerProvider() trace.TracerProvider { return s.t.p }
 
 // End ends the span, once, and hands it to the batcher if sampled.
 func (s *span) End(opts ...trace.SpanEndOption) {
-	var end int64
-	if cfg := trace.NewSpanEndConfig(opts...); !cfg.Timestamp().IsZero() {
-		end = cfg.Timestamp().UnixNano()
-	} else {
-		end = s.monotonic.Add(time.Since(s.monotonic)).UnixNano()
+	cfg := trace.NewSpanEndConfig(opts...)
+	end := cfg.Timestamp()
+	if end.IsZero() {
+		end = s.start.Add(time.Since(s.start)) // on the monotonic clock
 	}
 	s.mu.Lock()
 	if s.ended.Load() {
@@ -370,11 +341,11 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	s.attrs = nil
 	s.mu.Unlock()
 	if s.sc.IsSampled() {
-		s.t.p.batch.add(s.t.scope, s, *attrs)
+		s.t.p.batch.add(s.t.scope, s, attrs)
 	}
-	if cap(*attrs) <= maxPooledAttrs {
-		*attrs = (*attrs)[:0]
-		attrBufs.Put(attrs)
+	if cap(attrs.buf) <= maxPooledAttrs {
+		attrs.buf, attrs.n, attrs.dropped = attrs.buf[:0], 0, 0
+		spanAttrs.Put(attrs)
 	}
 }
 

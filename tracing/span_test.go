@@ -151,8 +151,7 @@ func TestSpansAreEncodedAsTheSDKEncodesThem(t *testing.T) {
 	if err := client.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	own := &provider{sampler: sdktrace.AlwaysSample(), tracers: map[scopeKey]*tracer{},
-		batch: newBatcher(client, res, batchSettings{delay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: 100, maxBatch: 100})}
+	own := newProvider(sdktrace.AlwaysSample(), newBatcher(client, res, batchSettings{delay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: 100, maxBatch: 100}))
 	everyKindOfSpan(own.Tracer(ScopeName))
 	if err := own.batch.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)

@@ -68,20 +68,20 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 	if err := client.Start(ctx); err != nil {
 		return nil, fmt.Errorf("[telemetry] traces: the OTLP exporter: %w", err)
 	}
-	return &Tracing{provider: &provider{sampler: sampler, batch: newBatcher(client, res, batching), tracers: map[scopeKey]*tracer{}}}, nil
+	return &Tracing{provider: newProvider(sampler, newBatcher(client, res, batching))}, nil
 }
 
 // samplerFromEnv returns the sampler OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG name, as the SDK reads them, or, when the
-// former is not set (or empty), the one that samples ratio of new traces and follows
-// a parent's decision. A sampler the SDK does not have, or a ratio not
-// within 0 and 1, is an error that names its variable.
+// OTEL_TRACES_SAMPLER_ARG name, as the SDK reads them, or, when the former
+// is not set (or empty), the one that samples ratio of new traces and
+// follows a parent's decision. A sampler the SDK does not have, or a ratio
+// not within 0 and 1, is an error that names its variable.
 func samplerFromEnv(ratio float64) (sdktrace.Sampler, error) {
-	name := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER"))
+	name := firstSet("OTEL_TRACES_SAMPLER")
 	if name == "" {
 		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
 	}
-	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
+	arg := firstSet("OTEL_TRACES_SAMPLER_ARG")
 	argRatio := func() (sdktrace.Sampler, error) {
 		if arg == "" {
 			return sdktrace.TraceIDRatioBased(1), nil
