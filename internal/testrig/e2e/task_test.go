@@ -399,16 +399,25 @@ func checkTasks(t *testing.T, p jsonrpc, elicit func(taskID string, id *ids) map
 func answerTaskElicitation(t *testing.T, p *httpPeer, taskID string, id *ids) map[string]any {
 	t.Helper()
 	msgs := p.stream(t, id.next(), "tasks/result", map[string]any{"taskId": taskID}, func(m map[string]any) {
-		if m["method"] != "elicitation/create" {
-			return
-		}
-		if metaTask(m["params"].(map[string]any)) != taskID {
-			t.Errorf("elicitation without the related task: %v", m)
-		}
-		ask, _ := json.Marshal(m["id"])
-		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, ask, elicitationAnswer))
+		answerElicitation(t, p, taskID, m)
 	})
 	return resultOf(t, msgs)
+}
+
+// answerElicitation answers m with elicitationAnswer through p when it is
+// an elicitation/create, which must name the task taskID as its related
+// task, and reports whether it was one.
+func answerElicitation(t *testing.T, p jsonrpc, taskID string, m map[string]any) bool {
+	t.Helper()
+	if m["method"] != "elicitation/create" {
+		return false
+	}
+	if metaTask(m["params"].(map[string]any)) != taskID {
+		t.Errorf("elicitation without the related task: %v", m)
+	}
+	ask, _ := json.Marshal(m["id"])
+	p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, ask, elicitationAnswer))
+	return true
 }
 
 // elicitationAnswer is the client's answer to the conformance plugin's
@@ -423,17 +432,7 @@ func TestTasksOverStdio(t *testing.T) {
 		// response, which waits for the answer.
 		rid := id.next()
 		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, rid, taskID))
-		for {
-			m := p.read(t)
-			if m["method"] != "elicitation/create" {
-				continue
-			}
-			if metaTask(m["params"].(map[string]any)) != taskID {
-				t.Fatalf("elicitation without the related task: %v", m)
-			}
-			ask, _ := json.Marshal(m["id"])
-			p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, ask, elicitationAnswer))
-			break
+		for !answerElicitation(t, p, taskID, p.read(t)) {
 		}
 		for {
 			if m := p.read(t); m["method"] == nil && fmt.Sprint(m["id"]) == fmt.Sprint(rid) {
