@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/testrig/rpctest"
+	"github.com/mcphost/mcphost/tracing"
 )
 
 // benchToolPlugin is a plugin with one tool that has an input and an output
@@ -30,11 +34,11 @@ func benchToolPlugin() *Plugin {
 	})
 }
 
-// stdioToolCalls serves benchToolPlugin over the stdio transport on pipes,
-// initialized at 2025-11-25, and returns a function that sends one
-// tools/call with a fresh id and reads its response.
-func stdioToolCalls(tb testing.TB) func() []byte {
-	srv := NewServer(Options{}, BuildCatalog(context.Background(), []*Plugin{benchToolPlugin()}, nil))
+// stdioToolCalls serves benchToolPlugin over the stdio transport on pipes
+// with opts, initialized at 2025-11-25, and returns a function that sends
+// one tools/call with a fresh id and reads its response.
+func stdioToolCalls(tb testing.TB, opts Options) func() []byte {
+	srv := NewServer(opts, BuildCatalog(context.Background(), []*Plugin{benchToolPlugin()}, nil))
 	send := rpctest.StdioSession(tb, func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return srv.ServeStdio(ctx, in, out, time.Second)
 	})
@@ -47,7 +51,7 @@ func stdioToolCalls(tb testing.TB) func() []byte {
 // the plugin's work reduced to returning a prepared result. Its allocations
 // and ns/op are what decoding each request once is about.
 func BenchmarkStdioToolCall(b *testing.B) {
-	call := stdioToolCalls(b)
+	call := stdioToolCalls(b, Options{})
 	if resp := call(); !bytes.HasPrefix(resp, []byte(`{"jsonrpc":"2.0","id":1,"result"`)) || !json.Valid(resp) {
 		b.Fatalf("unexpected response %s", resp)
 	}
@@ -68,9 +72,37 @@ func TestStdioToolCallAllocationCeiling(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("measures allocations; make test runs it without -race")
 	}
-	call := stdioToolCalls(t)
+	call := stdioToolCalls(t, Options{})
 	call() // warm up: schemas compiled, buffers grown
 	if n := testing.AllocsPerRun(200, func() { call() }); n > maxStdioToolCallAllocs {
 		t.Errorf("one stdio tools/call allocates %.0f times; the ceiling is %d", n, maxStdioToolCallAllocs)
+	}
+}
+
+// maxTracedToolCallAllocs is how many more times a stdio tools/call may
+// allocate when its request span and plugin-call span are sampled and
+// exported than when nothing is traced: 20 before the spans' attributes
+// were given in reused slices and the batcher kept its buffers, 12 after.
+const maxTracedToolCallAllocs = 14
+
+func TestTracedToolCallAllocationCeiling(t *testing.T) {
+	if testing.Short() || raceDetector {
+		t.Skip("measures allocations; make test runs it without -race")
+	}
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	defer collector.Close()
+	tr, err := tracing.New(context.Background(), config.TelemetryConfig{Traces: config.TracesOTLP, OTLPEndpoint: collector.URL, TraceSampleRatio: 1}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	untraced, traced := stdioToolCalls(t, Options{}), stdioToolCalls(t, Options{Tracer: tr.Tracer()})
+	for range 600 { // warm up: schemas compiled, buffers grown, a batch exported
+		untraced()
+		traced()
+	}
+	base := testing.AllocsPerRun(500, func() { untraced() })
+	if n := testing.AllocsPerRun(500, func() { traced() }); n-base > maxTracedToolCallAllocs {
+		t.Errorf("a traced stdio tools/call allocates %.0f times, %.0f more than one not traced; the ceiling is %d more", n, n-base, maxTracedToolCallAllocs)
 	}
 }
