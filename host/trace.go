@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
@@ -31,7 +32,7 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 		return ctx, nil
 	}
 	opts := make([]trace.SpanStartOption, 0, 4) // kind, timestamp, link, new root
-	opts = append(opts, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	opts = append(opts, serverKind, trace.WithTimestamp(start))
 	if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
 	}
@@ -40,7 +41,7 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 		parent = traceContext.Extract(ctx, metaCarrier(p.metadata()))
 	}
 	if parent == ctx || !trace.SpanContextFromContext(parent).IsRemote() {
-		opts = append(opts, trace.WithNewRoot()) // no _meta context: the ambient one is only linked
+		opts = append(opts, newRoot) // no _meta context: the ambient one is only linked
 	}
 	name := method
 	switch x := p.(type) {
@@ -51,7 +52,9 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	}
 	spanCtx, span := tracer.Start(parent, name, opts...)
 	if span.IsRecording() { // no sampler of mcphost's reads attributes: only a sampled span gets them
-		span.SetAttributes(requestAttributes(ctx, c, method, p, id)...)
+		setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+			return requestAttributes(attrs, ctx, c, method, p, id)
+		})
 	}
 	return spanCtx, span
 }
@@ -80,10 +83,34 @@ func WithClientAddress(ctx context.Context, address string, port int) context.Co
 	return context.WithValue(ctx, clientAddressKey{}, clientAddress{address, port})
 }
 
-// requestAttributes are the attributes of the span of a request of method
-// with params p and id on c, that arrived with ctx.
-func requestAttributes(ctx context.Context, c *conn, method string, p params, id json.RawMessage) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 10)
+// Options of spans that are always the same.
+var (
+	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
+)
+
+// spanAttributes are slices to give a span its attributes in, for reuse:
+// a span keeps the attributes, not the slice (trace.Span.SetAttributes
+// is variadic, so a slice of the caller's would escape to the heap).
+var spanAttributes = sync.Pool{New: func() any {
+	attrs := make([]attribute.KeyValue, 0, 12)
+	return &attrs
+}}
+
+// setAttributes sets on span the attributes that add appends to a slice.
+func setAttributes(span trace.Span, add func([]attribute.KeyValue) []attribute.KeyValue) {
+	pooled := spanAttributes.Get().(*[]attribute.KeyValue)
+	attrs := add((*pooled)[:0])
+	span.SetAttributes(attrs...)
+	clear(attrs) // the strings go with the request
+	*pooled = attrs[:0]
+	spanAttributes.Put(pooled)
+}
+
+// requestAttributes appends to attrs the attributes of the span of a
+// request of method with params p and id on c, that arrived with ctx.
+func requestAttributes(attrs []attribute.KeyValue, ctx context.Context, c *conn, method string, p params, id json.RawMessage) []attribute.KeyValue {
 	attrs = append(attrs, attribute.String("mcp.method.name", method))
 	if id != nil {
 		attrs = append(attrs, attribute.String("jsonrpc.request.id", requestID(id)))
@@ -120,19 +147,19 @@ func endSpan(span trace.Span, op Operation) {
 		span.End()
 		return
 	}
-	var buf [3]attribute.KeyValue
-	attrs := buf[:0]
-	if op.ProtocolVersion != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", op.ProtocolVersion))
-	}
-	if code := op.StatusCode(); code != "" {
-		attrs = append(attrs, attribute.String("rpc.response.status_code", code))
-	}
 	errorType := op.ErrorType()
-	if errorType != "" {
-		attrs = append(attrs, attribute.String("error.type", errorType))
-	}
-	span.SetAttributes(attrs...)
+	setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		if op.ProtocolVersion != "" {
+			attrs = append(attrs, attribute.String("mcp.protocol.version", op.ProtocolVersion))
+		}
+		if code := op.StatusCode(); code != "" {
+			attrs = append(attrs, attribute.String("rpc.response.status_code", code))
+		}
+		if errorType != "" {
+			attrs = append(attrs, attribute.String("error.type", errorType))
+		}
+		return attrs
+	})
 	if errorType != "" {
 		span.SetStatus(codes.Error, op.ErrorMessage)
 	}
@@ -199,14 +226,21 @@ func startPluginSpan(ctx context.Context, tracer trace.Tracer, plugin, export st
 	if tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	return tracer.Start(ctx, export+" "+plugin, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String("mcphost.plugin.name", plugin), attribute.String("mcphost.plugin.export", export)))
+	ctx, span := tracer.Start(ctx, export+" "+plugin, internalKind)
+	if span.IsRecording() { // as a request's span, its attributes once sampled
+		setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+			return append(attrs, attribute.String("mcphost.plugin.name", plugin), attribute.String("mcphost.plugin.export", export))
+		})
+	}
+	return ctx, span
 }
 
 // endPluginSpan ends the span of a plugin call that ended with outcome
 // (PluginCall.Outcome): one but ok and tool_error is an error.
 func endPluginSpan(span trace.Span, outcome string, err error) {
-	span.SetAttributes(attribute.String("mcphost.plugin.outcome", outcome))
+	setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		return append(attrs, attribute.String("mcphost.plugin.outcome", outcome))
+	})
 	if outcome != OutcomeOK && outcome != OutcomeToolError {
 		msg := outcome
 		if err != nil {

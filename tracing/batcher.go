@@ -48,6 +48,7 @@ type batcher struct {
 	done chan struct{} // closed when the export goroutine returns
 
 	exporting sync.Mutex // one export at a time, in the order spans ended
+	bodies    [][]byte   // each scope's spans in a batch, kept for the next; under exporting
 }
 
 // maxQueueBytes bounds the bytes of the spans queued, whatever their
@@ -182,7 +183,10 @@ func (b *batcher) export(ctx context.Context) error {
 		first = fmt.Errorf("mcphost dropped %d spans: the queue of %d spans (OTEL_BSP_MAX_QUEUE_SIZE) or %d MiB was full", dropped, b.settings.maxQueue, maxQueueBytes>>20)
 		otel.Handle(first)
 	}
-	bodies := make([][]byte, len(scopes)) // each scope's spans in a batch
+	if len(b.bodies) < len(scopes) {
+		b.bodies = append(b.bodies, make([][]byte, len(scopes)-len(b.bodies))...)
+	}
+	bodies := b.bodies[:len(scopes)]
 	start := 0
 	for spans := q.spans; len(spans) > 0; {
 		n := min(len(spans), b.settings.maxBatch)

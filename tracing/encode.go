@@ -61,43 +61,54 @@ func appendString(b []byte, field int, v string) []byte {
 }
 
 // beginMessage starts field, a message, whose length is not known yet: it
-// returns b with one byte kept for the length, and where that byte is,
-// for endMessage.
-func beginMessage(b []byte, field int) ([]byte, int) {
+// returns b with room bytes kept for the length, and where they are, for
+// endMessage.
+func beginMessage(b []byte, field, room int) ([]byte, int) {
 	b = appendTag(b, field, wireBytes)
-	return append(b, 0), len(b)
+	at := len(b)
+	for range room {
+		b = append(b, 0)
+	}
+	return b, at
 }
 
-// endMessage writes the length of the message begun at at, moving its
-// body when the length takes more than the byte kept.
-func endMessage(b []byte, at int) []byte {
-	n := len(b) - at - 1
-	if n < 0x80 {
+// endMessage writes the length of the message begun at at with room
+// bytes for it, moving its body when the length takes more or fewer.
+func endMessage(b []byte, at, room int) []byte {
+	n := len(b) - at - room
+	if room == 1 && n < 0x80 {
 		b[at] = byte(n)
 		return b
 	}
 	var length [binary.MaxVarintLen64]byte
 	k := binary.PutUvarint(length[:], uint64(n))
-	b = append(b, length[:k-1]...) // room for the longer length
-	copy(b[at+k:], b[at+1:at+1+n])
+	if k != room {
+		if k > room {
+			b = append(b, length[:k-room]...) // room for the longer length
+		}
+		copy(b[at+k:], b[at+room:at+room+n])
+		b = b[:at+k+n]
+	}
 	copy(b[at:], length[:k])
 	return b
 }
 
-// appendKeyValue appends kv as field, a KeyValue.
-func appendKeyValue(b []byte, field int, kv attribute.KeyValue) []byte {
-	b, at := beginMessage(b, field)
-	if kv.Key != "" {
-		b = appendString(b, 1, string(kv.Key))
+// appendKeyValue appends kv as field, a KeyValue, its key written as
+// key: kv.Key as spanString makes it.
+func appendKeyValue(b []byte, field int, key string, v attribute.Value) []byte {
+	b, at := beginMessage(b, field, 1)
+	if key != "" {
+		b = binary.AppendUvarint(appendTag(b, 1, wireBytes), uint64(len(key)))
+		b = append(b, key...)
 	}
-	b = appendValue(b, 2, kv.Value)
-	return endMessage(b, at)
+	b = appendValue(b, 2, v)
+	return endMessage(b, at, 1)
 }
 
 // appendKeyValues appends each of kvs as field.
 func appendKeyValues(b []byte, field int, kvs []attribute.KeyValue) []byte {
 	for _, kv := range kvs {
-		b = appendKeyValue(b, field, kv)
+		b = appendKeyValue(b, field, spanString(string(kv.Key)), kv.Value)
 	}
 	return b
 }
@@ -105,7 +116,7 @@ func appendKeyValues(b []byte, field int, kvs []attribute.KeyValue) []byte {
 // appendValue appends v as field, an AnyValue. The members of its oneof
 // are written even when they are zero: a oneof's member has presence.
 func appendValue(b []byte, field int, v attribute.Value) []byte {
-	b, at := beginMessage(b, field)
+	b, at := beginMessage(b, field, 1)
 	switch v.Type() {
 	case attribute.STRING:
 		b = appendString(b, 1, v.AsString())
@@ -127,12 +138,12 @@ func appendValue(b []byte, field int, v attribute.Value) []byte {
 	default:
 		b = appendString(b, 1, "INVALID") // as the SDK's exporters
 	}
-	return endMessage(b, at)
+	return endMessage(b, at, 1)
 }
 
 // appendArray appends the slice v as field, an ArrayValue.
 func appendArray(b []byte, field int, v attribute.Value) []byte {
-	b, at := beginMessage(b, field)
+	b, at := beginMessage(b, field, 1)
 	switch v.Type() {
 	case attribute.BOOLSLICE:
 		b = appendValues(b, v.AsBoolSlice(), attribute.BoolValue)
@@ -145,7 +156,7 @@ func appendArray(b []byte, field int, v attribute.Value) []byte {
 	case attribute.SLICE:
 		b = appendValues(b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	}
-	return endMessage(b, at)
+	return endMessage(b, at, 1)
 }
 
 // appendValues appends each of xs, as value makes it, as field 1 of an
@@ -181,37 +192,18 @@ func spanString(s string) string {
 	return s[:cut]
 }
 
-// findKey returns where the KeyValue of key starts and ends in kvs,
-// KeyValues that appendKeyValue wrote, or -1, -1. Keys are compared as
-// written (spanString): two keys that differ only in invalid UTF-8, or
-// past maxSpanString bytes, are one.
-func findKey(kvs []byte, key attribute.Key) (start, end int) {
-	key = attribute.Key(spanString(string(key)))
-	for at := 0; at < len(kvs); {
-		n, k := binary.Uvarint(kvs[at+1:]) // after the one byte of tag
-		body := at + 1 + k
-		next := body + int(n)
-		// The key comes first: its tag (one byte), its length, itself.
-		if kl, kk := binary.Uvarint(kvs[body+1:]); kvs[body] == 0x0a && string(kvs[body+1+kk:body+1+kk+int(kl)]) == string(key) {
-			return at, next
-		}
-		at = next
-	}
-	return -1, -1
-}
-
 // appendSpan appends s, ended, with its attributes attrs, as field 2 of a
 // ScopeSpans: a Span.
 func appendSpan(b []byte, s *span, attrs *attributes) []byte {
-	b, at := beginMessage(b, 2)
+	b, at := beginMessage(b, 2, 2) // a span takes 128 bytes or more
 	tid, sid := s.sc.TraceID(), s.sc.SpanID()
 	b = appendBytes(b, 1, tid[:])
 	b = appendBytes(b, 2, sid[:])
 	if state := s.sc.TraceState(); state.Len() > 0 {
 		b = appendString(b, 3, state.String())
 	}
-	if psid := s.parent.SpanID(); psid.IsValid() {
-		b = appendBytes(b, 4, psid[:])
+	if s.parentID.IsValid() {
+		b = appendBytes(b, 4, s.parentID[:])
 	}
 	if s.name != "" {
 		b = appendString(b, 5, s.name)
@@ -220,23 +212,25 @@ func appendSpan(b []byte, s *span, attrs *attributes) []byte {
 		b = appendVarint(b, 6, uint64(s.kind)) // OTLP numbers the kinds as the API does
 	}
 	b = appendFixed64(b, 7, unixNano(s.start.UnixNano()))
-	b = appendFixed64(b, 8, unixNano(s.end.UnixNano()))
+	b = appendFixed64(b, 8, unixNano(s.end))
 	b = attrs.appendTo(b, 10)
-	for _, e := range s.events {
-		b = appendEvent(b, e)
-	}
-	if s.droppedEvents > 0 {
-		b = appendVarint(b, 12, uint64(s.droppedEvents))
-	}
-	for _, l := range s.links {
-		b = appendLink(b, l)
-	}
-	if s.droppedLinks > 0 {
-		b = appendVarint(b, 14, uint64(s.droppedLinks))
+	if m := s.more; m != nil {
+		for _, e := range m.events {
+			b = appendEvent(b, e)
+		}
+		if m.droppedEvents > 0 {
+			b = appendVarint(b, 12, uint64(m.droppedEvents))
+		}
+		for _, l := range m.links {
+			b = appendLink(b, l)
+		}
+		if m.droppedLinks > 0 {
+			b = appendVarint(b, 14, uint64(m.droppedLinks))
+		}
 	}
 	b = appendStatus(b, s.status, s.statusDescription)
-	b = appendFixed32(b, 16, spanFlags(s.sc.TraceFlags(), s.parent))
-	return endMessage(b, at)
+	b = appendFixed32(b, 16, spanFlags(s.sc.TraceFlags(), s.parentRemote))
+	return endMessage(b, at, 2)
 }
 
 // appendTo appends the attributes, then their dropped count as the field
@@ -250,10 +244,10 @@ func (a *attributes) appendTo(b []byte, droppedField int) []byte {
 }
 
 // spanFlags are OTLP's flags of a span whose own trace flags are tf and
-// whose parent is parent, or of a link to parent (tf its flags).
-func spanFlags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
+// whose parent is remote or not, or of a link to a span (tf its flags).
+func spanFlags(tf trace.TraceFlags, remote bool) uint32 {
 	flags := uint32(tf) | flagHasIsRemote
-	if parent.IsRemote() {
+	if remote {
 		flags |= flagIsRemote
 	}
 	return flags
@@ -261,7 +255,7 @@ func spanFlags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
 
 // appendEvent appends e as field 11 of a Span.
 func appendEvent(b []byte, e event) []byte {
-	b, at := beginMessage(b, 11)
+	b, at := beginMessage(b, 11, 1)
 	if t := unixNano(e.time); t != 0 {
 		b = appendFixed64(b, 1, t)
 	}
@@ -269,25 +263,25 @@ func appendEvent(b []byte, e event) []byte {
 		b = appendString(b, 2, e.name)
 	}
 	b = e.attrs.appendTo(b, 4)
-	return endMessage(b, at)
+	return endMessage(b, at, 1)
 }
 
 // appendLink appends l as field 13 of a Span. Like the SDK's exporters,
 // it leaves out the linked span's trace state.
 func appendLink(b []byte, l link) []byte {
-	b, at := beginMessage(b, 13)
+	b, at := beginMessage(b, 13, 1)
 	tid, sid := l.sc.TraceID(), l.sc.SpanID()
 	b = appendBytes(b, 1, tid[:])
 	b = appendBytes(b, 2, sid[:])
 	b = l.attrs.appendTo(b, 5)
-	b = appendFixed32(b, 6, spanFlags(l.sc.TraceFlags(), l.sc))
-	return endMessage(b, at)
+	b = appendFixed32(b, 6, spanFlags(l.sc.TraceFlags(), l.sc.IsRemote()))
+	return endMessage(b, at, 1)
 }
 
 // appendStatus appends field 15 of a Span, its Status, always present as
 // in the SDK's exporters.
 func appendStatus(b []byte, code codes.Code, description string) []byte {
-	b, at := beginMessage(b, 15)
+	b, at := beginMessage(b, 15, 1)
 	if description != "" {
 		b = appendString(b, 2, description)
 	}
@@ -297,7 +291,7 @@ func appendStatus(b []byte, code codes.Code, description string) []byte {
 	case codes.Error:
 		b = appendVarint(b, 3, 2)
 	}
-	return endMessage(b, at)
+	return endMessage(b, at, 1)
 }
 
 // unixNano is t in nanoseconds since the epoch, 0 before it.

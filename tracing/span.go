@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,7 +103,8 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 		s := &nonRecordingSpan{sc: sc, p: t.p}
 		return trace.ContextWithSpan(ctx, s), s
 	}
-	s := &span{t: t, sc: sc, parent: parent, name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()), start: cfg.Timestamp(), attrs: spanAttrs.Get().(*attributes)}
+	s := &span{t: t, sc: sc, parentID: parent.SpanID(), parentRemote: parent.IsRemote(), name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()),
+		start: cfg.Timestamp(), attrs: spanAttrs.Get().(*attributes)}
 	if s.start.IsZero() {
 		s.start = time.Now()
 	}
@@ -136,24 +138,40 @@ func newSpanID() trace.SpanID {
 // span is a recording span.
 type span struct {
 	embedded.Span
-	t      *tracer
-	sc     trace.SpanContext
-	parent trace.SpanContext // of the parent span, invalid for a root
-	kind   trace.SpanKind
+	t            *tracer
+	sc           trace.SpanContext
+	parentID     trace.SpanID // invalid for a root
+	parentRemote bool         // the parent came from another process
+	kind         trace.SpanKind
 
 	ended atomic.Bool // set under mu, read without it by IsRecording
 
-	mu         sync.Mutex
-	name       string
-	start, end time.Time
-	attrs      *attributes // from spanAttrs, given back when the span ends
-	events     []event
-	links      []link
+	mu                sync.Mutex
+	status            codes.Code
+	name              string
+	start             time.Time
+	end               int64       // in nanoseconds since the epoch
+	attrs             *attributes // from spanAttrs, given back when the span ends
+	more              *eventsAndLinks
+	statusDescription string
+}
+
+// eventsAndLinks are a span's events and links, which few spans have: a
+// span without them is the smaller for it.
+type eventsAndLinks struct {
+	events []event
+	links  []link
 	// The counts of the events and links the limits dropped.
 	droppedEvents, droppedLinks int
+}
 
-	status            codes.Code
-	statusDescription string
+// eventsAndLinks returns s.more, made when s had none; s.mu must be held,
+// or s not yet shared.
+func (s *span) eventsAndLinks() *eventsAndLinks {
+	if s.more == nil {
+		s.more = &eventsAndLinks{}
+	}
+	return s.more
 }
 
 // event is a span's event.
@@ -214,7 +232,8 @@ func (s *span) SetAttributes(kvs ...attribute.KeyValue) {
 type attributes struct {
 	field   int
 	buf     []byte
-	n       int
+	keys    []string // of the KeyValues in buf, in order, as written (spanString)
+	ends    []int    // where each KeyValue ends in buf
 	dropped int
 }
 
@@ -225,24 +244,48 @@ var spanAttrs = sync.Pool{New: func() any { return &attributes{field: 9, buf: ma
 // with attributes of megabytes does not keep them.
 const maxPooledAttrs = 64 << 10
 
-// set sets kvs: a key set again loses its earlier value.
+// set sets kvs: a key set again loses its earlier value. Keys are compared
+// as written: two keys that differ only in invalid UTF-8, or past
+// maxSpanString bytes, are one.
 func (a *attributes) set(kvs []attribute.KeyValue) {
 	for _, kv := range kvs {
 		if !kv.Valid() {
 			a.dropped++
 			continue
 		}
-		if start, end := findKey(a.buf, kv.Key); start >= 0 {
-			a.buf = append(a.buf[:start], a.buf[end:]...)
-			a.n--
+		key := spanString(string(kv.Key))
+		if i := slices.Index(a.keys, key); i >= 0 {
+			a.remove(i)
 		}
-		if a.n >= maxAttributes {
+		if len(a.keys) >= maxAttributes {
 			a.dropped++
 			continue
 		}
-		a.buf = appendKeyValue(a.buf, a.field, kv)
-		a.n++
+		a.buf = appendKeyValue(a.buf, a.field, key, kv.Value)
+		a.keys = append(a.keys, key)
+		a.ends = append(a.ends, len(a.buf))
 	}
+}
+
+// remove removes the KeyValue of index i.
+func (a *attributes) remove(i int) {
+	start := 0
+	if i > 0 {
+		start = a.ends[i-1]
+	}
+	cut := a.ends[i] - start
+	a.buf = append(a.buf[:start], a.buf[a.ends[i]:]...)
+	for j := i + 1; j < len(a.ends); j++ {
+		a.ends[j] -= cut
+	}
+	a.keys = slices.Delete(a.keys, i, i+1)
+	a.ends = slices.Delete(a.ends, i, i+1)
+}
+
+// reset empties a for reuse.
+func (a *attributes) reset() {
+	clear(a.keys) // a key may be a plugin's string
+	a.buf, a.keys, a.ends, a.dropped = a.buf[:0], a.keys[:0], a.ends[:0], 0
 }
 
 // AddEvent adds an event; beyond the limit, the oldest event goes.
@@ -259,11 +302,12 @@ func (s *span) AddEvent(name string, opts ...trace.EventOption) {
 func (s *span) addEvent(name string, cfg trace.EventConfig) {
 	e := event{name: name, time: cfg.Timestamp().UnixNano(), attrs: attributes{field: 3}}
 	e.attrs.set(cfg.Attributes())
-	if len(s.events) == maxEvents {
-		s.events = append(s.events[:0], s.events[1:]...)
-		s.droppedEvents++
+	m := s.eventsAndLinks()
+	if len(m.events) == maxEvents {
+		m.events = append(m.events[:0], m.events[1:]...)
+		m.droppedEvents++
 	}
-	s.events = append(s.events, e)
+	m.events = append(m.events, e)
 }
 
 // RecordError adds an exception event for err, as the SDK does.
@@ -311,13 +355,14 @@ func (s *span) addLink(l trace.Link) {
 	if !l.SpanContext.IsValid() && len(l.Attributes) == 0 {
 		return
 	}
-	if len(s.links) == maxLinks {
-		s.droppedLinks++
+	m := s.eventsAndLinks()
+	if len(m.links) == maxLinks {
+		m.droppedLinks++
 		return
 	}
 	kept := link{sc: l.SpanContext, attrs: attributes{field: 4}}
 	kept.attrs.set(l.Attributes)
-	s.links = append(s.links, kept)
+	m.links = append(m.links, kept)
 }
 
 // TracerProvider returns the provider that made the span.
@@ -335,7 +380,7 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 		s.mu.Unlock()
 		return
 	}
-	s.end = end
+	s.end = end.UnixNano()
 	s.ended.Store(true)
 	attrs := s.attrs
 	s.attrs = nil
@@ -344,7 +389,7 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 		s.t.p.batch.add(s.t.scope, s, attrs)
 	}
 	if cap(attrs.buf) <= maxPooledAttrs {
-		attrs.buf, attrs.n, attrs.dropped = attrs.buf[:0], 0, 0
+		attrs.reset()
 		spanAttrs.Put(attrs)
 	}
 }
