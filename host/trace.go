@@ -191,8 +191,10 @@ func (m metaCarrier) Keys() []string {
 // requestID is a JSON-RPC id as jsonrpc.request.id: a string's value, or
 // a number's digits.
 func requestID(id json.RawMessage) string {
-	if s, err := strconv.Unquote(string(id)); err == nil && len(id) > 0 && id[0] == '"' {
-		return s
+	if len(id) > 0 && id[0] == '"' {
+		if s, err := strconv.Unquote(string(id)); err == nil {
+			return s
+		}
 	}
 	return string(id)
 }

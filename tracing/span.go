@@ -371,16 +371,18 @@ func (s *span) TracerProvider() trace.TracerProvider { return s.t.p }
 // End ends the span, once, and hands it to the batcher if sampled.
 func (s *span) End(opts ...trace.SpanEndOption) {
 	cfg := trace.NewSpanEndConfig(opts...)
-	end := cfg.Timestamp()
-	if end.IsZero() {
-		end = s.start.Add(time.Since(s.start)) // on the monotonic clock
+	var end int64
+	if t := cfg.Timestamp(); !t.IsZero() {
+		end = t.UnixNano()
+	} else {
+		end = s.start.UnixNano() + int64(time.Since(s.start)) // on the monotonic clock
 	}
 	s.mu.Lock()
 	if s.ended.Load() {
 		s.mu.Unlock()
 		return
 	}
-	s.end = end.UnixNano()
+	s.end = end
 	s.ended.Store(true)
 	attrs := s.attrs
 	s.attrs = nil
