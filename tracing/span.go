@@ -22,7 +22,7 @@ import (
 // mcphost's spans are its own, behind OpenTelemetry's API: with the SDK's,
 // every span sampled and exported cost a stdio tools/call over a fifth
 // more CPU; these, written out in the wire format as they end (encode.go),
-// about two thirds of that (RATIONALE.md, docs/observability.md). They behave
+// under half of that (RATIONALE.md, docs/observability.md). They behave
 // as the SDK's do, with its default limits: its samplers decide, a span
 // keeps at most 128 attributes (the last value of a key wins), 128 events
 // (the oldest go first) and 128 links, and counts what it dropped.
