@@ -2,6 +2,7 @@ package gopool
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ func TestSequentialFunctionsReuseOneWorker(t *testing.T) {
 	p := New(2, time.Minute)
 	runs := 0
 	for i := range 100 {
+		if runs%workerRuns != 0 {
+			waitParked(t, p) // its worker is waiting for the next function: Go hands it over
+		}
 		done := make(chan int)
 		p.Go(func() { done <- i })
 		if got := <-done; got != i {
@@ -103,6 +107,39 @@ func waitIdle(t *testing.T, p *Pool) {
 		runtime.Gosched()
 	}
 	t.Fatal("no worker became idle within 30s")
+}
+
+// waitParked waits until every worker is parked waiting for a function,
+// where Go's send reaches it, and p counts one idle: a worker counts
+// itself idle just before it parks, and one that has just run a function
+// may not have got there yet.
+func waitParked(t *testing.T, p *Pool) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.idle.Load() > 0 && workersParked(string(buf[:runtime.Stack(buf, true)])) {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatal("no worker parked within 30s")
+}
+
+// workersParked reports whether every goroutine of stacks (runtime.Stack's
+// of all) that runs a pool's worker is blocked in a select: the worker's
+// wait for a function, its only select.
+func workersParked(stacks string) bool {
+	for _, g := range strings.Split(stacks, "\n\n") {
+		if !strings.Contains(g, "gopool.(*Pool).worker(") {
+			continue
+		}
+		header, _, _ := strings.Cut(g, "\n") // goroutine 7 [select, 2 minutes]:
+		if _, state, _ := strings.Cut(header, "["); !strings.HasPrefix(state, "select") {
+			return false
+		}
+	}
+	return true
 }
 
 // deep uses about depth KiB of stack.
