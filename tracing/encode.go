@@ -48,16 +48,15 @@ func appendFixed32(b []byte, field int, v uint32) []byte {
 	return binary.LittleEndian.AppendUint32(appendTag(b, field, wireFixed32), v)
 }
 
-func appendBytes(b []byte, field int, v []byte) []byte {
+// appendBytes appends v as field, of the bytes wire type, as it is.
+func appendBytes[T string | []byte](b []byte, field int, v T) []byte {
 	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
 	return append(b, v...)
 }
 
 // appendString appends v as a string field, as spanString makes it.
 func appendString(b []byte, field int, v string) []byte {
-	v = spanString(v)
-	b = binary.AppendUvarint(appendTag(b, field, wireBytes), uint64(len(v)))
-	return append(b, v...)
+	return appendBytes(b, field, spanString(v))
 }
 
 // beginMessage starts field, a message, whose length is not known yet: it
@@ -98,8 +97,7 @@ func endMessage(b []byte, at, room int) []byte {
 func appendKeyValue(b []byte, field int, key string, v attribute.Value) []byte {
 	b, at := beginMessage(b, field, 1)
 	if key != "" {
-		b = binary.AppendUvarint(appendTag(b, 1, wireBytes), uint64(len(key)))
-		b = append(b, key...)
+		b = appendBytes(b, 1, key)
 	}
 	b = appendValue(b, 2, v)
 	return endMessage(b, at, 1)
