@@ -82,8 +82,10 @@ func TestStdioToolCallAllocationCeiling(t *testing.T) {
 // maxTracedToolCallAllocs is how many more times a stdio tools/call may
 // allocate when its request span and plugin-call span are sampled and
 // exported than when nothing is traced: 20 before the spans' attributes
-// were given in reused slices and the batcher kept its buffers, 12 after.
-const maxTracedToolCallAllocs = 14
+// were given in reused slices and the batcher kept its buffers, 12 after,
+// 8 since package tracing starts the host's spans without
+// OpenTelemetry's options (spanStarter).
+const maxTracedToolCallAllocs = 10
 
 func TestTracedToolCallAllocationCeiling(t *testing.T) {
 	if testing.Short() || raceDetector {
