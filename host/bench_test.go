@@ -87,6 +87,19 @@ func TestStdioToolCallAllocationCeiling(t *testing.T) {
 // OpenTelemetry's options (spanStarter).
 const maxTracedToolCallAllocs = 10
 
+// Package tracing's tracer starts the host's spans as a spanStarter: the
+// host's spans then cost none of OpenTelemetry's options.
+func TestTracingsTracerIsASpanStarter(t *testing.T) {
+	tr, err := tracing.New(t.Context(), config.TelemetryConfig{Traces: config.TracesOTLP, OTLPEndpoint: "http://127.0.0.1:1"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tr.Shutdown(t.Context()) }()
+	if _, ok := tr.Tracer().(spanStarter); !ok {
+		t.Errorf("%T is not a spanStarter", tr.Tracer())
+	}
+}
+
 func TestTracedToolCallAllocationCeiling(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("measures allocations; make test runs it without -race")

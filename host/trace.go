@@ -31,18 +31,12 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	if tracer == nil {
 		return ctx, nil
 	}
-	opts := make([]trace.SpanStartOption, 0, 4) // kind, timestamp, link, new root
-	opts = append(opts, serverKind, trace.WithTimestamp(start))
-	if ambient := trace.SpanContextFromContext(ctx); ambient.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
-	}
 	parent := ctx
 	if p != nil {
 		parent = traceContext.Extract(ctx, metaCarrier(p.metadata()))
 	}
-	if parent == ctx || !trace.SpanContextFromContext(parent).IsRemote() {
-		opts = append(opts, newRoot) // no _meta context: the ambient one is only linked
-	}
+	// Without a context in _meta, the transport's is only linked.
+	root := parent == ctx || !trace.SpanContextFromContext(parent).IsRemote()
 	name := method
 	switch x := p.(type) {
 	case *callToolParams:
@@ -50,7 +44,7 @@ func (c *conn) startSpan(ctx context.Context, start time.Time, method string, p 
 	case *getPromptParams:
 		name += " " + x.Name
 	}
-	spanCtx, span := tracer.Start(parent, name, opts...)
+	spanCtx, span := startWith(tracer, parent, name, trace.SpanKindServer, start, root, trace.SpanContextFromContext(ctx))
 	if span.IsRecording() { // no sampler of mcphost's reads attributes: only a sampled span gets them
 		setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
 			return requestAttributes(attrs, ctx, c, method, p, id)
@@ -83,12 +77,33 @@ func WithClientAddress(ctx context.Context, address string, port int) context.Co
 	return context.WithValue(ctx, clientAddressKey{}, clientAddress{address, port})
 }
 
-// Options of spans that are always the same.
-var (
-	serverKind   = trace.WithSpanKind(trace.SpanKindServer)
-	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
-	newRoot      = trace.WithNewRoot()
-)
+// spanStarter is a tracer that starts a span without OpenTelemetry's
+// options, and what they cost: package tracing's.
+type spanStarter interface {
+	// StartSpan starts a span as Start does with the options
+	// trace.WithSpanKind(kind), trace.WithTimestamp(start) unless start is
+	// zero, trace.WithNewRoot() if root, and trace.WithLinks of link if it
+	// is valid.
+	StartSpan(ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span)
+}
+
+// startWith starts a span with tracer as spanStarter.StartSpan does.
+func startWith(tracer trace.Tracer, ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span) {
+	if s, ok := tracer.(spanStarter); ok {
+		return s.StartSpan(ctx, name, kind, start, root, link)
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(kind)}
+	if !start.IsZero() {
+		opts = append(opts, trace.WithTimestamp(start))
+	}
+	if root {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	if link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+	}
+	return tracer.Start(ctx, name, opts...)
+}
 
 // spanAttributes are slices to give a span its attributes in, for reuse:
 // a span keeps the attributes, not the slice (trace.Span.SetAttributes
@@ -228,7 +243,7 @@ func startPluginSpan(ctx context.Context, tracer trace.Tracer, plugin, export st
 	if tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
-	ctx, span := tracer.Start(ctx, export+" "+plugin, internalKind)
+	ctx, span := startWith(tracer, ctx, export+" "+plugin, trace.SpanKindInternal, time.Time{}, false, trace.SpanContext{})
 	if span.IsRecording() { // as a request's span, its attributes once sampled
 		setAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
 			return append(attrs, attribute.String("mcphost.plugin.name", plugin), attribute.String("mcphost.plugin.export", export))

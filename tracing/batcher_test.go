@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -93,11 +92,11 @@ func decodedSpans(rss []*tracepb.ResourceSpans) []*tracepb.Span {
 // testProvider returns a tracer provider whose spans go through a batcher
 // with settings s to c, sampled unless sampled is false.
 func testProvider(c otlptrace.Client, s batchSettings, sampled bool) *provider {
-	sampler := sdktrace.AlwaysSample()
+	ratio := 1.0
 	if !sampled {
-		sampler = sdktrace.NeverSample()
+		ratio = 0
 	}
-	return newProvider(sampler, newBatcher(c, resource.Empty(), s))
+	return newProvider(ratioSampler(ratio, false), newBatcher(c, resource.Empty(), s))
 }
 
 func endSpans(p *provider, names ...string) {

@@ -14,7 +14,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
 )
@@ -23,7 +22,8 @@ import (
 // every span sampled and exported cost a stdio tools/call over a fifth
 // more CPU; these, written out in the wire format as they end (encode.go),
 // under half of that (RATIONALE.md, docs/observability.md). They behave
-// as the SDK's do, with its default limits: its samplers decide, a span
+// as the SDK's do, with its default limits: samplers decide as its
+// samplers of the same names (sampler.go), a span
 // keeps at most 128 attributes (the last value of a key wins), 128 events
 // (the oldest go first) and 128 links, and counts what it dropped.
 
@@ -38,7 +38,7 @@ const (
 // the batcher.
 type provider struct {
 	embedded.TracerProvider
-	sampler sdktrace.Sampler
+	sampler sampler
 	batch   *batcher
 
 	mu      sync.Mutex
@@ -47,7 +47,7 @@ type provider struct {
 
 // newProvider returns the provider of spans that sampler samples and
 // batch exports.
-func newProvider(sampler sdktrace.Sampler, batch *batcher) *provider {
+func newProvider(sampler sampler, batch *batcher) *provider {
 	return &provider{sampler: sampler, batch: batch, tracers: map[scopeKey]*tracer{}}
 }
 
@@ -80,38 +80,57 @@ type tracer struct {
 // only if sampled.
 func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	cfg := trace.NewSpanStartConfig(opts...)
-	parentCtx := ctx
 	var parent trace.SpanContext
-	if cfg.NewRoot() {
-		parentCtx = context.Background() // what the sampler sees: no parent
-	} else {
+	if !cfg.NewRoot() {
 		parent = trace.SpanContextFromContext(ctx)
 	}
+	ctx, s := t.start(ctx, parent, name, cfg.SpanKind(), cfg.Timestamp())
+	if s, ok := s.(*span); ok {
+		s.attrs.set(cfg.Attributes())
+		for _, l := range cfg.Links() {
+			s.addLink(l)
+		}
+	}
+	return ctx, s
+}
+
+// StartSpan starts a span as Start does with the options trace.WithSpanKind(kind),
+// trace.WithTimestamp(start) (unless it is zero), trace.WithNewRoot (unless
+// root is false) and trace.WithLinks(trace.Link{SpanContext: link}) (when it is valid), without
+// their cost.
+func (t *tracer) StartSpan(ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span) {
+	var parent trace.SpanContext
+	if !root {
+		parent = trace.SpanContextFromContext(ctx)
+	}
+	ctx, s := t.start(ctx, parent, name, kind, start)
+	if s, ok := s.(*span); ok && link.IsValid() {
+		s.addLink(trace.Link{SpanContext: link})
+	}
+	return ctx, s
+}
+
+// start starts a span under parent (invalid for a root) and returns it
+// and ctx carrying it.
+func (t *tracer) start(ctx context.Context, parent trace.SpanContext, name string, kind trace.SpanKind, start time.Time) (context.Context, trace.Span) {
 	tid := parent.TraceID()
 	if !tid.IsValid() {
 		tid = newTraceID()
 	}
-	sampled := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
-		ParentContext: parentCtx, TraceID: tid, Name: name, Kind: cfg.SpanKind(), Attributes: cfg.Attributes(), Links: cfg.Links(),
-	})
-	scc := trace.SpanContextConfig{TraceID: tid, SpanID: newSpanID(), TraceState: sampled.Tracestate, TraceFlags: parent.TraceFlags() &^ trace.FlagsSampled}
-	if sampled.Decision == sdktrace.RecordAndSample {
+	scc := trace.SpanContextConfig{TraceID: tid, SpanID: newSpanID(), TraceState: parent.TraceState(), TraceFlags: parent.TraceFlags() &^ trace.FlagsSampled}
+	sampled := t.p.sampler.sampled(parent, tid)
+	if sampled {
 		scc.TraceFlags |= trace.FlagsSampled
 	}
 	sc := trace.NewSpanContext(scc)
-	if sampled.Decision == sdktrace.Drop {
+	if !sampled {
 		s := &nonRecordingSpan{sc: sc, p: t.p}
 		return trace.ContextWithSpan(ctx, s), s
 	}
-	s := &span{t: t, sc: sc, parentID: parent.SpanID(), parentRemote: parent.IsRemote(), name: name, kind: trace.ValidateSpanKind(cfg.SpanKind()),
-		start: cfg.Timestamp(), attrs: spanAttrs.Get().(*attributes)}
+	s := &span{t: t, sc: sc, parentID: parent.SpanID(), parentRemote: parent.IsRemote(), name: name, kind: trace.ValidateSpanKind(kind),
+		start: start, attrs: spanAttrs.Get().(*attributes)}
 	if s.start.IsZero() {
 		s.start = time.Now()
-	}
-	s.attrs.set(cfg.Attributes())
-	s.attrs.set(sampled.Attributes)
-	for _, l := range cfg.Links() {
-		s.addLink(l)
 	}
 	return trace.ContextWithSpan(ctx, s), s
 }

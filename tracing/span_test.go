@@ -79,7 +79,30 @@ func everyKindOfSpan(tracer trace.Tracer) {
 	root.End(trace.WithTimestamp(at(11)))
 	_, consumer := tracer.Start(ctx, "", trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(at(12)))
 	consumer.End(trace.WithTimestamp(at(13)))
+
+	// As package host starts its spans: StartSpan, where the tracer has it.
+	_, fastRoot := startSpan(tracer, ctx, "started as a root, linked", trace.SpanKindServer, at(15), true, remote)
+	fastRoot.End(trace.WithTimestamp(at(16)))
+	_, fastChild := startSpan(tracer, ctx, "started under the request", trace.SpanKindInternal, at(17), false, trace.SpanContext{})
+	fastChild.SetAttributes(attribute.String("mcphost.plugin.name", "tools"))
+	fastChild.End(trace.WithTimestamp(at(18)))
 	req.End(trace.WithTimestamp(at(14)))
+}
+
+// spansOfEveryKind is how many spans everyKindOfSpan ends.
+const spansOfEveryKind = 8
+
+// startSpan starts a span with tracer's StartSpan, or, where it has none
+// (the SDK's), with the options that StartSpan stands for.
+func startSpan(with trace.Tracer, ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span) {
+	if t, ok := with.(*tracer); ok {
+		return t.StartSpan(ctx, name, kind, start, root, link)
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithTimestamp(start), trace.WithLinks(trace.Link{SpanContext: link})}
+	if root {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	return with.Start(ctx, name, opts...)
 }
 
 // normalized returns the spans received, by name, their random ids
@@ -89,7 +112,7 @@ func normalized(t *testing.T, r *otlptest.Receiver) (map[string]*tracepb.Span, *
 	t.Helper()
 	var spans []*tracepb.Span
 	var res *resourcepb.Resource
-	for len(spans) < 6 {
+	for len(spans) < spansOfEveryKind {
 		rs := r.Next(t, 10*time.Second)
 		if rs == nil {
 			t.FailNow()
@@ -151,7 +174,7 @@ func TestSpansAreEncodedAsTheSDKEncodesThem(t *testing.T) {
 	if err := client.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	own := newProvider(sdktrace.AlwaysSample(), newBatcher(client, res, batchSettings{delay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: 100, maxBatch: 100}))
+	own := newProvider(ratioSampler(1, false), newBatcher(client, res, batchSettings{delay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: 100, maxBatch: 100}))
 	everyKindOfSpan(own.Tracer(ScopeName))
 	if err := own.batch.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
@@ -159,8 +182,8 @@ func TestSpansAreEncodedAsTheSDKEncodesThem(t *testing.T) {
 
 	want, wantRes := normalized(t, fromSDK)
 	got, gotRes := normalized(t, fromOwn)
-	if len(want) != 6 {
-		t.Fatalf("the SDK exported %d spans, want 6", len(want))
+	if len(want) != spansOfEveryKind {
+		t.Fatalf("the SDK exported %d spans, want %d", len(want), spansOfEveryKind)
 	}
 	for name, w := range want {
 		if g := got[name]; !proto.Equal(w, g) {

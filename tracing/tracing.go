@@ -20,7 +20,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -76,41 +75,30 @@ func New(ctx context.Context, tc config.TelemetryConfig, version string) (*Traci
 // is not set (or empty), the one that samples ratio of new traces and
 // follows a parent's decision. A sampler the SDK does not have, or a ratio
 // not within 0 and 1, is an error that names its variable.
-func samplerFromEnv(ratio float64) (sdktrace.Sampler, error) {
+func samplerFromEnv(ratio float64) (sampler, error) {
 	name := firstSet("OTEL_TRACES_SAMPLER")
 	if name == "" {
-		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
+		return ratioSampler(ratio, true), nil
 	}
-	arg := firstSet("OTEL_TRACES_SAMPLER_ARG")
-	argRatio := func() (sdktrace.Sampler, error) {
+	lower := strings.ToLower(name)
+	parentBased := strings.HasPrefix(lower, "parentbased_")
+	switch strings.TrimPrefix(lower, "parentbased_") {
+	case "always_on":
+		return ratioSampler(1, parentBased), nil
+	case "always_off":
+		return ratioSampler(0, parentBased), nil
+	case "traceidratio":
+		arg := firstSet("OTEL_TRACES_SAMPLER_ARG")
 		if arg == "" {
-			return sdktrace.TraceIDRatioBased(1), nil
+			return ratioSampler(1, parentBased), nil
 		}
 		r, err := strconv.ParseFloat(arg, 64)
-		if err != nil || r < 0 || r > 1 {
-			return nil, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG = %q: want a ratio from 0 to 1", arg)
+		if err != nil || !(r >= 0 && r <= 1) { // NaN too
+			return sampler{}, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG = %q: want a ratio from 0 to 1", arg)
 		}
-		return sdktrace.TraceIDRatioBased(r), nil
+		return ratioSampler(r, parentBased), nil
 	}
-	switch strings.ToLower(name) {
-	case "always_on":
-		return sdktrace.AlwaysSample(), nil
-	case "always_off":
-		return sdktrace.NeverSample(), nil
-	case "traceidratio":
-		return argRatio()
-	case "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
-	case "parentbased_always_off":
-		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
-	case "parentbased_traceidratio":
-		s, err := argRatio()
-		if err != nil {
-			return nil, err
-		}
-		return sdktrace.ParentBased(s), nil
-	}
-	return nil, fmt.Errorf("OTEL_TRACES_SAMPLER = %q: mcphost has always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off and parentbased_traceidratio", name)
+	return sampler{}, fmt.Errorf("OTEL_TRACES_SAMPLER = %q: mcphost has always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off and parentbased_traceidratio", name)
 }
 
 // enabled reports whether spans are exported.

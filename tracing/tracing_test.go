@@ -8,7 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/internal/testrig/otlptest"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // env is environment variables to set for a test, which then cannot run
@@ -161,8 +161,7 @@ func TestTheSamplerVariablesAreReadAsTheSDKReadsThem(t *testing.T) {
 			t.Errorf("%v: %v", c.e, err)
 			continue
 		}
-		got := s.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(), TraceID: newTraceID()}).Decision == sdktrace.RecordAndSample
-		if got != c.sampled {
+		if got := s.sampled(trace.SpanContext{}, newTraceID()); got != c.sampled {
 			t.Errorf("%v: sampled %v, want %v", c.e, got, c.sampled)
 		}
 	}
@@ -173,6 +172,7 @@ func TestTheSamplerVariablesAreReadAsTheSDKReadsThem(t *testing.T) {
 		{env{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, "OTEL_TRACES_SAMPLER"},
 		{env{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"}, "OTEL_TRACES_SAMPLER_ARG"},
 		{env{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "half"}, "OTEL_TRACES_SAMPLER_ARG"},
+		{env{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "NaN"}, "OTEL_TRACES_SAMPLER_ARG"},
 	} {
 		c.e.set(t)
 		if _, err := New(t.Context(), otlp(config.OTLPHTTP, "http://127.0.0.1:1"), "v"); err == nil || !strings.Contains(err.Error(), c.variable) {
