@@ -94,10 +94,10 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	return ctx, s
 }
 
-// StartSpan starts a span as Start does with the options trace.WithSpanKind(kind),
-// trace.WithTimestamp(start) (unless it is zero), trace.WithNewRoot (unless
-// root is false) and trace.WithLinks(trace.Link{SpanContext: link}) (when it is valid), without
-// their cost.
+// StartSpan starts a span as Start does with the options
+// trace.WithSpanKind(kind), trace.WithTimestamp(start) unless start is
+// zero, trace.WithNewRoot() if root, and trace.WithLinks of link if it is
+// valid, without what the options cost (package host's spanStarter).
 func (t *tracer) StartSpan(ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span) {
 	var parent trace.SpanContext
 	if !root {
