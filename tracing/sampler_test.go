@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -46,9 +47,7 @@ func TestSamplersDecideAsTheSDKsDo(t *testing.T) {
 			tid := newTraceID()
 			if rng.IntN(4) == 0 { // a trace ID at the bound, or next to it
 				bound := s.own.bound + uint64(rng.IntN(3)) - 1
-				for i := range 8 {
-					tid[8+i] = byte(bound << 1 >> (56 - 8*i))
-				}
+				binary.BigEndian.PutUint64(tid[8:], bound<<1)
 			}
 			for _, parent := range parents {
 				ctx := trace.ContextWithSpanContext(context.Background(), parent)

@@ -80,11 +80,7 @@ type tracer struct {
 // only if sampled.
 func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	cfg := trace.NewSpanStartConfig(opts...)
-	var parent trace.SpanContext
-	if !cfg.NewRoot() {
-		parent = trace.SpanContextFromContext(ctx)
-	}
-	ctx, s := t.start(ctx, parent, name, cfg.SpanKind(), cfg.Timestamp())
+	ctx, s := t.start(ctx, cfg.NewRoot(), name, cfg.SpanKind(), cfg.Timestamp())
 	if s, ok := s.(*span); ok {
 		s.attrs.set(cfg.Attributes())
 		for _, l := range cfg.Links() {
@@ -99,20 +95,20 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 // zero, trace.WithNewRoot() if root, and trace.WithLinks of link if it is
 // valid, without what the options cost (package host's spanStarter).
 func (t *tracer) StartSpan(ctx context.Context, name string, kind trace.SpanKind, start time.Time, root bool, link trace.SpanContext) (context.Context, trace.Span) {
-	var parent trace.SpanContext
-	if !root {
-		parent = trace.SpanContextFromContext(ctx)
-	}
-	ctx, s := t.start(ctx, parent, name, kind, start)
+	ctx, s := t.start(ctx, root, name, kind, start)
 	if s, ok := s.(*span); ok && link.IsValid() {
 		s.addLink(trace.Link{SpanContext: link})
 	}
 	return ctx, s
 }
 
-// start starts a span under parent (invalid for a root) and returns it
-// and ctx carrying it.
-func (t *tracer) start(ctx context.Context, parent trace.SpanContext, name string, kind trace.SpanKind, start time.Time) (context.Context, trace.Span) {
+// start starts a span under the span of ctx, or a root if root, and
+// returns it and ctx carrying it.
+func (t *tracer) start(ctx context.Context, root bool, name string, kind trace.SpanKind, start time.Time) (context.Context, trace.Span) {
+	var parent trace.SpanContext // invalid for a root
+	if !root {
+		parent = trace.SpanContextFromContext(ctx)
+	}
 	tid := parent.TraceID()
 	if !tid.IsValid() {
 		tid = newTraceID()
